@@ -1,0 +1,71 @@
+#include "common/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int pn_quiet;
+int pn_json;
+
+int pn_vfail(char *err, const char *fmt, va_list ap)
+{
+	if (err) {
+		vsnprintf(err, PN_ERRLEN, fmt, ap);
+		/* Keep it one line whatever the caller interpolated. */
+		for (char *p = err; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+	}
+	return -1;
+}
+
+int pn_fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pn_vfail(err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void pn_errprefix(char *err, const char *fmt, ...)
+{
+	char prefix[PN_ERRLEN], old[PN_ERRLEN];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	snprintf(old, sizeof old, "%s", err);
+	snprintf(err, PN_ERRLEN, "%s: %s", prefix, old);
+}
+
+void pn_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("passnet: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void pn_info(const char *fmt, ...)
+{
+	if (pn_quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int pn_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("passnet: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 1;
+}

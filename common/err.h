@@ -1,0 +1,30 @@
+/*
+ * err.h - one-line error messages carried up the stack in caller buffers.
+ *
+ * A failing function writes a single line (no trailing newline) into the
+ * caller's char err[PN_ERRLEN] and returns -1.  The caller adds context
+ * (the file name) with pn_errprefix() and decides whether to record it in
+ * the store's errors table and go on, which is what every stage does.
+ */
+#ifndef PN_ERR_H
+#define PN_ERR_H
+
+#include <stdarg.h>
+
+#define PN_ERRLEN 512
+
+int  pn_fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int  pn_vfail(char *err, const char *fmt, va_list ap);
+/* Prepends "prefix: " to the message already in err. */
+void pn_errprefix(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Process-wide verbosity and output switches set by passnet.c. */
+extern int pn_quiet;
+extern int pn_json;
+
+void pn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pn_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "passnet: <msg>" on stderr and returns 1 (the exit code). */
+int  pn_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
