@@ -1,0 +1,55 @@
+#!/bin/sh
+# run-all.sh - runs passnet's tests and prints one summary line per suite and
+# a final "tests: N passed, N failed" line.  Exit status is non-zero if any
+# test failed.
+#
+#   tests/run-all.sh [unit|cli|all]
+#
+# unit: every build/tests/test_* (cmocka programs, one per C test file)
+# cli:  every tests/cli/*.sh, run with PASSNET=bin/passnet and a scratch
+#       directory in TEST_TMP; a script exits 0 on success.
+set -u
+cd "$(dirname "$0")/.."
+what=${1:-all}
+passed=0
+failed=0
+failed_names=""
+
+run() {
+	name=$1
+	shift
+	if "$@" >"$log" 2>&1; then
+		passed=$((passed + 1))
+		printf 'PASS %s\n' "$name"
+	else
+		failed=$((failed + 1))
+		failed_names="$failed_names $name"
+		printf 'FAIL %s\n' "$name"
+		sed 's/^/    /' "$log" | tail -n 40
+	fi
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+if [ "$what" = unit ] || [ "$what" = all ]; then
+	for t in build/tests/test_*; do
+		[ -x "$t" ] || continue
+		case "$t" in *.d) continue ;; esac
+		run "unit/$(basename "$t")" "$t"
+	done
+fi
+
+if [ "$what" = cli ] || [ "$what" = all ]; then
+	for t in tests/cli/*.sh; do
+		[ -f "$t" ] || continue
+		case "$(basename "$t")" in lib.sh) continue ;; esac
+		tmp=$(mktemp -d)
+		run "cli/$(basename "$t" .sh)" env PASSNET="$PWD/bin/passnet" TEST_TMP="$tmp" \
+			ROOT="$PWD" sh "$t"
+		rm -rf "$tmp"
+	done
+fi
+
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] || { echo "failed:$failed_names"; exit 1; }
