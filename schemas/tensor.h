@@ -57,6 +57,8 @@ typedef struct pn_tensor {
 	int32_t n_items;    /* sequence length */
 	struct pn_tensor **items;
 	int32_t elem_kind;  /* optional: kind of the held value */
+	uint8_t pooled;     /* data belongs to an executor buffer pool */
+	size_t cap;         /* bytes behind data when pooled */
 } pn_tensor;
 
 size_t      pn_dtype_size(int dtype);        /* 0 for unknown codes */

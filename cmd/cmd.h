@@ -1,0 +1,36 @@
+/*
+ * cmd.h - the subcommands of `passnet`, one file each in cmd/ (dispatched
+ * from passnet.c, the way git.c dispatches to builtin/).
+ *
+ * Global options are taken out of argv by passnet.c before a command sees
+ * it: --db DIR, --json, -j/--threads N, -q.  A command returns the process
+ * exit status: 0 success, 1 failure (one-line reason printed), 2 usage.
+ */
+#ifndef PN_CMD_H
+#define PN_CMD_H
+
+typedef struct pn_cli {
+	const char *db;     /* store directory (default ./passnet.lmdb) */
+	int json;           /* JSON Lines output */
+	int threads;        /* 0 = OpenMP default */
+	int quiet;
+} pn_cli;
+
+#define PN_CMDS(X)                                                                    \
+	X(extract, "ingest models from files, directories, archives or a manifest")  \
+	X(ls, "list models in the store")                                            \
+	X(show, "show one model")                                                    \
+	X(stats, "summarise the store")                                              \
+	X(doctor, "check the store's invariants")                                    \
+	X(run, "run a model on the reference executor")                              \
+	X(conformance, "run ONNX backend-test folders and compare outputs")
+
+#define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);
+PN_CMDS(PN_DECLARE_CMD)
+
+/* True if argv holds -h or --help; prints usage when so. */
+int pn_wants_help(int argc, char **argv, const char *usage);
+/* Parses "--name VALUE" / "--name=VALUE" at argv[*i]; advances *i. */
+const char *pn_opt_value(int argc, char **argv, int *i, const char *name);
+
+#endif

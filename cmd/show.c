@@ -1,0 +1,8 @@
+#include <stdio.h>
+#include "cmd/cmd.h"
+int cmd_show(int argc, char **argv, const pn_cli *cli)
+{
+	(void)argc; (void)argv; (void)cli;
+	fprintf(stderr, "passnet: show: not written yet\n");
+	return 1;
+}

@@ -1,0 +1,46 @@
+/*
+ * exec.h - the reference executor: runs a graph on concrete inputs.
+ *
+ * A session binds a graph to executor options and caches what does not
+ * change between runs: weights regenerated from metadata, nested-graph
+ * sessions, and the buffer pool.  Each run walks the nodes in topological
+ * order; for every node it infers output shapes from the real inputs, takes
+ * output buffers from the pool and calls the kernel.  A buffer goes back to
+ * the pool after its last reader, so after the first run a session runs
+ * without calling malloc (lifetime-based reuse).
+ */
+#ifndef PN_EXEC_H
+#define PN_EXEC_H
+
+#include <stdint.h>
+
+#include "schemas/ir.h"
+
+typedef struct pn_exec_opts {
+	uint64_t seed;     /* weights regenerated from metadata, random ops */
+	int threads;       /* 0 = leave OpenMP's default */
+} pn_exec_opts;
+
+typedef struct pn_session pn_session;
+
+int  pn_session_new(const pn_graph *g, const pn_exec_opts *o, pn_session **out, char *err);
+void pn_session_free(pn_session *s);
+/* Runs the graph.  inputs[i] feeds g->inputs[i] (NULL or n_inputs short:
+ * absent).  outputs[] (g->n_outputs entries) receive heap tensors owned by
+ * the caller.  Errors name the failing node. */
+int  pn_session_run(pn_session *s, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
+		    char *err);
+
+/* Runs a single node on the given inputs (outputs are heap tensors); used by
+ * constant folding.  seed feeds random ops. */
+int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
+		 uint64_t seed, char *err);
+
+/* A tensor for a weight kept as metadata, regenerated with a seeded
+ * generator from its recorded statistics (see exec/weights.c). */
+pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err);
+/* Seeded input for a graph input of static type t (floats ~ N(0,1) clipped,
+ * ints in [0, 4), bools alternating by generator). */
+pn_tensor *pn_input_random(const pn_type *t, const char *name, uint64_t seed, char *err);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * kernel.h - the interface between the executor and op kernels.
+ *
+ * A kernel is int pn_kernel_<Op>(pn_kctx *k), listed by name in
+ * schemas/ops.def and found through the op table.  Before the call the
+ * executor has run the op's inference on the real inputs and allocated every
+ * output whose shape that fixed; a kernel whose output shape depends on data
+ * (NonZero, Loop, ...) allocates it with pn_out_alloc, which any kernel may
+ * call (it returns the existing buffer when dtype and dims already match).
+ *
+ * Kernels must be deterministic: the same inputs give bitwise identical
+ * outputs whatever the thread count.  Parallelise over independent output
+ * elements only (never split a reduction across threads), and only when the
+ * work is large enough to pay for it (PN_PAR_MIN_WORK).
+ */
+#ifndef PN_KERNEL_H
+#define PN_KERNEL_H
+
+#include "schemas/ir.h"
+#include "schemas/ops.h"
+
+struct pn_run;
+
+struct pn_kctx {
+	const pn_node *node;
+	int opset;
+	int n_in, n_out;
+	pn_tensor **in;      /* NULL for an absent optional input */
+	pn_tensor **out;     /* NULL for an output slot the node leaves empty */
+	struct pn_run *run;  /* the graph run this node belongs to */
+	uint64_t seed;       /* for random ops: fixed per node and run seed */
+	char *err;
+};
+
+/* Below this many scalar operations a kernel stays on one thread. */
+#define PN_PAR_MIN_WORK 32768
+
+int  pn_kfail(pn_kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Input i or NULL when absent. */
+static inline pn_tensor *pn_kin(pn_kctx *k, int i)
+{
+	return i < k->n_in ? k->in[i] : NULL;
+}
+/* (Re)allocates output i with this dtype and shape; NULL with k->err set. */
+pn_tensor *pn_out_alloc(pn_kctx *k, int i, int dtype, int rank, const int64_t *dims);
+/* Makes output i a sequence / optional container (items added by the kernel
+ * with pn_seq_push, which takes ownership of a heap tensor). */
+pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype);
+int pn_seq_push(pn_tensor *seq, pn_tensor *item);
+
+/* Runs a nested graph (If branch, Loop/Scan body) with these inputs; the
+ * graph's captured outer values come from the current run.  outputs[] get
+ * heap tensors the caller owns (pn_tensor_free). */
+int pn_run_subgraph(pn_kctx *k, const pn_graph *g, pn_tensor *const *inputs, int n_inputs,
+		    pn_tensor **outputs, char *err);
+
+/* Number of threads kernels may use (set per run). */
+int pn_threads(void);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * weights.c - tensors for weights that were stored as metadata, and seeded
+ * inputs.
+ *
+ * With statistics recorded, a weight is drawn from N(mean, std) and clamped
+ * to [min, max], so a BatchNormalization variance (min >= 0) stays positive
+ * and quantized weights stay in their integer range.  Without statistics
+ * (the bytes were never available) the value's role decides: a variance is
+ * drawn from [0.5, 1.5], a scale near 1, an integer tensor is all zeros (a
+ * valid index for every gather), and other floats get N(0, 1/fan_in) like a
+ * freshly initialised layer.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "exec/exec.h"
+#include "exec/rng.h"
+#include "schemas/ops.h"
+
+typedef struct draw {
+	double mean, std, lo, hi;
+} draw;
+
+/* Role of value v from its first consumer: how to draw it without stats. */
+static draw default_draw(const pn_graph *g, int v)
+{
+	const pn_value *val = &g->values[v];
+	draw d = {0, 0.05, -INFINITY, INFINITY};
+	int64_t fan_in = 1;
+	for (int i = 1; i < val->type.rank; i++)
+		fan_in *= val->type.dims[i] > 0 ? val->type.dims[i] : 1;
+	if (val->type.rank >= 2)
+		d.std = 1.0 / sqrt((double)fan_in);
+	for (int c = 0; c < val->n_consumers; c++) {
+		const pn_node *n = &g->nodes[val->consumers[c]];
+		for (int k = 0; k < n->n_in; k++) {
+			if (n->in[k] != v)
+				continue;
+			if (n->op == PN_OP_BatchNormalization && k == 4)
+				return (draw){1.0, 0.25, 0.5, 1.5};
+			if ((n->op == PN_OP_BatchNormalization && k == 1) ||
+			    ((n->op == PN_OP_LayerNormalization || n->op == PN_OP_InstanceNormalization ||
+			      n->op == PN_OP_GroupNormalization) && k == 1))
+				return (draw){1.0, 0.05, 0.5, 1.5};
+		}
+	}
+	return d;
+}
+
+static void fill(pn_tensor *t, pn_rng *r, draw d)
+{
+	int is_int = !pn_dtype_is_float(t->dtype);
+	for (int64_t i = 0; i < t->numel; i++) {
+		double x = d.mean + d.std * pn_rng_normal(r);
+		if (x < d.lo)
+			x = d.lo;
+		if (x > d.hi)
+			x = d.hi;
+		if (is_int)
+			x = nearbyint(x);
+		pn_tensor_set_f64(t, i, x);
+	}
+}
+
+pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err)
+{
+	const pn_value *v = &g->values[value];
+	if (!pn_type_is_static(&v->type) || !pn_dtype_size(v->type.dtype) || v->type.dtype == PN_STRING)
+		return pn_fail(err, "weight '%s' has no static numeric type to regenerate", v->name),
+		       NULL;
+	pn_tensor *t = pn_tensor_new(v->type.dtype, v->type.rank, v->type.dims);
+	if (!t)
+		return pn_fail(err, "cannot allocate weight '%s'", v->name), NULL;
+	pn_rng r;
+	pn_rng_seed(&r, seed, v->name);
+	draw d;
+	if (v->meta && v->meta->has_stats)
+		d = (draw){v->meta->mean, v->meta->std, v->meta->min, v->meta->max};
+	else if (!pn_dtype_is_float(v->type.dtype))
+		d = (draw){0, 0, 0, 0};
+	else
+		d = default_draw(g, value);
+	fill(t, &r, d);
+	return t;
+}
+
+pn_tensor *pn_input_random(const pn_type *ty, const char *name, uint64_t seed, char *err)
+{
+	if (!pn_type_is_static(ty) || !pn_dtype_size(ty->dtype) || ty->dtype == PN_STRING)
+		return pn_fail(err, "input '%s' has no static numeric type", name), NULL;
+	pn_tensor *t = pn_tensor_new(ty->dtype, ty->rank, ty->dims);
+	if (!t)
+		return pn_fail(err, "cannot allocate input '%s'", name), NULL;
+	pn_rng r;
+	pn_rng_seed(&r, seed, name);
+	if (pn_dtype_is_float(ty->dtype))
+		fill(t, &r, (draw){0, 1, -4, 4});
+	else if (ty->dtype == PN_BOOL)
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) & 1));
+	else
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) % 4));
+	return t;
+}
