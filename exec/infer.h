@@ -71,6 +71,7 @@ typedef struct pn_infer_result {
 	int n;                 /* one entry per value of the graph */
 	pn_tinfo *v;
 	pn_tensor **folded;    /* contents computed by folding (owned) */
+	int n_folded;
 	int unknown;           /* values whose type is not fully known */
 } pn_infer_result;
 
@@ -80,6 +81,14 @@ typedef struct pn_infer_result {
 int  pn_infer_graph(const pn_graph *g, const pn_dimbind *bind, const pn_type *input_types,
 		    pn_infer_result *res, char *err);
 void pn_infer_result_free(pn_infer_result *res);
+
+/* For inference functions of If/Loop/Scan: infers nested graph g with the
+ * given input types (its captured values typed from the enclosing graph)
+ * and returns the types of its outputs.  Only available while a whole graph
+ * is being inferred (c->env set); at execution time it fails and the kernel
+ * allocates its outputs itself. */
+int pn_infer_subgraph(pn_ictx *c, const pn_graph *g, const pn_type *input_types,
+		      pn_type *output_types, char *err);
 
 /* Largest output (elements) constant folding will compute. */
 #define PN_FOLD_MAX_NUMEL 65536
