@@ -230,6 +230,7 @@ static int decode_graph(decoder *d, const Onnx__GraphProto *gp, scope *parent, p
 
 static int decode_attr(decoder *d, scope *s, const Onnx__AttributeProto *ap, pn_attr *at)
 {
+	int rc;
 	at->name = ap->name ? ap->name : "";
 	at->type = ap->has_type ? (int32_t)ap->type : PN_ATTR_UNDEFINED;
 	at->f = ap->f;
@@ -258,8 +259,13 @@ static int decode_attr(decoder *d, scope *s, const Onnx__AttributeProto *ap, pn_
 		if (!ap->t)
 			return pn_fail(d->err, "attribute '%s' has no tensor", at->name);
 		at->t = pn_arena_alloc(d->a, sizeof(pn_tensor));
-		if (!at->t || pn_tensor_from_proto(ap->t, d->a, at->t, d->err))
-			return pn_fail(d->err, "attribute '%s': tensor data unavailable", at->name);
+		if (!at->t)
+			return pn_fail(d->err, "out of memory");
+		rc = pn_tensor_from_proto(ap->t, d->a, at->t, d->err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)   /* bytes absent: a Constant's value kept as metadata */
+			at->t = NULL;
 		break;
 	case PN_ATTR_TENSORS:
 		at->n = (int32_t)ap->n_tensors;

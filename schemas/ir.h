@@ -89,7 +89,7 @@ typedef struct pn_attr {
 	float *floats;
 	int64_t *ints;
 	const char **strings;
-	pn_tensor *t;
+	pn_tensor *t;        /* NULL when its bytes are absent (stripped weights) */
 	pn_tensor **tensors;
 	struct pn_graph *g;
 	struct pn_graph **graphs;

@@ -32,7 +32,8 @@ int pn_infer_Constant(pn_ictx *c)
 	int64_t n1[1];
 	switch (a->type) {
 	case PN_ATTR_TENSOR:
-		pn_iset(c, 0, a->t->dtype, a->t->rank, a->t->dims);
+		if (a->t)   /* else a weight kept as metadata: its value is typed */
+			pn_iset(c, 0, a->t->dtype, a->t->rank, a->t->dims);
 		return 0;
 	case PN_ATTR_FLOAT:
 		pn_iset(c, 0, PN_FLOAT, 0, NULL);
@@ -63,6 +64,8 @@ int pn_kernel_Constant(pn_kctx *k)
 		return pn_kfail(k, "Constant has no value attribute");
 	switch (a->type) {
 	case PN_ATTR_TENSOR:
+		if (!a->t)
+			return pn_kfail(k, "Constant value is metadata only");
 		if (a->t->dtype == PN_STRING) {
 			for (int64_t i = 0; i < o->numel; i++)
 				((char **)o->data)[i] = strdup(((char **)a->t->data)[i]);

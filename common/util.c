@@ -1,0 +1,123 @@
+#include "common/util.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "common/err.h"
+
+pn_key pn_key_of(const void *data, size_t len)
+{
+	XXH128_hash_t h = XXH3_128bits(data, len);
+	XXH128_canonical_t c;
+	XXH128_canonicalFromHash(&c, h);
+	pn_key k;
+	memcpy(k.b, c.digest, 16);
+	return k;
+}
+
+void pn_hex(const void *data, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const uint8_t *p = data;
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * len] = 0;
+}
+
+void pn_key_hex(const pn_key *k, char hex[33])
+{
+	pn_hex(k->b, 16, hex);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int pn_key_parse(const char *hex, pn_key *k)
+{
+	if (strlen(hex) != 32)
+		return -1;
+	for (int i = 0; i < 16; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		k->b[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+void pn_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+double pn_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void pn_progress_start(pn_progress *p, const char *what, uint64_t total)
+{
+	p->what = what;
+	p->done = 0;
+	p->total = total;
+	p->start = p->last = pn_now();
+	p->active = !pn_quiet && isatty(2);
+}
+
+void pn_progress_step(pn_progress *p, uint64_t done, const char *note)
+{
+	p->done = done;
+	if (!p->active)
+		return;
+	double now = pn_now();
+	if (now - p->last < 0.1 && done != p->total)
+		return;
+	p->last = now;
+	double el = now - p->start;
+	if (p->total) {
+		int width = 30, fill = (int)(width * (double)done / (double)p->total);
+		double eta = done ? el * (double)(p->total - done) / (double)done : 0;
+		fprintf(stderr, "\r%s [%.*s%*s] %llu/%llu  ETA %.0fs  %s\033[K", p->what, fill,
+			"##############################", width - fill, "", (unsigned long long)done,
+			(unsigned long long)p->total, eta, note ? note : "");
+	} else {
+		fprintf(stderr, "\r%s %llu  %.1fs  %s\033[K", p->what, (unsigned long long)done, el,
+			note ? note : "");
+	}
+}
+
+void pn_progress_end(pn_progress *p)
+{
+	if (p->active)
+		fputs("\r\033[K", stderr);
+	p->active = 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * util.h - small shared helpers: hex, 128-bit content keys, JSON strings,
+ * the progress line.
+ */
+#ifndef PN_UTIL_H
+#define PN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A 128-bit content key (XXH3-128), stored big-endian so keys sort the same
+ * way as their hex spelling. */
+typedef struct pn_key {
+	uint8_t b[16];
+} pn_key;
+
+pn_key pn_key_of(const void *data, size_t len);
+void   pn_key_hex(const pn_key *k, char hex[33]);
+/* Parses a full 32-digit hex key; -1 if malformed. */
+int    pn_key_parse(const char *hex, pn_key *k);
+
+void pn_hex(const void *data, size_t len, char *out);   /* out: 2*len+1 */
+
+/* Writes s as a JSON string literal (with quotes). */
+void pn_json_str(FILE *f, const char *s);
+
+/* A progress line on stderr, drawn only when stderr is a terminal and the
+ * run is not quiet.  total may be 0 (unknown). */
+typedef struct pn_progress {
+	const char *what;
+	uint64_t done, total;
+	double start, last;
+	int active;
+} pn_progress;
+
+void   pn_progress_start(pn_progress *p, const char *what, uint64_t total);
+void   pn_progress_step(pn_progress *p, uint64_t done, const char *note);
+void   pn_progress_end(pn_progress *p);
+double pn_now(void);   /* monotonic seconds */
+
+#endif

@@ -1,0 +1,380 @@
+/*
+ * ingest.c - see ingest.h.
+ */
+#include "extract/ingest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/infer.h"
+#include "store/store.h"
+
+typedef struct ctx {
+	pn_model *m;
+	pn_arena *a;
+	Passnet__Model *rec;
+	char *err;
+} ctx;
+
+/* --- weights as metadata ----------------------------------------------------- */
+
+/* The stripped tensor keeps its name, dtype and dims; its bytes are gone and
+ * it says so by being EXTERNAL with no location (never resolved again). */
+static void strip_tensor(Onnx__TensorProto *tp)
+{
+	tp->has_raw_data = 0;
+	tp->n_float_data = tp->n_int32_data = tp->n_int64_data = 0;
+	tp->n_double_data = tp->n_uint64_data = tp->n_string_data = 0;
+	tp->n_external_data = 0;
+	tp->has_data_location = 1;
+	tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+static int add_meta(ctx *c, const pn_value *v)
+{
+	Passnet__WeightMeta *w = pn_arena_alloc(c->a, sizeof(*w));
+	if (!w)
+		return -1;
+	passnet__weight_meta__init(w);
+	w->name = (char *)v->name;
+	w->has_dtype = 1;
+	w->dtype = v->type.dtype;
+	w->n_dims = (size_t)(v->type.rank > 0 ? v->type.rank : 0);
+	w->dims = pn_arena_memdup(c->a, v->type.dims, sizeof(int64_t) * PN_MAX_RANK);
+	w->has_has_stats = 1;
+	w->has_stats = v->meta->has_stats;
+	if (v->meta->has_stats) {
+		w->has_mean = w->has_std = w->has_min = w->has_max = 1;
+		w->mean = v->meta->mean;
+		w->std = v->meta->std;
+		w->min = v->meta->min;
+		w->max = v->meta->max;
+	}
+	Passnet__WeightMeta **list = pn_arena_alloc(c->a, sizeof(void *) * (c->rec->n_weights + 1));
+	if (!list)
+		return -1;
+	if (c->rec->n_weights)
+		memcpy(list, c->rec->weights, sizeof(void *) * c->rec->n_weights);
+	list[c->rec->n_weights++] = w;
+	c->rec->weights = list;
+	return 0;
+}
+
+static int strip_graph(ctx *c, Onnx__GraphProto *gp, const pn_graph *g);
+
+/* Walks the proto graph beside its IR (same node order, same attribute
+ * order) and strips every tensor the IR keeps as metadata. */
+static int strip_graph(ctx *c, Onnx__GraphProto *gp, const pn_graph *g)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const pn_value *v = &g->values[g->inits[i]];
+		if (v->meta) {
+			strip_tensor(gp->initializer[i]);
+			if (add_meta(c, v))
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < gp->n_node; i++) {
+		Onnx__NodeProto *np = gp->node[i];
+		const pn_node *n = &g->nodes[i];
+		for (size_t a = 0; a < np->n_attribute; a++) {
+			Onnx__AttributeProto *ap = np->attribute[a];
+			const pn_attr *at = &n->attrs[a];
+			if (n->op == PN_OP_Constant && ap->t && n->out[0] >= 0 && g->values[n->out[0]].meta) {
+				strip_tensor(ap->t);
+				if (add_meta(c, &g->values[n->out[0]]))
+					return -1;
+			}
+			if (ap->g && at->g && strip_graph(c, ap->g, at->g))
+				return -1;
+			for (size_t k = 0; k < ap->n_graphs && k < (size_t)at->n; k++)
+				if (strip_graph(c, ap->graphs[k], at->graphs[k]))
+					return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- inferred types into value_info ------------------------------------------ */
+
+static Onnx__TypeProto *type_proto(pn_arena *a, const pn_type *t)
+{
+	Onnx__TypeProto *tp = pn_arena_alloc(a, sizeof(*tp));
+	Onnx__TypeProto__Tensor *tt = pn_arena_alloc(a, sizeof(*tt));
+	if (!tp || !tt)
+		return NULL;
+	onnx__type_proto__init(tp);
+	onnx__type_proto__tensor__init(tt);
+	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp->tensor_type = tt;
+	tt->has_elem_type = 1;
+	tt->elem_type = t->dtype;
+	if (t->rank < 0)
+		return tp;
+	Onnx__TensorShapeProto *sh = pn_arena_alloc(a, sizeof(*sh));
+	if (!sh)
+		return NULL;
+	onnx__tensor_shape_proto__init(sh);
+	sh->n_dim = (size_t)t->rank;
+	sh->dim = pn_arena_alloc(a, sizeof(void *) * (size_t)(t->rank + 1));
+	if (!sh->dim)
+		return NULL;
+	for (int i = 0; i < t->rank; i++) {
+		Onnx__TensorShapeProto__Dimension *d = pn_arena_alloc(a, sizeof(*d));
+		if (!d)
+			return NULL;
+		onnx__tensor_shape_proto__dimension__init(d);
+		if (t->dims[i] >= 0) {
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = t->dims[i];
+		}
+		sh->dim[i] = d;
+	}
+	tt->shape = sh;
+	return tp;
+}
+
+/* Replaces the graph's value_info with the inferred type of every value a
+ * node produces (tensors only), in value order. */
+static int write_value_info(ctx *c, Onnx__GraphProto *gp, const pn_graph *g, const pn_infer_result *r)
+{
+	Onnx__ValueInfoProto **list = pn_arena_alloc(c->a, sizeof(void *) * (size_t)(g->n_values + 1));
+	if (!list)
+		return -1;
+	size_t n = 0;
+	for (int v = 0; v < g->n_values; v++) {
+		const pn_type *t = &r->v[v].type;
+		if (g->values[v].role != PN_ROLE_NODE || t->kind != PN_KIND_TENSOR || !t->dtype)
+			continue;
+		Onnx__ValueInfoProto *vi = pn_arena_alloc(c->a, sizeof(*vi));
+		if (!vi)
+			return -1;
+		onnx__value_info_proto__init(vi);
+		vi->name = (char *)g->values[v].name;
+		vi->type = type_proto(c->a, t);
+		if (!vi->type)
+			return -1;
+		list[n++] = vi;
+	}
+	gp->n_value_info = n;
+	gp->value_info = list;
+	return 0;
+}
+
+/* --- test sets ----------------------------------------------------------------- */
+
+static int add_bytes(pn_arena *a, ProtobufCBinaryData **list, size_t *n, void *data, size_t len)
+{
+	ProtobufCBinaryData *l = pn_arena_alloc(a, sizeof(*l) * (*n + 1));
+	if (!l)
+		return -1;
+	if (*n)
+		memcpy(l, *list, sizeof(*l) * *n);
+	l[*n].data = pn_arena_memdup(a, data, len);
+	l[*n].len = len;
+	*list = l;
+	(*n)++;
+	return l[*n - 1].data ? 0 : -1;
+}
+
+static void free_names(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Reads input_K.pb / output_K.pb of one folder, K = 0, 1, ... until absent. */
+static int read_testset(ctx *c, const pn_fileio *io, const char *dir, Passnet__TestSet *ts)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < 4096; k++) {
+			char rel[512];
+			void *data = NULL;
+			size_t len = 0;
+			snprintf(rel, sizeof rel, "%s%s_%d.pb", dir, pass ? "output" : "input", k);
+			int rc = io->read(io->ud, rel, &data, &len, c->err);
+			if (rc > 0)
+				break;
+			if (rc < 0)
+				return -1;
+			rc = pass ? add_bytes(c->a, &ts->outputs, &ts->n_outputs, data, len)
+				  : add_bytes(c->a, &ts->inputs, &ts->n_inputs, data, len);
+			free(data);
+			if (rc)
+				return pn_fail(c->err, "out of memory");
+		}
+	}
+	return 0;
+}
+
+static int read_testsets(ctx *c, const pn_fileio *io)
+{
+	char **names = NULL;
+	int n = io && io->list ? io->list(io->ud, "", &names, c->err) : 0;
+	if (n < 0)
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) {
+		size_t l = strlen(names[i]);
+		if (strncmp(names[i], "test_data_set_", 14) || names[i][l - 1] != '/')
+			continue;
+		Passnet__TestSet *ts = pn_arena_alloc(c->a, sizeof(*ts));
+		Passnet__TestSet **list = pn_arena_alloc(c->a, sizeof(void *) * (c->rec->n_testsets + 1));
+		if (!ts || !list) {
+			rc = pn_fail(c->err, "out of memory");
+			break;
+		}
+		passnet__test_set__init(ts);
+		if (c->rec->n_testsets)
+			memcpy(list, c->rec->testsets, sizeof(void *) * c->rec->n_testsets);
+		list[c->rec->n_testsets++] = ts;
+		c->rec->testsets = list;
+		rc = read_testset(c, io, names[i], ts);
+	}
+	free_names(names, n);
+	return rc;
+}
+
+/* --- the record ------------------------------------------------------------------ */
+
+static void record_header(ctx *c, Onnx__ModelProto *mp, const char *source, const char *path,
+			  size_t len)
+{
+	Passnet__Model *rec = c->rec;
+	rec->has_version = 1;
+	rec->version = PN_SCHEMA_VERSION;
+	rec->source = (char *)source;
+	rec->path = (char *)path;
+	rec->has_file_bytes = 1;
+	rec->file_bytes = len;
+	rec->has_ir_version = 1;
+	rec->ir_version = mp->ir_version;
+	rec->n_opsets = mp->n_opset_import;
+	rec->opsets = mp->opset_import;
+	rec->producer = mp->producer_name;
+	rec->graph = mp;
+}
+
+static void record_warnings(ctx *c)
+{
+	Passnet__Model *rec = c->rec;
+	rec->n_warnings = (size_t)c->m->n_warnings;
+	rec->warnings = (char **)c->m->warnings;
+	rec->has_status = 1;
+	rec->status = c->m->n_warnings ? PASSNET__MODEL_STATUS__MODEL_WARNING
+				       : PASSNET__MODEL_STATUS__MODEL_OK;
+}
+
+static int count_nodes(const pn_graph *g)
+{
+	int n = g->n_nodes;
+	for (int i = 0; i < g->n_nodes; i++)
+		for (int a = 0; a < g->nodes[i].n_attr; a++) {
+			const pn_attr *at = &g->nodes[i].attrs[a];
+			if (at->g)
+				n += count_nodes(at->g);
+			for (int k = 0; at->type == PN_ATTR_GRAPHS && k < at->n; k++)
+				n += count_nodes(at->graphs[k]);
+		}
+	return n;
+}
+
+static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, const char *source,
+		  const char *path)
+{
+	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, c->a, c->err);
+	if (!mp || pn_onnx_resolve_external(mp, io, c->m, c->err) < 0)
+		return -1;
+	pn_decode_opts o = {.weights_as_meta = 1};
+	if (pn_model_from_proto(mp, &o, c->m, c->err))
+		return -1;
+	pn_infer_result r;
+	char ierr[PN_ERRLEN];
+	int inferred = !pn_infer_graph(c->m->graph, NULL, NULL, &r, ierr);
+	if (!inferred)
+		pn_model_warn(c->m, "shape inference stopped: %s", ierr);
+	record_header(c, mp, source, path, len);
+	int rc = strip_graph(c, mp->graph, c->m->graph);
+	if (!rc && inferred)
+		rc = write_value_info(c, mp->graph, c->m->graph, &r);
+	if (!rc && io)
+		rc = read_testsets(c, io);
+	if (!rc) {
+		record_warnings(c);
+		c->rec->has_nodes = c->rec->has_values = c->rec->has_unknown_dims = 1;
+		c->rec->nodes = (uint32_t)count_nodes(c->m->graph);
+		c->rec->values = (uint32_t)c->m->graph->n_values;
+		c->rec->unknown_dims = inferred ? (uint32_t)r.unknown : (uint32_t)c->m->graph->n_values;
+	}
+	if (inferred)
+		pn_infer_result_free(&r);
+	if (rc && !*c->err)
+		pn_fail(c->err, "out of memory");
+	return rc;
+}
+
+void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
+		     const char *path, pn_ingest *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->key = pn_key_of(bytes, len);
+	pn_model *m = calloc(1, sizeof(*m));
+	Passnet__Model rec;
+	passnet__model__init(&rec);
+	ctx c = {.m = m, .rec = &rec, .err = out->err};
+	if (!m) {
+		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
+		pn_fail(out->err, "out of memory");
+		return;
+	}
+	pn_arena_init(&m->arena, 0);
+	c.a = &m->arena;
+	if (ingest(&c, bytes, len, io, source, path)) {
+		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
+	} else {
+		out->status = (int)rec.status;
+		out->record_len = passnet__model__get_packed_size(&rec);
+		out->record = malloc(out->record_len ? out->record_len : 1);
+		if (out->record) {
+			passnet__model__pack(&rec, out->record);
+		} else {
+			out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
+			pn_fail(out->err, "out of memory packing the record");
+		}
+	}
+	pn_model_free(m);
+}
+
+void pn_ingest_clear(pn_ingest *in)
+{
+	free(in->record);
+	in->record = NULL;
+}
+
+int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Passnet__Model **recp,
+			 char *err)
+{
+	pn_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return pn_fail(err, "out of memory");
+	pn_arena_init(&m->arena, 0);
+	ProtobufCAllocator al;
+	pn_arena_protobuf_allocator(&m->arena, &al);
+	Passnet__Model *rec = passnet__model__unpack(&al, len, rec_bytes);
+	int rc = 0;
+	if (!rec || !rec->graph)
+		rc = pn_fail(err, "model record is corrupt or holds no graph");
+	if (!rc) {
+		pn_decode_opts o = {.weights_as_meta = 1, .metas = rec->weights, .n_metas = rec->n_weights};
+		rc = pn_model_from_proto(rec->graph, &o, m, err);
+	}
+	if (rc) {
+		pn_model_free(m);
+		return -1;
+	}
+	if (recp)
+		*recp = rec;
+	*out = m;
+	return 0;
+}

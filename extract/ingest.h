@@ -1,0 +1,42 @@
+/*
+ * ingest.h - turning one model file into its store record.
+ *
+ * This is the per-model work of `passnet extract`, done in parallel: decode,
+ * resolve external weights, infer every value's shape, keep large weights
+ * as statistics, gather the test sets beside the model, and pack a
+ * Passnet__Model.  It touches no shared state, so any number of models can
+ * be ingested at once and the record depends only on the bytes it was given
+ * (and the files beside them).
+ */
+#ifndef PN_INGEST_H
+#define PN_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "extract/onnx.h"
+
+typedef struct pn_ingest {
+	pn_key key;            /* XXH3-128 of the model bytes */
+	int status;            /* PASSNET__MODEL_STATUS__MODEL_OK / _WARNING / _FAILED */
+	uint8_t *record;       /* packed Passnet__Model (malloc'd); NULL if failed */
+	size_t record_len;
+	char err[PN_ERRLEN];   /* why it failed */
+} pn_ingest;
+
+/* Ingests one model; never fails as a call: problems end up in out->status
+ * and out->err.  io reads files beside the model (may be NULL). */
+void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
+		     const char *path, pn_ingest *out);
+void pn_ingest_clear(pn_ingest *in);
+
+/* Loads a stored model record back into the IR (weights as metadata),
+ * with value types from the stored inference.  *out is freed with
+ * pn_model_free; *rec (may be NULL) receives the unpacked record, which lives
+ * in the model's arena. */
+int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Passnet__Model **rec,
+			 char *err);
+
+#endif
