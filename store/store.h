@@ -15,6 +15,19 @@
  * every stage recomputes exactly what is missing, so a rerun converges to the
  * same state.  On MDB_MAP_FULL the writer aborts, doubles the map size and
  * replays the batch it keeps in memory, so callers never see MAP_FULL.
+ *
+ * Growing the map remaps the file, which LMDB allows only while no
+ * transaction of the process is open.  So the resize waits for the last
+ * open pn_rtxn (any thread) to end; meanwhile puts keep going into the
+ * in-memory log without blocking (memory grows with what is written),
+ * pn_wget still sees them, and new pn_rtxn_begin calls wait unless their
+ * thread already holds a transaction.  Keeping a reader open while writing
+ * (a foreach that writes results) is therefore fine, but the writes pile up
+ * in memory until it ends.  Each open leaves room for as much again as the
+ * store already holds, so this is rare.
+ *
+ * Limits (LMDB's): keys are 1..511 bytes, and so are values of dupsort
+ * tables; longer ones are refused with an error (hash long keys).
  */
 #ifndef PN_STORE_H
 #define PN_STORE_H
@@ -49,17 +62,22 @@ typedef struct pn_bytes {
 
 const char *pn_table_name(int table);   /* "models", ... */
 
-/* Opens (creating when allowed) the store directory.  The initial map size
- * is 1 GiB, or PASSNET_MAPSIZE bytes from the environment (tests use a tiny
- * one to exercise growth). */
+/* Opens (creating when allowed, like mkdir -p) the store directory.  The
+ * initial map size is 1 GiB, or PASSNET_MAPSIZE bytes from the environment
+ * (tests use a tiny one to exercise growth), or twice the data already
+ * stored if that is more.  A store whose meta "schema_version" differs from
+ * PN_SCHEMA_VERSION is refused (there are no migrations). */
 int  pn_store_open(pn_store **out, const char *dir, int readonly, char *err);
+/* End every pn_rtxn and close the writer first (LMDB's rule). */
 void pn_store_close(pn_store *s);
 const char *pn_store_path(const pn_store *s);
 
 /* Read transactions: a consistent snapshot until pn_rtxn_end. */
 int  pn_rtxn_begin(pn_store *s, pn_rtxn **out, char *err);
 void pn_rtxn_end(pn_rtxn *t);
-/* 0 found, 1 not found, -1 error.  *val is valid until pn_rtxn_end. */
+/* 0 found, 1 not found, -1 error.  *val is valid until pn_rtxn_end.  On a
+ * dupsort table, the key's first value.  Read functions have no err
+ * buffer: an LMDB error there (a damaged store) is printed on stderr. */
 int  pn_get(pn_rtxn *t, int table, const void *key, size_t klen, pn_bytes *val);
 
 /* Calls fn for each record whose key starts with prefix (plen may be 0), in
@@ -71,19 +89,32 @@ int  pn_foreach(pn_rtxn *t, int table, const void *prefix, size_t plen,
 /* Number of records in a table (all duplicates counted). */
 int64_t pn_count(pn_rtxn *t, int table);
 
-/* The writer.  batch_bytes = 0 picks the default (8 MiB). */
+/* The writer.  batch_bytes = 0 picks the default (8 MiB); a batch is also
+ * committed after 20000 ops.  One writer per store, used from one thread:
+ * LMDB's write lock belongs to the thread that began the batch, and a call
+ * from another thread while a batch is open fails.  After an LMDB failure
+ * other than a full map the batch is lost and every later call fails with
+ * the same message (nothing after the gap gets committed).  Bad arguments
+ * (wrong table kind, key too long) fail alone and leave the writer usable. */
 int  pn_writer_open(pn_store *s, pn_writer **out, size_t batch_bytes, char *err);
 int  pn_put(pn_writer *w, int table, const void *key, size_t klen,
 	    const void *val, size_t vlen, char *err);
-/* Dupsort tables: adds a value under key (no-op if that exact pair exists). */
+/* pn_put replaces the value; it refuses dupsort tables, whose values are
+ * added with pn_put_dup (a no-op if that exact pair exists).  pn_del drops
+ * the key with all its values; deleting a missing key is not an error. */
 int  pn_put_dup(pn_writer *w, int table, const void *key, size_t klen,
 		const void *val, size_t vlen, char *err);
 int  pn_del(pn_writer *w, int table, const void *key, size_t klen, char *err);
-/* Reads through the writer's open transaction (sees its uncommitted puts). */
+/* Reads through the writer's open transaction (sees its uncommitted puts).
+ * *val is valid until the next call on the writer. */
 int  pn_wget(pn_writer *w, int table, const void *key, size_t klen, pn_bytes *val);
-int  pn_writer_flush(pn_writer *w, char *err);   /* commit now */
-int  pn_writer_close(pn_writer *w, char *err);   /* flush and free */
-/* Drops the uncommitted batch (used by tests to simulate a crash). */
+/* Commits now.  If the map must grow first, waits for the other threads'
+ * readers to end; fails if this thread holds one (the batch is kept: end
+ * the reader and flush again). */
+int  pn_writer_flush(pn_writer *w, char *err);
+int  pn_writer_close(pn_writer *w, char *err);   /* flush, free either way */
+/* Drops the uncommitted batch and frees the writer (tests use it to
+ * simulate a crash). */
 void pn_writer_abandon(pn_writer *w);
 
 #endif

@@ -1,0 +1,1016 @@
+/*
+ * store.c - see store.h.
+ *
+ * Two things here are more than plain LMDB calls.
+ *
+ * The remap gate.  mdb_env_set_mapsize() unmaps and remaps the file, so it
+ * may only run while no transaction of this process is open (LMDB does not
+ * check readers: they would be left with dangling pointers).  Each pn_rtxn
+ * is linked into its store, and the write txn is flagged, under one mutex.
+ * A resize is *requested*; it runs as soon as the last transaction ends,
+ * in whichever thread ends it.  While it is pending, new readers wait,
+ * unless their thread already holds a transaction (it could be the one the
+ * resize waits for).
+ *
+ * The writer's log.  Every put/del of the current batch is also copied into
+ * an in-memory log.  On MDB_MAP_FULL the writer aborts its txn, requests a
+ * doubled map, and replays the log into a fresh txn once the resize is done.
+ * Until then (readers still open, maybe in the writer's own thread) it
+ * keeps logging without blocking, and pn_wget answers from the log plus the
+ * last commit.  Callers never see a full map; only a flush must wait.
+ */
+#include "store/store.h"
+#include "common/err.h"
+#include "passnet.pb-c.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PN_MAPSIZE_DEFAULT  ((size_t)1 << 30)
+#define PN_BATCH_BYTES      ((size_t)8 << 20)
+#define PN_BATCH_PUTS       20000
+#define PN_MAXDBS           32
+/* Reader slots are tied to pn_rtxn objects (MDB_NOTLS), not threads, and a
+ * thread may hold several; 64 bytes each in lock.mdb. */
+#define PN_MAXREADERS       1024
+/* A flush waiting this long for readers to end says so once. */
+#define PN_WAIT_WARN_SECS   10
+/* "A resize is pending": distinct from -1, errno values and LMDB's codes. */
+#define PN_WAIT             (-2)
+
+static const char *const table_names[PN_T_COUNT] = {
+	[PN_T_META] = "meta",
+	[PN_T_SOURCES] = "sources",
+	[PN_T_MODELS] = "models",
+	[PN_T_MODEL_PATHS] = "model_paths",
+	[PN_T_CANDIDATES] = "candidates",
+	[PN_T_SUBGRAPHS] = "subgraphs",
+	[PN_T_OCCURRENCES] = "occurrences",
+	[PN_T_PROFILES] = "profiles",
+	[PN_T_ERRORS] = "errors",
+};
+
+static const char schema_key[] = "schema_version";
+
+struct pn_store {
+	MDB_env *env;
+	MDB_dbi dbi[PN_T_COUNT];
+	unsigned char has[PN_T_COUNT];  /* a read-only open may miss tables */
+	char *path;
+	int readonly;
+	size_t maxkey;                  /* LMDB's key (and dupsort value) limit */
+	pn_writer *writer;              /* LMDB allows one per environment */
+
+	/* The remap gate; everything below is under mu. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pn_rtxn *readers;
+	int wtxn_open;
+	pthread_t wtxn_owner;
+	int grow;                       /* a resize is pending */
+	size_t grow_size;               /* 0: adopt another process's size */
+	int remap_rc;                   /* a failed remap leaves no map */
+};
+
+struct pn_rtxn {
+	pn_store *s;
+	MDB_txn *txn;
+	pthread_t owner;
+	pn_rtxn *prev, *next;
+};
+
+enum pn_opkind { PN_OP_PUT, PN_OP_PUT_DUP, PN_OP_DEL };
+
+struct pn_op {
+	unsigned char kind, table;
+	size_t off, klen, vlen;         /* key then value at buf + off */
+};
+
+struct pn_writer {
+	pn_store *s;
+	MDB_txn *txn;
+	size_t batch_bytes;
+	struct pn_op *ops;              /* the log of what is not committed */
+	size_t nops, capops;
+	size_t first;                   /* ops before it are committed */
+	size_t txn_ops, txn_bytes;      /* ops from first on that txn holds */
+	char *buf;
+	size_t used, cap;
+	char *scratch;                  /* pn_wget's copy of a committed value */
+	size_t scratch_cap;
+	char failed[PN_ERRLEN];         /* non-empty: the writer is unusable */
+};
+
+const char *pn_table_name(int table)
+{
+	if (table < 0 || table >= PN_T_COUNT)
+		return "unknown";
+	return table_names[table];
+}
+
+const char *pn_store_path(const pn_store *s)
+{
+	return s->path;
+}
+
+static int lmdb_fail(const pn_store *s, char *err, const char *what, int rc)
+{
+	return pn_fail(err, "store %s: %s: %s", s->path, what, mdb_strerror(rc));
+}
+
+static int valid_table(int table)
+{
+	return table >= 0 && table < PN_T_COUNT;
+}
+
+/* --- opening --------------------------------------------------------------- */
+
+static int env_mapsize(size_t *out, char *err)
+{
+	const char *e = getenv("PASSNET_MAPSIZE");
+	*out = PN_MAPSIZE_DEFAULT;
+	if (!e || !*e)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(e, &end, 10);
+	if (errno || *end || v == 0 || e[0] == '-')
+		return pn_fail(err, "PASSNET_MAPSIZE: not a byte count: '%s'", e);
+	/* LMDB wants a multiple of the OS page size. */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	*out = (size_t)((v + page - 1) / page * page);
+	return 0;
+}
+
+/* mkdir -p: `--db out/new/x.lmdb` should just work. */
+static int make_dirs(const char *dir, char *err)
+{
+	char *p = strdup(dir);
+	if (!p)
+		return pn_fail(err, "store %s: out of memory", dir);
+	int rc = 0;
+	for (char *q = p + 1; ; q++) {
+		if (*q && *q != '/')
+			continue;
+		char c = *q;
+		*q = 0;
+		if (mkdir(p, 0777) && errno != EEXIST) {
+			rc = pn_fail(err, "store %s: cannot create %s: %s", dir, p,
+				     strerror(errno));
+			break;
+		}
+		*q = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+static int write_schema(pn_store *s, MDB_txn *txn, char *err)
+{
+	Passnet__Meta m = PASSNET__META__INIT;
+	m.has_version = 1;
+	m.version = PN_SCHEMA_VERSION;
+	unsigned char buf[64];
+	size_t n = passnet__meta__pack(&m, buf);
+	MDB_val k = { sizeof schema_key - 1, (void *)schema_key };
+	MDB_val v = { n, buf };
+	int rc = mdb_put(txn, s->dbi[PN_T_META], &k, &v, 0);
+	return rc ? lmdb_fail(s, err, "writing meta schema_version", rc) : 0;
+}
+
+/* Records change meaning across schema versions and there are no
+ * migrations, so both a newer and an older store are refused. */
+static int check_schema(pn_store *s, MDB_txn *txn, char *err)
+{
+	MDB_val k = { sizeof schema_key - 1, (void *)schema_key }, v;
+	int rc = s->has[PN_T_META] ? mdb_get(txn, s->dbi[PN_T_META], &k, &v)
+				   : MDB_NOTFOUND;
+	if (rc == MDB_NOTFOUND && !s->readonly)
+		return write_schema(s, txn, err);
+	if (rc == MDB_NOTFOUND)
+		return pn_fail(err, "store %s: not a passnet store (no meta schema_version)",
+			       s->path);
+	if (rc)
+		return lmdb_fail(s, err, "reading meta schema_version", rc);
+	Passnet__Meta *m = passnet__meta__unpack(NULL, v.mv_size, v.mv_data);
+	if (!m || !m->has_version) {
+		if (m)
+			passnet__meta__free_unpacked(m, NULL);
+		return pn_fail(err, "store %s: corrupt meta schema_version", s->path);
+	}
+	uint32_t ver = m->version;
+	passnet__meta__free_unpacked(m, NULL);
+	if (ver > PN_SCHEMA_VERSION)
+		return pn_fail(err, "store %s: schema version %u is newer than this passnet's (%u); use a newer passnet",
+			       s->path, ver, PN_SCHEMA_VERSION);
+	if (ver < PN_SCHEMA_VERSION)
+		return pn_fail(err, "store %s: schema version %u is older than this passnet's (%u); rebuild the store",
+			       s->path, ver, PN_SCHEMA_VERSION);
+	return 0;
+}
+
+/* Opens every named database (creating them unless read-only) and checks
+ * the schema, in one transaction: committing it makes the handles usable by
+ * every later transaction. */
+static int open_tables(pn_store *s, char *err)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(s->env, NULL, s->readonly ? MDB_RDONLY : 0, &txn);
+	if (rc)
+		return lmdb_fail(s, err, "opening tables", rc);
+	for (int t = 0; t < PN_T_COUNT; t++) {
+		unsigned flags = s->readonly ? 0 : MDB_CREATE;
+		if (t == PN_T_OCCURRENCES)
+			flags |= MDB_DUPSORT;
+		rc = mdb_dbi_open(txn, table_names[t], flags, &s->dbi[t]);
+		if (rc == MDB_NOTFOUND && s->readonly)
+			continue;       /* reads of it find nothing */
+		if (rc) {
+			mdb_txn_abort(txn);
+			char what[64];
+			snprintf(what, sizeof what, "opening table %s", table_names[t]);
+			return lmdb_fail(s, err, what, rc);
+		}
+		s->has[t] = 1;
+	}
+	if (check_schema(s, txn, err)) {
+		mdb_txn_abort(txn);
+		return -1;
+	}
+	rc = mdb_txn_commit(txn);
+	return rc ? lmdb_fail(s, err, "opening tables", rc) : 0;
+}
+
+/* A resize must wait for every reader of the process (see the top), so
+ * start each run with room for as much again as the store holds. */
+static int add_headroom(pn_store *s, char *err)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	int rc = mdb_env_info(s->env, &info);
+	if (!rc)
+		rc = mdb_env_stat(s->env, &st);
+	if (rc)
+		return lmdb_fail(s, err, "reading environment info", rc);
+	size_t used = ((size_t)info.me_last_pgno + 1) * st.ms_psize;
+	if (info.me_mapsize >= 2 * used)
+		return 0;
+	rc = mdb_env_set_mapsize(s->env, 2 * used);
+	return rc ? lmdb_fail(s, err, "resizing the map", rc) : 0;
+}
+
+static int open_env(pn_store *s, char *err)
+{
+	size_t mapsize;
+	if (env_mapsize(&mapsize, err))
+		return -1;
+	int rc = mdb_env_create(&s->env);
+	if (rc) {
+		s->env = NULL;
+		return lmdb_fail(s, err, "mdb_env_create", rc);
+	}
+	if ((rc = mdb_env_set_maxdbs(s->env, PN_MAXDBS)) ||
+	    (rc = mdb_env_set_maxreaders(s->env, PN_MAXREADERS)) ||
+	    (rc = mdb_env_set_mapsize(s->env, mapsize)))
+		return lmdb_fail(s, err, "configuring environment", rc);
+	/* NOTLS: read slots belong to txns, so OpenMP threads can each hold one. */
+	unsigned flags = MDB_NOTLS | (s->readonly ? MDB_RDONLY : 0);
+	rc = mdb_env_open(s->env, s->path, flags, 0666);
+	if (rc)
+		return lmdb_fail(s, err, "open", rc);
+	s->maxkey = (size_t)mdb_env_get_maxkeysize(s->env);
+	return s->readonly ? 0 : add_headroom(s, err);
+}
+
+int pn_store_open(pn_store **out, const char *dir, int readonly, char *err)
+{
+	*out = NULL;
+	pn_store *s = calloc(1, sizeof *s);
+	if (!s || !(s->path = strdup(dir))) {
+		free(s);
+		return pn_fail(err, "store %s: out of memory", dir);
+	}
+	s->readonly = readonly;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	struct stat st;
+	/* LMDB would say ENOENT too, but not that it is the directory. */
+	if (readonly && stat(dir, &st))
+		pn_fail(err, "store %s: %s", dir, strerror(errno));
+	else if (readonly && !S_ISDIR(st.st_mode))
+		pn_fail(err, "store %s: not a directory", dir);
+	else if (!readonly && make_dirs(dir, err))
+		;
+	else if (!open_env(s, err) && !open_tables(s, err)) {
+		*out = s;
+		return 0;
+	}
+	pn_store_close(s);
+	return -1;
+}
+
+/* Open read transactions and the writer must be ended first (LMDB's rule). */
+void pn_store_close(pn_store *s)
+{
+	if (!s)
+		return;
+	if (s->env)
+		mdb_env_close(s->env);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s->path);
+	free(s);
+}
+
+/* --- the remap gate (all under s->mu) -------------------------------------- */
+
+static int holds_reader(const pn_store *s, pthread_t self)
+{
+	for (const pn_rtxn *t = s->readers; t; t = t->next)
+		if (pthread_equal(t->owner, self))
+			return 1;
+	return 0;
+}
+
+/* A thread holding a transaction of this store must never wait for the
+ * resize: the resize is waiting for that transaction. */
+static int may_wait(const pn_store *s, pthread_t self)
+{
+	if (s->wtxn_open && pthread_equal(s->wtxn_owner, self))
+		return 0;
+	return !holds_reader(s, self);
+}
+
+static void try_remap(pn_store *s)
+{
+	if (!s->grow || s->readers || s->wtxn_open)
+		return;
+	int rc = mdb_env_set_mapsize(s->env, s->grow_size);
+	if (rc && !s->remap_rc)
+		s->remap_rc = rc;
+	s->grow = 0;
+	s->grow_size = 0;
+	pthread_cond_broadcast(&s->cv);
+}
+
+/* Asks for a map twice the current size (or, twice == 0, the size another
+ * process has set); it happens now if nothing is open. */
+static void request_grow(pn_store *s, int twice)
+{
+	pthread_mutex_lock(&s->mu);
+	size_t size = 0;
+	if (twice) {
+		MDB_envinfo info;
+		mdb_env_info(s->env, &info);
+		size = info.me_mapsize * 2;
+	}
+	s->grow = 1;
+	if (size > s->grow_size)
+		s->grow_size = size;
+	try_remap(s);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static int remap_failed(pn_store *s, char *err)
+{
+	return lmdb_fail(s, err, "resizing the map", s->remap_rc);
+}
+
+static int gate_enter(pn_store *s, pn_rtxn *t, char *err)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->grow && may_wait(s, t->owner))
+		pthread_cond_wait(&s->cv, &s->mu);
+	int rc = s->remap_rc;
+	if (!rc) {
+		t->prev = NULL;
+		t->next = s->readers;
+		if (s->readers)
+			s->readers->prev = t;
+		s->readers = t;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc ? remap_failed(s, err) : 0;
+}
+
+static void gate_leave(pn_store *s, pn_rtxn *t)
+{
+	pthread_mutex_lock(&s->mu);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		s->readers = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	try_remap(s);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Blocks until a pending resize is done; the caller has checked may_wait. */
+static void wait_remap(pn_store *s)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += PN_WAIT_WARN_SECS;
+	int warned = 0;
+	pthread_mutex_lock(&s->mu);
+	while (s->grow) {
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT &&
+		    !warned && s->grow) {
+			pn_warn("store %s: growing the map waits for read transactions to end",
+				s->path);
+			warned = 1;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Begins the write txn unless a resize is pending: PN_WAIT, 0 or an LMDB
+ * error. */
+static int wtxn_begin(pn_store *s, MDB_txn **txn)
+{
+	pthread_mutex_lock(&s->mu);
+	int rc = s->remap_rc ? s->remap_rc : s->grow ? PN_WAIT : 0;
+	if (!rc) {
+		s->wtxn_open = 1;
+		s->wtxn_owner = pthread_self();
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (rc)
+		return rc;
+	rc = mdb_txn_begin(s->env, NULL, 0, txn);
+	if (rc) {
+		pthread_mutex_lock(&s->mu);
+		s->wtxn_open = 0;
+		try_remap(s);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return rc;
+}
+
+/* Commits or aborts; either way the txn is gone afterwards. */
+static int wtxn_end(pn_store *s, MDB_txn *txn, int commit)
+{
+	int rc = 0;
+	if (commit)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	pthread_mutex_lock(&s->mu);
+	s->wtxn_open = 0;
+	try_remap(s);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+/* --- readers --------------------------------------------------------------- */
+
+/* Another process grew the map beyond ours: adopt its size, waiting for
+ * our other transactions unless this thread holds one. */
+static int adopt_size(pn_store *s, char *err)
+{
+	request_grow(s, 0);
+	pthread_mutex_lock(&s->mu);
+	int stuck = s->grow && !may_wait(s, pthread_self());
+	pthread_mutex_unlock(&s->mu);
+	if (stuck)
+		return pn_fail(err, "store %s: another process grew the map; this thread must end its transactions before reading on",
+			       s->path);
+	return 0;
+}
+
+int pn_rtxn_begin(pn_store *s, pn_rtxn **out, char *err)
+{
+	*out = NULL;
+	pn_rtxn *t = calloc(1, sizeof *t);
+	if (!t)
+		return pn_fail(err, "store %s: out of memory", s->path);
+	t->s = s;
+	t->owner = pthread_self();
+	for (;;) {
+		if (gate_enter(s, t, err))
+			break;
+		int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &t->txn);
+		if (!rc) {
+			*out = t;
+			return 0;
+		}
+		gate_leave(s, t);
+		if (rc != MDB_MAP_RESIZED) {
+			lmdb_fail(s, err, "beginning a read transaction", rc);
+			break;
+		}
+		if (adopt_size(s, err))
+			break;
+	}
+	free(t);
+	return -1;
+}
+
+void pn_rtxn_end(pn_rtxn *t)
+{
+	if (!t)
+		return;
+	mdb_txn_abort(t->txn);
+	gate_leave(t->s, t);
+	free(t);
+}
+
+/* A key LMDB cannot store cannot be in the store. */
+static int searchable(const pn_store *s, int table, size_t klen)
+{
+	return s->has[table] && klen > 0 && klen <= s->maxkey;
+}
+
+/* Reads have no err buffer: an error there means a damaged store or a bug,
+ * so it is said on stderr and -1 returned. */
+static int read_get(pn_store *s, MDB_txn *txn, int table, const void *key,
+		    size_t klen, pn_bytes *val)
+{
+	if (!valid_table(table))
+		return -1;
+	if (!searchable(s, table, klen))
+		return 1;
+	MDB_val k = { klen, (void *)key }, v;
+	int rc = mdb_get(txn, s->dbi[table], &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return 1;
+	if (rc) {
+		pn_warn("store %s: get from %s: %s", s->path, table_names[table],
+			mdb_strerror(rc));
+		return -1;
+	}
+	val->data = v.mv_data;
+	val->len = v.mv_size;
+	return 0;
+}
+
+int pn_get(pn_rtxn *t, int table, const void *key, size_t klen, pn_bytes *val)
+{
+	return read_get(t->s, t->txn, table, key, klen, val);
+}
+
+static int has_prefix(const MDB_val *k, const void *prefix, size_t plen)
+{
+	return k->mv_size >= plen && !memcmp(k->mv_data, prefix, plen);
+}
+
+int pn_foreach(pn_rtxn *t, int table, const void *prefix, size_t plen,
+	       pn_foreach_fn fn, void *ud)
+{
+	pn_store *s = t->s;
+	if (!valid_table(table))
+		return -1;
+	if (!s->has[table] || plen > s->maxkey)
+		return 0;
+	MDB_cursor *c;
+	int rc = mdb_cursor_open(t->txn, s->dbi[table], &c);
+	if (rc) {
+		pn_warn("store %s: cursor on %s: %s", s->path, table_names[table],
+			mdb_strerror(rc));
+		return -1;
+	}
+	MDB_val k = { plen, (void *)prefix }, v;
+	int ret = 0;
+	rc = mdb_cursor_get(c, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
+	while (!rc && has_prefix(&k, prefix, plen)) {
+		pn_bytes kb = { k.mv_data, k.mv_size }, vb = { v.mv_data, v.mv_size };
+		if ((ret = fn(ud, kb, vb)))
+			break;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	if (rc && rc != MDB_NOTFOUND) {
+		pn_warn("store %s: scanning %s: %s", s->path, table_names[table],
+			mdb_strerror(rc));
+		ret = -1;
+	}
+	mdb_cursor_close(c);
+	return ret;
+}
+
+int64_t pn_count(pn_rtxn *t, int table)
+{
+	pn_store *s = t->s;
+	if (!valid_table(table))
+		return -1;
+	if (!s->has[table])
+		return 0;
+	MDB_stat st;
+	int rc = mdb_stat(t->txn, s->dbi[table], &st);
+	if (rc) {
+		pn_warn("store %s: stat of %s: %s", s->path, table_names[table],
+			mdb_strerror(rc));
+		return -1;
+	}
+	return (int64_t)st.ms_entries;   /* counts every duplicate */
+}
+
+/* --- the writer: log and transaction --------------------------------------- */
+
+int pn_writer_open(pn_store *s, pn_writer **out, size_t batch_bytes, char *err)
+{
+	*out = NULL;
+	if (s->readonly)
+		return pn_fail(err, "store %s: opened read-only, cannot write", s->path);
+	if (s->writer)
+		return pn_fail(err, "store %s: a writer is already open", s->path);
+	pn_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return pn_fail(err, "store %s: out of memory", s->path);
+	w->s = s;
+	w->batch_bytes = batch_bytes ? batch_bytes : PN_BATCH_BYTES;
+	s->writer = w;
+	*out = w;
+	return 0;
+}
+
+/* The ops the open txn holds go back to being only logged. */
+static void w_abort(pn_writer *w)
+{
+	if (w->txn)
+		wtxn_end(w->s, w->txn, 0);
+	w->txn = NULL;
+	w->txn_ops = 0;
+	w->txn_bytes = 0;
+}
+
+/* Failures other than a full map leave the LMDB txn unusable and the batch
+ * lost.  Later calls keep failing, so that nothing after the gap gets
+ * committed as if the batch had been. */
+static int w_broken(pn_writer *w, char *err)
+{
+	snprintf(w->failed, PN_ERRLEN, "%s (%zu uncommitted writes lost)", err,
+		 w->nops - w->first);
+	w_abort(w);
+	w->nops = w->first = w->used = 0;
+	return pn_fail(err, "%s", w->failed);
+}
+
+/* Applies one logged op; the no-op outcomes are not errors. */
+static int w_apply(pn_writer *w, const struct pn_op *op)
+{
+	MDB_dbi dbi = w->s->dbi[op->table];
+	MDB_val k = { op->klen, w->buf + op->off };
+	MDB_val v = { op->vlen, w->buf + op->off + op->klen };
+	int rc;
+	switch (op->kind) {
+	case PN_OP_PUT:
+		return mdb_put(w->txn, dbi, &k, &v, 0);
+	case PN_OP_PUT_DUP:
+		rc = mdb_put(w->txn, dbi, &k, &v, MDB_NODUPDATA);
+		return rc == MDB_KEYEXIST ? 0 : rc;
+	default:
+		rc = mdb_del(w->txn, dbi, &k, NULL);
+		return rc == MDB_NOTFOUND ? 0 : rc;
+	}
+}
+
+static int w_batch_full(const pn_writer *w)
+{
+	return w->txn_bytes >= w->batch_bytes || w->txn_ops >= PN_BATCH_PUTS;
+}
+
+/* Commits the open txn: 0, MDB_MAP_FULL (txn gone, its ops only logged
+ * again) or -1 (writer broken). */
+static int w_commit_txn(pn_writer *w, char *err)
+{
+	int rc = wtxn_end(w->s, w->txn, 1);
+	w->txn = NULL;
+	if (rc == MDB_MAP_FULL) {
+		w->txn_ops = w->txn_bytes = 0;
+		return rc;
+	}
+	if (rc) {
+		lmdb_fail(w->s, err, "commit", rc);
+		return w_broken(w, err);
+	}
+	w->first += w->txn_ops;
+	w->txn_ops = w->txn_bytes = 0;
+	if (w->first == w->nops)
+		w->nops = w->first = w->used = 0;
+	return 0;
+}
+
+/* Opens the write txn if needed.  0, -1 (err set) or PN_WAIT. */
+static int w_begin(pn_writer *w, char *err)
+{
+	while (!w->txn) {
+		int rc = wtxn_begin(w->s, &w->txn);
+		if (rc == PN_WAIT)
+			return PN_WAIT;
+		if (!rc)
+			break;
+		w->txn = NULL;
+		if (rc != MDB_MAP_RESIZED) {
+			lmdb_fail(w->s, err, "beginning a write transaction", rc);
+			return w_broken(w, err);
+		}
+		request_grow(w->s, 0);  /* another process grew it: adopt */
+	}
+	return 0;
+}
+
+/* Brings the open txn up to the end of the log, committing every batch on
+ * the way (a log that waited for a resize can be far larger than one txn
+ * should be) and growing the map when full.  0, -1 (err set) or PN_WAIT. */
+static int w_start(pn_writer *w, char *err)
+{
+	for (;;) {
+		int rc = w_begin(w, err);
+		if (rc)
+			return rc;
+		size_t i = w->first + w->txn_ops;
+		if (i == w->nops)
+			return 0;
+		if (w->txn_ops && w_batch_full(w))
+			rc = w_commit_txn(w, err);
+		else if (!(rc = w_apply(w, &w->ops[i]))) {
+			w->txn_ops++;
+			w->txn_bytes += w->ops[i].klen + w->ops[i].vlen;
+			continue;
+		} else if (rc == MDB_MAP_FULL) {
+			w_abort(w);
+		} else {
+			char what[64];
+			snprintf(what, sizeof what, "writing to %s",
+				 table_names[w->ops[i].table]);
+			lmdb_fail(w->s, err, what, rc);
+			return w_broken(w, err);
+		}
+		if (rc == MDB_MAP_FULL)
+			request_grow(w->s, 1);
+		else if (rc)
+			return -1;
+	}
+}
+
+static int self_may_wait(pn_store *s)
+{
+	pthread_mutex_lock(&s->mu);
+	int ok = may_wait(s, pthread_self());
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+/* Commits all of the log.  A pending resize is waited for when `must`
+ * (flush), else the log just stays pending (batch boundaries). */
+static int w_commit(pn_writer *w, int must, char *err)
+{
+	for (;;) {
+		int rc = w_start(w, err);
+		if (rc == PN_WAIT && !must)
+			return 0;
+		if (rc == PN_WAIT && !self_may_wait(w->s))
+			return pn_fail(err, "store %s: cannot commit: the map must grow, and this thread holds a read transaction",
+				       w->s->path);
+		if (rc == PN_WAIT) {
+			wait_remap(w->s);
+			continue;
+		}
+		if (rc)
+			return -1;
+		rc = w_commit_txn(w, err);
+		if (rc != MDB_MAP_FULL)
+			return rc;
+		request_grow(w->s, 1);
+	}
+}
+
+static int w_log(pn_writer *w, int kind, int table, const void *key, size_t klen,
+		 const void *val, size_t vlen, char *err)
+{
+	if (w->nops == w->capops) {
+		size_t n = w->capops ? 2 * w->capops : 1024;
+		struct pn_op *ops = realloc(w->ops, n * sizeof *ops);
+		if (!ops)
+			return pn_fail(err, "store %s: out of memory", w->s->path);
+		w->ops = ops;
+		w->capops = n;
+	}
+	if (w->used + klen + vlen > w->cap) {
+		size_t n = w->cap ? w->cap : 1 << 16;
+		while (n < w->used + klen + vlen)
+			n *= 2;
+		char *buf = realloc(w->buf, n);
+		if (!buf)
+			return pn_fail(err, "store %s: out of memory", w->s->path);
+		w->buf = buf;
+		w->cap = n;
+	}
+	w->ops[w->nops++] = (struct pn_op){ kind, table, w->used, klen, vlen };
+	memcpy(w->buf + w->used, key, klen);
+	if (vlen)
+		memcpy(w->buf + w->used + klen, val, vlen);
+	w->used += klen + vlen;
+	return 0;
+}
+
+/* LMDB's write lock is a mutex owned by the thread that began the txn. */
+static int w_check_thread(pn_writer *w, char *err)
+{
+	pn_store *s = w->s;
+	pthread_mutex_lock(&s->mu);
+	int other = w->txn && !pthread_equal(s->wtxn_owner, pthread_self());
+	pthread_mutex_unlock(&s->mu);
+	if (other)
+		return pn_fail(err, "store %s: writer used from a thread other than the one that began its batch",
+			       s->path);
+	return 0;
+}
+
+/* Refuses what LMDB would refuse, before it reaches the log. */
+static int w_check(pn_writer *w, int kind, int table, size_t klen, size_t vlen,
+		   char *err)
+{
+	pn_store *s = w->s;
+	if (w->failed[0])
+		return pn_fail(err, "%s", w->failed);
+	if (!valid_table(table))
+		return pn_fail(err, "store %s: no table %d", s->path, table);
+	int dup = table == PN_T_OCCURRENCES;
+	if (kind == PN_OP_PUT && dup)
+		return pn_fail(err, "store %s: %s is a dupsort table, use pn_put_dup",
+			       s->path, table_names[table]);
+	if (kind == PN_OP_PUT_DUP && !dup)
+		return pn_fail(err, "store %s: %s is not a dupsort table",
+			       s->path, table_names[table]);
+	if (klen == 0 || klen > s->maxkey)
+		return pn_fail(err, "store %s: %s: key of %zu bytes (LMDB allows 1..%zu)",
+			       s->path, table_names[table], klen, s->maxkey);
+	if (dup && vlen > s->maxkey)
+		return pn_fail(err, "store %s: %s: dupsort value of %zu bytes (LMDB allows up to %zu)",
+			       s->path, table_names[table], vlen, s->maxkey);
+	return w_check_thread(w, err);
+}
+
+/* Logs the op and brings the txn up to date.  While a resize is pending
+ * the op stays in the log only: writes never block. */
+static int w_do(pn_writer *w, int kind, int table, const void *key, size_t klen,
+		const void *val, size_t vlen, char *err)
+{
+	if (w_check(w, kind, table, klen, vlen, err) ||
+	    w_log(w, kind, table, key, klen, val, vlen, err))
+		return -1;
+	int rc = w_start(w, err);
+	if (rc == PN_WAIT)
+		return 0;
+	if (rc)
+		return -1;
+	return w_batch_full(w) ? w_commit(w, 0, err) : 0;
+}
+
+int pn_put(pn_writer *w, int table, const void *key, size_t klen,
+	   const void *val, size_t vlen, char *err)
+{
+	return w_do(w, PN_OP_PUT, table, key, klen, val, vlen, err);
+}
+
+int pn_put_dup(pn_writer *w, int table, const void *key, size_t klen,
+	       const void *val, size_t vlen, char *err)
+{
+	return w_do(w, PN_OP_PUT_DUP, table, key, klen, val, vlen, err);
+}
+
+int pn_del(pn_writer *w, int table, const void *key, size_t klen, char *err)
+{
+	return w_do(w, PN_OP_DEL, table, key, klen, NULL, 0, err);
+}
+
+/* --- the writer: reads, flush, close --------------------------------------- */
+
+/* LMDB's default order of duplicates: bytes, then the shorter first. */
+static int dup_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* The last commit's value of key, copied: no reader stays open, so the
+ * pending resize is not held up. */
+static int w_get_committed(pn_writer *w, int table, const void *key, size_t klen,
+			   pn_bytes *val)
+{
+	char err[PN_ERRLEN];
+	pn_rtxn *t;
+	if (pn_rtxn_begin(w->s, &t, err)) {
+		pn_warn("%s", err);
+		return -1;
+	}
+	int rc = pn_get(t, table, key, klen, val);
+	if (!rc && val->len > w->scratch_cap) {
+		char *p = realloc(w->scratch, val->len);
+		if (p) {
+			w->scratch = p;
+			w->scratch_cap = val->len;
+		} else {
+			rc = -1;
+		}
+	}
+	if (!rc) {
+		if (val->len)
+			memcpy(w->scratch, val->data, val->len);
+		val->data = w->scratch;
+	}
+	pn_rtxn_end(t);
+	return rc;
+}
+
+/* pn_wget while the log waits for a resize: the newest logged op on key
+ * decides; for dupsort tables the smallest value logged since the last
+ * delete competes with the committed first value. */
+static int w_get_logged(pn_writer *w, int table, const void *key, size_t klen,
+			pn_bytes *val)
+{
+	const struct pn_op *best = NULL;
+	int deleted = 0, dup = table == PN_T_OCCURRENCES;
+	for (size_t i = w->nops; i-- > w->first;) {
+		const struct pn_op *op = &w->ops[i];
+		const char *k = w->buf + op->off;
+		if (op->table != table || op->klen != klen || memcmp(k, key, klen))
+			continue;
+		if (op->kind == PN_OP_DEL) {
+			deleted = 1;
+			break;
+		}
+		if (!best || dup_cmp(k + klen, op->vlen, w->buf + best->off + klen,
+				     best->vlen) < 0)
+			best = op;
+		if (!dup)
+			break;
+	}
+	int rc = 1;
+	if (!deleted && (!best || dup))
+		rc = w_get_committed(w, table, key, klen, val);
+	if (rc < 0 || !best)
+		return rc;
+	const char *bv = w->buf + best->off + klen;
+	if (rc == 1 || dup_cmp(bv, best->vlen, val->data, val->len) < 0)
+		*val = (pn_bytes){ bv, best->vlen };
+	return 0;
+}
+
+int pn_wget(pn_writer *w, int table, const void *key, size_t klen, pn_bytes *val)
+{
+	char err[PN_ERRLEN];
+	if (!valid_table(table) || w->failed[0])
+		return -1;
+	if (w_check_thread(w, err)) {
+		pn_warn("%s", err);
+		return -1;
+	}
+	if (!searchable(w->s, table, klen))
+		return 1;
+	int rc = w_start(w, err);
+	if (rc == PN_WAIT)
+		return w_get_logged(w, table, key, klen, val);
+	if (rc) {
+		pn_warn("%s", err);
+		return -1;
+	}
+	return read_get(w->s, w->txn, table, key, klen, val);
+}
+
+int pn_writer_flush(pn_writer *w, char *err)
+{
+	if (w->failed[0])
+		return pn_fail(err, "%s", w->failed);
+	if (w_check_thread(w, err))
+		return -1;
+	if (!w->txn && !w->nops)
+		return 0;
+	return w_commit(w, 1, err);
+}
+
+static void w_free(pn_writer *w)
+{
+	w_abort(w);
+	w->s->writer = NULL;
+	free(w->ops);
+	free(w->buf);
+	free(w->scratch);
+	free(w);
+}
+
+int pn_writer_close(pn_writer *w, char *err)
+{
+	if (!w)
+		return 0;
+	int rc = pn_writer_flush(w, err);
+	w_free(w);
+	return rc;
+}
+
+void pn_writer_abandon(pn_writer *w)
+{
+	if (w)
+		w_free(w);
+}
