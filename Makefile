@@ -75,16 +75,22 @@ build/tests/%: tests/unit/%.c $(LIB_OBJ) | $(GEN_HDR)
 	@mkdir -p build/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lcmocka -o $@
 
+# Fixture tools the tests build their inputs with.
+TOOLS := build/tools/mkarchive
+build/tools/%: tests/tools/%.c
+	@mkdir -p build/tools
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(LDLIBS) -o $@
+
 # --- tests -------------------------------------------------------------------
 
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN)
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOLS)
 	@tests/run-all.sh
 
 unit-test: all $(UNIT_BIN)
 	@tests/run-all.sh unit
 
-cli-test: all
+cli-test: all $(TOOLS)
 	@tests/run-all.sh cli
 
 # --- the main job --------------------------------------------------------------

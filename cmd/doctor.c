@@ -1,8 +1,184 @@
+/*
+ * doctor.c - `passnet doctor`: checks the store's invariants and says what
+ * is wrong, one line per problem.
+ */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
+#include "common/err.h"
+#include "extract/ingest.h"
+#include "store/query.h"
+#include "store/records.h"
+
+static const char usage[] =
+	"usage: passnet doctor\n"
+	"\n"
+	"Checks the store: every record decodes; every stored model decodes into\n"
+	"a graph and is reached from model_paths, with its canonical place the\n"
+	"least of them; every place points at a stored model or at an error;\n"
+	"every place's source is recorded.  Prints one line per problem and exits\n"
+	"1 if there is any.\n";
+
+typedef struct place {
+	pn_key place, model;
+	int has_model, failed;
+	char *source, *path;
+} place;
+
+typedef struct doctor {
+	pn_rtxn *t;
+	place *p;
+	int np, cap;
+	int problems;
+	int64_t checked;
+} doctor;
+
+static void problem(doctor *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(doctor *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("problem: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	d->problems++;
+}
+
+static int collect_place(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
+	if (!mp || key.len != 16) {
+		problem(d, "model_paths record %zu bytes does not decode", val.len);
+		if (mp)
+			passnet__model_path__free_unpacked(mp, NULL);
+		return 0;
+	}
+	if (d->np == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 256;
+		d->p = realloc(d->p, sizeof(place) * (size_t)d->cap);
+	}
+	place *p = &d->p[d->np++];
+	memset(p, 0, sizeof(*p));
+	memcpy(p->place.b, key.data, 16);
+	p->has_model = mp->has_model && mp->model.len == 16;
+	if (p->has_model)
+		memcpy(p->model.b, mp->model.data, 16);
+	p->failed = mp->status == PASSNET__MODEL_STATUS__MODEL_FAILED;
+	p->source = strdup(mp->source ? mp->source : "");
+	p->path = strdup(mp->path ? mp->path : "");
+	pn_key expect = pn_place_key(p->source, p->path);
+	if (memcmp(expect.b, p->place.b, 16))
+		problem(d, "model_paths key does not match its place %s: %s", p->source, p->path);
+	passnet__model_path__free_unpacked(mp, NULL);
+	return 0;
+}
+
+static void check_place(doctor *d, const place *p)
+{
+	pn_bytes v;
+	if (pn_get(d->t, PN_T_SOURCES, p->source, strlen(p->source), &v) != 0)
+		problem(d, "place %s: %s names a source that is not recorded", p->source, p->path);
+	if (p->failed) {
+		uint8_t key[48];
+		memcpy(key, p->place.b, 16);
+		memcpy(key + 16, "extract", 7);
+		if (pn_get(d->t, PN_T_ERRORS, key, 23, &v) != 0)
+			problem(d, "place %s: %s failed but has no error record", p->source, p->path);
+	} else if (!p->has_model || pn_get(d->t, PN_T_MODELS, p->model.b, 16, &v) != 0) {
+		problem(d, "place %s: %s points at a model that is not stored", p->source, p->path);
+	}
+}
+
+/* The model's canonical place must be the least place holding its bytes. */
+static void check_canonical(doctor *d, const pn_key *key, const Passnet__Model *rec, const char *hex)
+{
+	const place *least = NULL;
+	for (int i = 0; i < d->np; i++) {
+		const place *p = &d->p[i];
+		if (p->failed || !p->has_model || memcmp(p->model.b, key->b, 16))
+			continue;
+		if (!least || strcmp(p->source, least->source) < 0 ||
+		    (!strcmp(p->source, least->source) && strcmp(p->path, least->path) < 0))
+			least = p;
+	}
+	if (!least)
+		problem(d, "model %s is not reached from any place", hex);
+	else if (strcmp(least->source, rec->source) || strcmp(least->path, rec->path))
+		problem(d, "model %s names %s: %s, but its least place is %s: %s", hex, rec->source,
+			rec->path, least->source, least->path);
+}
+
+static int check_model(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33], err[PN_ERRLEN];
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	if (key.len != 16) {
+		problem(d, "models key %s is not 16 bytes", hex);
+		return 0;
+	}
+	pn_model *m = NULL;
+	Passnet__Model *rec = NULL;
+	if (pn_model_from_record(val.data, val.len, &m, &rec, err)) {
+		problem(d, "model %s does not decode: %s", hex, err);
+		return 0;
+	}
+	pn_key k;
+	memcpy(k.b, key.data, 16);
+	check_canonical(d, &k, rec, hex);
+	if (rec->version > PN_SCHEMA_VERSION)
+		problem(d, "model %s was written by a newer passnet (schema %u)", hex, rec->version);
+	pn_model_free(m);
+	return 0;
+}
+
+static int check_error(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
+	if (!e || key.len < 17)
+		problem(d, "an errors record does not decode");
+	if (e)
+		passnet__error__free_unpacked(e, NULL);
+	return 0;
+}
+
 int cmd_doctor(int argc, char **argv, const pn_cli *cli)
 {
-	(void)argc; (void)argv; (void)cli;
-	fprintf(stderr, "passnet: doctor: not written yet\n");
-	return 1;
+	if (pn_wants_help(argc, argv, usage))
+		return 0;
+	if (argc != 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	pn_store *st;
+	doctor d = {0};
+	if (pn_open_for_reading(cli->db, &st, &d.t))
+		return 1;
+	pn_foreach(d.t, PN_T_MODEL_PATHS, NULL, 0, collect_place, &d);
+	for (int i = 0; i < d.np; i++)
+		check_place(&d, &d.p[i]);
+	pn_foreach(d.t, PN_T_MODELS, NULL, 0, check_model, &d);
+	pn_foreach(d.t, PN_T_ERRORS, NULL, 0, check_error, &d);
+	pn_rtxn_end(d.t);
+	pn_store_close(st);
+	for (int i = 0; i < d.np; i++) {
+		free(d.p[i].source);
+		free(d.p[i].path);
+	}
+	free(d.p);
+	if (d.problems) {
+		printf("doctor: %d problems in %lld records\n", d.problems, (long long)d.checked);
+		return 1;
+	}
+	printf("doctor: %lld records checked, no problems\n", (long long)d.checked);
+	return 0;
 }

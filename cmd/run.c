@@ -1,8 +1,226 @@
+/*
+ * run.c - `passnet run MODEL_OR_KEY`: runs a whole model on the executor.
+ */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cmd/cmd.h"
+#include "common/err.h"
+#include "exec/exec.h"
+#include "exec/infer.h"
+#include "extract/ingest.h"
+#include "store/query.h"
+
+static const char usage[] =
+	"usage: passnet run MODEL_OR_KEY [--inputs DIR] [--outputs DIR] [--seed S]\n"
+	"                   [--dim NAME=V]...\n"
+	"\n"
+	"Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
+	"folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
+	"weights kept as metadata are regenerated from their statistics.\n"
+	"  --inputs DIR   input_N.pb files (default: the model's test_data_set_0,\n"
+	"                 else seeded random inputs)\n"
+	"  --outputs DIR  write output_N.pb files there (created if missing)\n"
+	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
+	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
+	"Prints one line per output: name, type, and summary statistics.\n";
+
+typedef struct run_opts {
+	const char *target, *inputs, *outputs;
+	uint64_t seed;
+	pn_dimbind bind;
+} run_opts;
+
+static int load_target(const run_opts *o, const pn_cli *cli, pn_model **m, char *err)
+{
+	struct stat sb;
+	if (!stat(o->target, &sb))
+		return pn_model_load_path(o->target, 1, m, err);
+	pn_store *st;
+	pn_rtxn *t;
+	if (pn_open_for_reading(cli->db, &st, &t))
+		return pn_fail(err, "%s is neither a file nor a model in %s", o->target, cli->db);
+	pn_key key;
+	pn_bytes val;
+	int rc = pn_find_key(t, PN_T_MODELS, o->target, &key, err);
+	if (rc == 1)
+		rc = pn_fail(err, "%s is neither a file nor a stored model", o->target);
+	if (!rc && pn_get(t, PN_T_MODELS, key.b, 16, &val) != 0)
+		rc = pn_fail(err, "model record vanished");
+	if (!rc)
+		rc = pn_model_from_record(val.data, val.len, m, NULL, err);
+	pn_rtxn_end(t);
+	pn_store_close(st);
+	return rc;
+}
+
+/* input_N.pb from a folder, N = 0..n-1. */
+static int read_inputs(const pn_graph *g, const char *dir, pn_tensor **in, char *err)
+{
+	for (int i = 0; i < g->n_inputs; i++) {
+		char path[4096];
+		void *data;
+		size_t len;
+		snprintf(path, sizeof path, "%s/input_%d.pb", dir, i);
+		int rc = pn_read_file(path, &data, &len, err);
+		if (rc > 0)
+			return pn_fail(err, "%s: missing", path);
+		if (rc < 0)
+			return -1;
+		rc = pn_tensor_read_pb(data, len, g->values[g->inputs[i]].type.kind, &in[i], NULL, err);
+		free(data);
+		if (rc) {
+			pn_errprefix(err, "%s", path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int random_inputs(const pn_graph *g, const run_opts *o, pn_tensor **in, char *err)
+{
+	pn_infer_result r;
+	if (pn_infer_graph(g, &o->bind, NULL, &r, err))
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < g->n_inputs && !rc; i++) {
+		const pn_value *v = &g->values[g->inputs[i]];
+		in[i] = pn_input_random(&r.v[g->inputs[i]].type, v->name, o->seed, err);
+		if (!in[i])
+			rc = -1;
+	}
+	pn_infer_result_free(&r);
+	return rc;
+}
+
+static void summarise(const char *name, const pn_tensor *t)
+{
+	char desc[128];
+	if (t->kind != PN_KIND_TENSOR || t->dtype == PN_STRING || !t->numel) {
+		printf("%s  %s\n", name, t->kind == PN_KIND_TENSOR ? pn_tensor_desc(t, desc, sizeof desc)
+								   : "(sequence/optional)");
+		return;
+	}
+	double lo = INFINITY, hi = -INFINITY, sum = 0;
+	for (int64_t i = 0; i < t->numel; i++) {
+		double x = pn_tensor_get_f64(t, i);
+		lo = x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+		sum += x;
+	}
+	printf("%s  %s  mean %.6g  min %.6g  max %.6g\n", name, pn_tensor_desc(t, desc, sizeof desc),
+	       sum / (double)t->numel, lo, hi);
+}
+
+static int write_outputs(const pn_graph *g, pn_tensor **out, const char *dir, char *err)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return pn_fail(err, "%s: %s", dir, strerror(errno));
+	for (int i = 0; i < g->n_outputs; i++) {
+		char path[4096];
+		void *bytes;
+		size_t len;
+		snprintf(path, sizeof path, "%s/output_%d.pb", dir, i);
+		if (pn_tensor_write_pb(out[i], g->values[g->outputs[i]].name, &bytes, &len, err))
+			return -1;
+		FILE *f = fopen(path, "wb");
+		int ok = f && fwrite(bytes, 1, len, f) == len;
+		if (f && fclose(f))
+			ok = 0;
+		free(bytes);
+		if (!ok)
+			return pn_fail(err, "%s: cannot write", path);
+	}
+	return 0;
+}
+
+static int parse_dim(run_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg)
+		return -1;
+	int n = o->bind.n++;
+	o->bind.names = realloc(o->bind.names, sizeof(char *) * (size_t)(n + 1));
+	o->bind.values = realloc(o->bind.values, sizeof(int64_t) * (size_t)(n + 1));
+	o->bind.names[n] = strndup(arg, (size_t)(eq - arg));
+	o->bind.values[n] = atoll(eq + 1);
+	return o->bind.values[n] >= 0 ? 0 : -1;
+}
+
+static int execute(const run_opts *o, const pn_cli *cli, char *err)
+{
+	pn_model *m = NULL;
+	if (load_target(o, cli, &m, err))
+		return -1;
+	const pn_graph *g = m->graph;
+	pn_tensor **in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	int rc;
+	int from_testset = !o->inputs && m->n_testsets && m->testsets[0].n_inputs;
+	if (o->inputs)
+		rc = read_inputs(g, o->inputs, in, err);
+	else if (from_testset)
+		rc = 0;
+	else
+		rc = random_inputs(g, o, in, err);
+	pn_exec_opts eo = {.seed = o->seed, .threads = cli->threads};
+	pn_session *s = NULL;
+	if (!rc)
+		rc = pn_session_new(g, &eo, &s, err);
+	if (!rc)
+		rc = from_testset ? pn_session_run(s, m->testsets[0].inputs, m->testsets[0].n_inputs, out, err)
+				  : pn_session_run(s, in, g->n_inputs, out, err);
+	for (int i = 0; !rc && i < g->n_outputs; i++)
+		summarise(g->values[g->outputs[i]].name, out[i]);
+	if (!rc && o->outputs)
+		rc = write_outputs(g, out, o->outputs, err);
+	for (int i = 0; i < g->n_inputs; i++)
+		pn_tensor_free(in[i]);
+	for (int i = 0; i < g->n_outputs; i++)
+		pn_tensor_free(out[i]);
+	free(in);
+	free(out);
+	pn_session_free(s);
+	pn_model_free(m);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv, const pn_cli *cli)
 {
-	(void)argc; (void)argv; (void)cli;
-	fprintf(stderr, "passnet: run: not written yet\n");
-	return 1;
+	if (pn_wants_help(argc, argv, usage))
+		return 0;
+	run_opts o = {.seed = 1};
+	const char *v;
+	for (int i = 1; i < argc; i++) {
+		if ((v = pn_opt_value(argc, argv, &i, "--inputs")))
+			o.inputs = v;
+		else if ((v = pn_opt_value(argc, argv, &i, "--outputs")))
+			o.outputs = v;
+		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
+			o.seed = strtoull(v, NULL, 10);
+		else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
+			if (parse_dim(&o, v))
+				return pn_die("--dim wants NAME=V, got '%s'", v);
+		} else if (argv[i][0] == '-' || o.target) {
+			fputs(usage, stderr);
+			return 2;
+		} else {
+			o.target = argv[i];
+		}
+	}
+	if (!o.target) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	char err[PN_ERRLEN] = "";
+	int rc = execute(&o, cli, err);
+	for (int i = 0; i < o.bind.n; i++)
+		free((char *)o.bind.names[i]);
+	free(o.bind.names);
+	free(o.bind.values);
+	return rc ? pn_die("run: %s", err) : 0;
 }

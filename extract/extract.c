@@ -1,0 +1,330 @@
+/*
+ * extract.c - see extract.h.  The walk (sources.c) feeds units into a batch;
+ * a full batch is screened against the store, decoded in parallel
+ * (ingest.c) and committed in order.
+ */
+#include "extract/extract.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "extract/ingest.h"
+#include "extract/sources.h"
+#include "store/records.h"
+
+#define BATCH_UNITS 64
+#define BATCH_BYTES ((size_t)256 << 20)
+
+enum unit_fate { FATE_DECODE, FATE_KNOWN, FATE_DUPLICATE };
+
+typedef struct item {
+	pn_unit *u;
+	pn_key model, place;
+	int fate;
+	pn_ingest result;
+} item;
+
+typedef struct extractor {
+	pn_store *st;
+	pn_writer *w;
+	const pn_source_spec *src;
+	int threads;
+	item items[BATCH_UNITS];
+	int n;
+	size_t bytes;
+	pn_extract_stats *stats;
+	pn_progress progress;
+	uint64_t ok, failed;       /* of this source, for its record */
+	char *err;
+	int failed_hard;           /* a store error: stop */
+} extractor;
+
+/* --- files beside a model, through its folder ----------------------------------- */
+
+static int folder_read(void *ud, const char *rel, void **data, size_t *len, char *err)
+{
+	return pn_folder_read(ud, rel, data, len, err);
+}
+
+static int folder_list(void *ud, const char *rel, char ***names, char *err)
+{
+	return pn_folder_list(ud, rel, names, err);
+}
+
+/* --- screening: which units need decoding ----------------------------------------- */
+
+/* (source, path) of a stored model, to pick the canonical place. */
+static int stored_place(pn_writer *w, const pn_key *mk, char **source, char **path)
+{
+	pn_bytes v;
+	if (pn_wget(w, PN_T_MODELS, mk->b, 16, &v) != 0)
+		return 1;
+	Passnet__Model *m = passnet__model__unpack(NULL, v.len, v.data);
+	if (!m)
+		return -1;
+	*source = strdup(m->source ? m->source : "");
+	*path = strdup(m->path ? m->path : "");
+	passnet__model__free_unpacked(m, NULL);
+	return 0;
+}
+
+static int place_less(const char *s1, const char *p1, const char *s2, const char *p2)
+{
+	int c = strcmp(s1, s2);
+	return c < 0 || (c == 0 && strcmp(p1, p2) < 0);
+}
+
+static int known_place(pn_writer *w, const item *it)
+{
+	pn_bytes v;
+	if (pn_wget(w, PN_T_MODEL_PATHS, it->place.b, 16, &v) != 0)
+		return 0;
+	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, v.len, v.data);
+	int same = mp && mp->has_model && mp->model.len == 16 && !memcmp(mp->model.data, it->model.b, 16);
+	if (mp)
+		passnet__model_path__free_unpacked(mp, NULL);
+	return same;
+}
+
+/* A model whose bytes are stored already needs decoding again only if this
+ * place is the new canonical (least) one. */
+static int screen(extractor *x, item *it)
+{
+	it->model = pn_key_of(it->u->bytes, it->u->len);
+	it->place = pn_place_key(it->u->source, it->u->path);
+	if (known_place(x->w, it))
+		return FATE_KNOWN;
+	char *s = NULL, *p = NULL;
+	int rc = stored_place(x->w, &it->model, &s, &p);
+	int fate = FATE_DECODE;
+	if (rc == 0 && !place_less(it->u->source, it->u->path, s, p))
+		fate = FATE_DUPLICATE;
+	free(s);
+	free(p);
+	return fate;
+}
+
+/* --- committing ------------------------------------------------------------------- */
+
+static int put_model_path(extractor *x, const item *it, int status)
+{
+	Passnet__ModelPath mp;
+	passnet__model_path__init(&mp);
+	mp.has_version = 1;
+	mp.version = PN_SCHEMA_VERSION;
+	mp.has_model = 1;
+	mp.model.data = (uint8_t *)it->model.b;
+	mp.model.len = 16;
+	mp.has_status = 1;
+	mp.status = (Passnet__ModelStatus)status;
+	mp.source = it->u->source;
+	mp.path = it->u->path;
+	return pn_put_msg(x->w, PN_T_MODEL_PATHS, it->place.b, 16, &mp.base, x->err);
+}
+
+static int commit_failed(extractor *x, item *it)
+{
+	pn_warn("%s: %s: %s", it->u->source, it->u->path, it->result.err);
+	x->stats->failed++;
+	x->failed++;
+	if (pn_error_put(x->w, &it->place, "extract", it->u->source, it->u->path, it->result.err,
+			 x->err))
+		return -1;
+	return put_model_path(x, it, PASSNET__MODEL_STATUS__MODEL_FAILED);
+}
+
+/* Two places of one batch may hold the same bytes: the second finds the
+ * first's record and keeps whichever place is less. */
+static int commit_ok(extractor *x, item *it)
+{
+	char *s = NULL, *p = NULL;
+	int have = stored_place(x->w, &it->model, &s, &p) == 0;
+	int replace = !have || place_less(it->u->source, it->u->path, s, p);
+	free(s);
+	free(p);
+	if (replace && pn_put(x->w, PN_T_MODELS, it->model.b, 16, it->result.record,
+			      it->result.record_len, x->err))
+		return -1;
+	if (have)
+		x->stats->duplicates++;
+	else
+		x->stats->new_models++;
+	x->ok++;
+	if (pn_error_del(x->w, &it->place, "extract", x->err))
+		return -1;
+	return put_model_path(x, it, it->result.status);
+}
+
+static int commit(extractor *x, item *it)
+{
+	if (it->fate == FATE_KNOWN) {
+		x->stats->known++;
+		x->ok++;
+		return 0;
+	}
+	if (it->fate == FATE_DUPLICATE) {
+		x->stats->duplicates++;
+		x->ok++;
+		return put_model_path(x, it, PASSNET__MODEL_STATUS__MODEL_OK);
+	}
+	if (it->result.status == PASSNET__MODEL_STATUS__MODEL_FAILED)
+		return commit_failed(x, it);
+	return commit_ok(x, it);
+}
+
+static void decode_batch(extractor *x)
+{
+	int n = x->n;
+	#pragma omp parallel for schedule(dynamic, 1) num_threads(x->threads)
+	for (int i = 0; i < n; i++) {
+		item *it = &x->items[i];
+		if (it->fate != FATE_DECODE)
+			continue;
+		pn_fileio io = {folder_read, folder_list, it->u->folder};
+		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path, &it->result);
+	}
+}
+
+static int flush_batch(extractor *x)
+{
+	for (int i = 0; i < x->n; i++)
+		x->items[i].fate = screen(x, &x->items[i]);
+	decode_batch(x);
+	int rc = 0;
+	for (int i = 0; i < x->n; i++) {
+		item *it = &x->items[i];
+		if (!rc && commit(x, it))
+			rc = -1;
+		if (it->fate == FATE_DECODE)
+			x->stats->bytes += it->u->len;
+		pn_ingest_clear(&it->result);
+		pn_unit_free(it->u);
+	}
+	x->n = 0;
+	x->bytes = 0;
+	if (rc)
+		x->failed_hard = 1;
+	return rc;
+}
+
+static int on_unit(void *ud, pn_unit *u)
+{
+	extractor *x = ud;
+	x->items[x->n++] = (item){.u = u};
+	x->bytes += u->len;
+	x->stats->files++;
+	char note[64];
+	snprintf(note, sizeof note, "%llu new", (unsigned long long)x->stats->new_models);
+	pn_progress_step(&x->progress, x->stats->files, note);
+	if (x->n == BATCH_UNITS || x->bytes >= BATCH_BYTES)
+		return flush_batch(x) ? -1 : 0;
+	return 0;
+}
+
+static void on_error(void *ud, const char *source, const char *path, const char *msg)
+{
+	extractor *x = ud;
+	pn_warn("%s: %s: %s", source, path, msg);
+	x->stats->source_errors++;
+	pn_key id = pn_place_key(source, path);
+	char err[PN_ERRLEN];
+	if (pn_error_put(x->w, &id, "extract", source, path, msg, err))
+		x->failed_hard = 1;
+}
+
+/* --- sources --------------------------------------------------------------------- */
+
+static int put_source(extractor *x, int complete)
+{
+	const pn_source_spec *s = x->src;
+	Passnet__Source rec;
+	passnet__source__init(&rec);
+	rec.has_version = 1;
+	rec.version = PN_SCHEMA_VERSION;
+	rec.name = (char *)s->name;
+	rec.kind = (char *)(s->kind ? s->kind : "auto");
+	rec.location = (char *)s->location;
+	rec.sha256 = (char *)(s->sha256 ? s->sha256 : "-");
+	rec.licence = (char *)(s->licence ? s->licence : "");
+	rec.note = (char *)(s->note ? s->note : "");
+	rec.has_files_seen = rec.has_models_ok = rec.has_models_failed = rec.has_complete = 1;
+	rec.files_seen = x->ok + x->failed;
+	rec.models_ok = x->ok;
+	rec.models_failed = x->failed;
+	rec.complete = complete;
+	return pn_put_msg(x->w, PN_T_SOURCES, s->name, strlen(s->name), &rec.base, x->err);
+}
+
+static int verify_checksum(extractor *x)
+{
+	const pn_source_spec *s = x->src;
+	if (!s->sha256 || !strcmp(s->sha256, "-"))
+		return 0;
+	char hex[65], msg[PN_ERRLEN];
+	if (pn_sha256_file(s->location, hex, msg))
+		;
+	else if (strcasecmp(hex, s->sha256))
+		snprintf(msg, sizeof msg, "sha256 mismatch: manifest says %s, file is %s", s->sha256, hex);
+	else
+		return 0;
+	pn_warn("%s: %s: %s", s->name, s->location, msg);
+	x->stats->source_errors++;
+	pn_key id = pn_place_key(s->name, "");
+	return pn_error_put(x->w, &id, "extract", s->name, "", msg, x->err) ? -1 : 1;
+}
+
+static int extract_source(extractor *x)
+{
+	x->ok = x->failed = 0;
+	int rc = verify_checksum(x);
+	if (rc)
+		return rc < 0 ? -1 : put_source(x, 0);
+	pn_walk_cb cb = {on_unit, on_error, x};
+	char werr[PN_ERRLEN];
+	rc = pn_source_walk(x->src->name, x->src->location, &cb, werr);
+	if (!x->failed_hard && x->n)
+		flush_batch(x);
+	if (x->failed_hard)
+		return -1;
+	if (rc < 0) {
+		on_error(x, x->src->name, "", werr);
+		return x->failed_hard ? -1 : put_source(x, 0);
+	}
+	pn_key id = pn_place_key(x->src->name, "");
+	if (pn_error_del(x->w, &id, "extract", x->err))
+		return -1;
+	return put_source(x, 1);
+}
+
+int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
+	       pn_extract_stats *stats, char *err)
+{
+	extractor *x = calloc(1, sizeof(*x));
+	if (!x)
+		return pn_fail(err, "out of memory");
+	memset(stats, 0, sizeof(*stats));
+	x->st = st;
+	x->threads = threads > 0 ? threads : omp_get_max_threads();
+	x->stats = stats;
+	x->err = err;
+	double t0 = pn_now();
+	int rc = pn_writer_open(st, &x->w, 0, err);
+	pn_progress_start(&x->progress, "extract", 0);
+	for (int i = 0; !rc && i < n_src; i++) {
+		x->src = &src[i];
+		rc = extract_source(x);
+	}
+	pn_progress_end(&x->progress);
+	if (x->w) {
+		char cerr[PN_ERRLEN];
+		if (pn_writer_close(x->w, rc ? cerr : err))
+			rc = -1;
+	}
+	stats->seconds = pn_now() - t0;
+	free(x);
+	return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * extract.h - stage 1: sources -> models in the store.
+ *
+ * For every model file a source yields, the model key (XXH3-128 of its
+ * bytes) is compared with what model_paths remembers for that place; only
+ * new or changed files are decoded.  Decoding runs on all threads in
+ * batches; results are committed by this thread alone, in walk order, with
+ * one batched writer.  Every record is keyed by content or place and holds
+ * no time, so the store ends the same whatever the thread count or the
+ * order of the sources.
+ */
+#ifndef PN_EXTRACT_H
+#define PN_EXTRACT_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+typedef struct pn_source_spec {
+	const char *name;
+	const char *kind;       /* file, dir, archive, or NULL to detect */
+	const char *location;
+	const char *sha256;     /* hex, "-" or NULL: not verified */
+	const char *licence;
+	const char *note;
+} pn_source_spec;
+
+typedef struct pn_extract_stats {
+	uint64_t files;         /* model files seen */
+	uint64_t new_models;    /* decoded and stored */
+	uint64_t known;         /* unchanged since the last run */
+	uint64_t duplicates;    /* same bytes already stored from another place */
+	uint64_t failed;        /* recorded in errors */
+	uint64_t source_errors; /* sources or archive members that could not be read */
+	uint64_t bytes;         /* model bytes decoded */
+	double seconds;
+} pn_extract_stats;
+
+int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
+	       pn_extract_stats *stats, char *err);
+
+#endif

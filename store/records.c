@@ -1,0 +1,65 @@
+#include "store/records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+
+int pn_put_msg(pn_writer *w, int table, const void *key, size_t klen, const ProtobufCMessage *msg,
+	       char *err)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return pn_fail(err, "out of memory");
+	protobuf_c_message_pack(msg, buf);
+	int rc = pn_put(w, table, key, klen, buf, n, err);
+	free(buf);
+	return rc;
+}
+
+static size_t error_key(const pn_key *id, const char *stage, uint8_t *key)
+{
+	size_t l = strlen(stage);
+	if (l > 32)
+		l = 32;
+	memcpy(key, id->b, 16);
+	memcpy(key + 16, stage, l);
+	return 16 + l;
+}
+
+int pn_error_put(pn_writer *w, const pn_key *id, const char *stage, const char *source,
+		 const char *path, const char *msg, char *err)
+{
+	uint8_t key[48];
+	size_t kl = error_key(id, stage, key);
+	Passnet__Error e;
+	passnet__error__init(&e);
+	e.has_version = 1;
+	e.version = PN_SCHEMA_VERSION;
+	e.stage = (char *)stage;
+	e.source = (char *)(source ? source : "");
+	e.path = (char *)(path ? path : "");
+	e.message = (char *)(msg ? msg : "");
+	return pn_put_msg(w, PN_T_ERRORS, key, kl, &e.base, err);
+}
+
+int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err)
+{
+	uint8_t key[48];
+	size_t kl = error_key(id, stage, key);
+	return pn_del(w, PN_T_ERRORS, key, kl, err);
+}
+
+pn_key pn_place_key(const char *source, const char *path)
+{
+	size_t a = strlen(source), b = strlen(path);
+	char *buf = malloc(a + b + 2);
+	if (!buf)
+		abort();
+	memcpy(buf, source, a + 1);
+	memcpy(buf + a + 1, path, b + 1);
+	pn_key k = pn_key_of(buf, a + b + 1);
+	free(buf);
+	return k;
+}

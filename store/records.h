@@ -1,0 +1,25 @@
+/*
+ * records.h - writing and reading the protobuf records of the store's tables
+ * that several stages share (errors, sources, meta).
+ */
+#ifndef PN_RECORDS_H
+#define PN_RECORDS_H
+
+#include "common/util.h"
+#include "passnet.pb-c.h"
+#include "store/store.h"
+
+/* errors table: key = id (16 bytes) + stage name.  One record per place and
+ * stage: a later error for the same place replaces the earlier one. */
+int pn_error_put(pn_writer *w, const pn_key *id, const char *stage, const char *source,
+		 const char *path, const char *msg, char *err);
+int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
+
+/* Packs msg (any protobuf-c message) and puts it under key. */
+int pn_put_msg(pn_writer *w, int table, const void *key, size_t klen, const ProtobufCMessage *msg,
+	       char *err);
+
+/* Id of a place: XXH3-128 of "source\0path". */
+pn_key pn_place_key(const char *source, const char *path);
+
+#endif
