@@ -9,7 +9,9 @@
  *
  * Paths: relative to the source root, '/' separated; a member of an archive
  * is written "<archive path>!<member path>", nested archives repeat the
- * "!" ("zoo/bundle.tar!a.zip!a/model.onnx").
+ * "!" ("zoo/bundle.tar!a.zip!a/model.onnx").  A source that is a single
+ * file or archive is rooted at the folder it sits in, so its paths start
+ * with its file name ("model.onnx", "zoo.tar.gz!a/model.onnx").
  *
  * Archives (.tar, .tar.gz/.tgz, .tar.xz/.txz, .tar.bz2/.tbz2, .zip, and the
  * same found inside archives) are read with libarchive as streams; nothing is
