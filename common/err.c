@@ -48,6 +48,16 @@ void pn_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void pn_error_line(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("passnet: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 void pn_info(const char *fmt, ...)
 {
 	if (pn_quiet)

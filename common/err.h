@@ -23,6 +23,9 @@ extern int pn_quiet;
 extern int pn_json;
 
 void pn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "passnet: error: ..." on stderr for bad input the run records and goes
+ * past (the exit status is not affected). */
+void pn_error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pn_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "passnet: <msg>" on stderr and returns 1 (the exit code). */
 int  pn_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

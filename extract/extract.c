@@ -128,7 +128,7 @@ static int put_model_path(extractor *x, const item *it, int status)
 
 static int commit_failed(extractor *x, item *it)
 {
-	pn_warn("%s: %s: %s", it->u->source, it->u->path, it->result.err);
+	pn_error_line("%s: %s: %s", it->u->source, it->u->path, it->result.err);
 	x->stats->failed++;
 	x->failed++;
 	if (pn_error_put(x->w, &it->place, "extract", it->u->source, it->u->path, it->result.err,
@@ -228,7 +228,7 @@ static int on_unit(void *ud, pn_unit *u)
 static void on_error(void *ud, const char *source, const char *path, const char *msg)
 {
 	extractor *x = ud;
-	pn_warn("%s: %s: %s", source, path, msg);
+	pn_error_line("%s: %s: %s", source, path, msg);
 	x->stats->source_errors++;
 	pn_key id = pn_place_key(source, path);
 	char err[PN_ERRLEN];
@@ -271,7 +271,7 @@ static int verify_checksum(extractor *x)
 		snprintf(msg, sizeof msg, "sha256 mismatch: manifest says %s, file is %s", s->sha256, hex);
 	else
 		return 0;
-	pn_warn("%s: %s: %s", s->name, s->location, msg);
+	pn_error_line("%s: %s: %s", s->name, s->location, msg);
 	x->stats->source_errors++;
 	pn_key id = pn_place_key(s->name, "");
 	return pn_error_put(x->w, &id, "extract", s->name, "", msg, x->err) ? -1 : 1;
