@@ -52,7 +52,8 @@ static int take_globals(int *argc, char **argv, pn_cli *cli)
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			cli->quiet = 1;
 		} else if ((v = pn_opt_value(*argc, argv, &i, "--threads")) ||
-			   (v = pn_opt_value(*argc, argv, &i, "-j"))) {
+			   (v = pn_opt_value(*argc, argv, &i, "-j")) ||
+			   (!strncmp(a, "-j", 2) && a[2] >= '0' && a[2] <= '9' && (v = a + 2))) {
 			cli->threads = atoi(v);
 			if (cli->threads < 1)
 				return pn_die("--threads needs a positive number, got '%s'", v), -1;

@@ -25,6 +25,7 @@ typedef struct item {
 	pn_unit *u;
 	pn_key model, place;
 	int fate;
+	int stored_status;     /* FATE_DUPLICATE: status of the stored model */
 	pn_ingest result;
 } item;
 
@@ -57,8 +58,9 @@ static int folder_list(void *ud, const char *rel, char ***names, char *err)
 
 /* --- screening: which units need decoding ----------------------------------------- */
 
-/* (source, path) of a stored model, to pick the canonical place. */
-static int stored_place(pn_writer *w, const pn_key *mk, char **source, char **path)
+/* (source, path) of a stored model, to pick the canonical place, and its
+ * status, which every place holding the same bytes shares. */
+static int stored_place(pn_writer *w, const pn_key *mk, char **source, char **path, int *status)
 {
 	pn_bytes v;
 	if (pn_wget(w, PN_T_MODELS, mk->b, 16, &v) != 0)
@@ -68,6 +70,8 @@ static int stored_place(pn_writer *w, const pn_key *mk, char **source, char **pa
 		return -1;
 	*source = strdup(m->source ? m->source : "");
 	*path = strdup(m->path ? m->path : "");
+	if (status)
+		*status = (int)m->status;
 	passnet__model__free_unpacked(m, NULL);
 	return 0;
 }
@@ -99,7 +103,7 @@ static int screen(extractor *x, item *it)
 	if (known_place(x->w, it))
 		return FATE_KNOWN;
 	char *s = NULL, *p = NULL;
-	int rc = stored_place(x->w, &it->model, &s, &p);
+	int rc = stored_place(x->w, &it->model, &s, &p, &it->stored_status);
 	int fate = FATE_DECODE;
 	if (rc == 0 && !place_less(it->u->source, it->u->path, s, p))
 		fate = FATE_DUPLICATE;
@@ -142,7 +146,7 @@ static int commit_failed(extractor *x, item *it)
 static int commit_ok(extractor *x, item *it)
 {
 	char *s = NULL, *p = NULL;
-	int have = stored_place(x->w, &it->model, &s, &p) == 0;
+	int have = stored_place(x->w, &it->model, &s, &p, NULL) == 0;
 	int replace = !have || place_less(it->u->source, it->u->path, s, p);
 	free(s);
 	free(p);
@@ -169,7 +173,7 @@ static int commit(extractor *x, item *it)
 	if (it->fate == FATE_DUPLICATE) {
 		x->stats->duplicates++;
 		x->ok++;
-		return put_model_path(x, it, PASSNET__MODEL_STATUS__MODEL_OK);
+		return put_model_path(x, it, it->stored_status);
 	}
 	if (it->result.status == PASSNET__MODEL_STATUS__MODEL_FAILED)
 		return commit_failed(x, it);

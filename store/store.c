@@ -627,6 +627,11 @@ int pn_writer_open(pn_store *s, pn_writer **out, size_t batch_bytes, char *err)
 	if (!w)
 		return pn_fail(err, "store %s: out of memory", s->path);
 	w->s = s;
+	/* PASSNET_WRITE_BATCH shrinks the default so tests can kill a run
+	 * between many small commits. */
+	const char *env = getenv("PASSNET_WRITE_BATCH");
+	if (!batch_bytes && env && atoll(env) > 0)
+		batch_bytes = (size_t)atoll(env);
 	w->batch_bytes = batch_bytes ? batch_bytes : PN_BATCH_BYTES;
 	s->writer = w;
 	*out = w;
