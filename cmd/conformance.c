@@ -10,7 +10,6 @@
  * a new failure or a listed case that now passes both fail the run, which
  * keeps the list of known failures honest.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,20 +24,24 @@
 #include "exec/compare.h"
 #include "exec/exec.h"
 #include "extract/onnx.h"
+#include "extract/sources.h"
 
 static const char usage[] =
-	"usage: passnet conformance [--expect FILE] [--filter TEXT] [--no-fork] DIR...\n"
+	"usage: passnet conformance [--expect FILE] [--filter TEXT] [--rtol R] [--atol A]\n"
+	"                           [--no-fork] SOURCE...\n"
 	"\n"
-	"Runs ONNX backend-test cases: each DIR is a case (model.onnx beside\n"
-	"test_data_set_N/) or a folder of cases.  Prints one line per case and\n"
-	"'N passed, N failed'.\n"
+	"Runs ONNX backend-test cases: every model found in the SOURCEs (folders,\n"
+	"archives, model-zoo layouts) that has test_data_set_N/ folders beside it\n"
+	"is run on each set and its outputs compared with the expected ones.\n"
+	"Prints one line per case and 'N passed, N failed' (models without test\n"
+	"data are skipped and counted apart).\n"
 	"  --expect FILE  known failures, one 'case<TAB>reason' per line; exit 0\n"
 	"                 only if the failures are exactly these\n"
 	"  --filter TEXT  only cases whose name contains TEXT\n"
+	"  --rtol R, --atol A  tolerance (default 1e-3 and 1e-7, as the ONNX\n"
+	"                 backend tests use)\n"
 	"  --no-fork      run cases in this process (for debugging)\n";
 
-#define CONF_RTOL 1e-3
-#define CONF_ATOL 1e-7
 #define CONF_TIMEOUT 60
 
 typedef struct expect {
@@ -47,21 +50,64 @@ typedef struct expect {
 	uint8_t *seen;
 } expect;
 
-/* Runs one case; writes "PASS ..." or "FAIL ..." (without the name) to line. */
-static int run_case(const char *dir, int threads, char *line, size_t cap)
+typedef struct conf {
+	int passed, failed, skipped, unexpected_fail, unexpected_pass;
+	const char *filter;
+	int fork, threads;
+	double rtol, atol;
+	expect *ex;
+	const char *source;   /* the SOURCE argument being walked */
+} conf;
+
+enum { CASE_PASS, CASE_FAIL, CASE_SKIP };
+
+static int folder_read(void *ud, const char *rel, void **data, size_t *len, char *err)
+{
+	return pn_folder_read(ud, rel, data, len, err);
+}
+
+static int folder_list(void *ud, const char *rel, char ***names, char *err)
+{
+	return pn_folder_list(ud, rel, names, err);
+}
+
+/* Compares every output of one run with its expected value. */
+static int check_outputs(const conf *c, const pn_graph *g, const pn_testset *ts, pn_tensor **outs,
+			 double *max_abs, double *max_rel, char *line, size_t cap)
+{
+	if (ts->n_outputs > g->n_outputs) {
+		snprintf(line, cap, "FAIL expected %d outputs, graph has %d", ts->n_outputs, g->n_outputs);
+		return -1;
+	}
+	for (int k = 0; k < ts->n_outputs; k++) {
+		pn_cmp r;
+		if (pn_compare(outs[k], ts->outputs[k], c->rtol, c->atol, &r)) {
+			snprintf(line, cap, "FAIL output %d (%s): %s: %s", k, g->values[g->outputs[k]].name,
+				 pn_cmp_class_name(r.cls), r.what);
+			return -1;
+		}
+		*max_abs = r.max_abs > *max_abs ? r.max_abs : *max_abs;
+		*max_rel = r.max_rel > *max_rel ? r.max_rel : *max_rel;
+	}
+	return 0;
+}
+
+/* Runs one case; writes "PASS ...", "FAIL ..." or "SKIP ..." to line. */
+static int run_case(const conf *c, const pn_unit *u, char *line, size_t cap)
 {
 	char err[PN_ERRLEN] = "";
 	pn_model *m = NULL;
-	if (pn_model_load_path(dir, 1, &m, err)) {
+	pn_fileio io = {folder_read, folder_list, u->folder};
+	if (pn_model_load(u->bytes, u->len, &io, 1, &m, err)) {
 		snprintf(line, cap, "FAIL load: %s", err);
-		return 1;
+		return CASE_FAIL;
 	}
 	if (!m->n_testsets) {
 		pn_model_free(m);
-		snprintf(line, cap, "FAIL no test_data_set_N folder");
-		return 1;
+		snprintf(line, cap, "SKIP no test_data_set_N folder");
+		return CASE_SKIP;
 	}
-	pn_exec_opts o = {.seed = 1, .threads = threads};
+	pn_exec_opts o = {.seed = 1, .threads = c->threads};
 	pn_session *s = NULL;
 	int bad = pn_session_new(m->graph, &o, &s, err);
 	double max_abs = 0, max_rel = 0;
@@ -72,24 +118,8 @@ static int run_case(const char *dir, int threads, char *line, size_t cap)
 		if (pn_session_run(s, ts->inputs, ts->n_inputs, outs, err)) {
 			snprintf(line, cap, "FAIL run: %s", err);
 			bad = 1;
-			break;
-		}
-		for (int k = 0; k < ts->n_outputs && !bad; k++) {
-			pn_cmp c;
-			if (k >= g->n_outputs) {
-				snprintf(line, cap, "FAIL expected %d outputs, graph has %d",
-					 ts->n_outputs, g->n_outputs);
-				bad = 1;
-			} else if (pn_compare(outs[k], ts->outputs[k], CONF_RTOL, CONF_ATOL, &c)) {
-				snprintf(line, cap, "FAIL output %d (%s): %s: %s", k,
-					 g->values[g->outputs[k]].name, pn_cmp_class_name(c.cls), c.what);
-				bad = 1;
-			} else {
-				if (c.max_abs > max_abs)
-					max_abs = c.max_abs;
-				if (c.max_rel > max_rel)
-					max_rel = c.max_rel;
-			}
+		} else if (check_outputs(c, g, ts, outs, &max_abs, &max_rel, line, cap)) {
+			bad = 1;
 		}
 		for (int k = 0; k < g->n_outputs; k++) {
 			pn_tensor_free(outs[k]);
@@ -103,21 +133,23 @@ static int run_case(const char *dir, int threads, char *line, size_t cap)
 	free(outs);
 	pn_session_free(s);
 	pn_model_free(m);
-	return bad;
+	return bad ? CASE_FAIL : CASE_PASS;
 }
 
-static int run_case_forked(const char *dir, int threads, char *line, size_t cap)
+/* The child reports its line through a pipe; a crash or the time limit
+ * becomes the case's failure. */
+static int run_case_forked(const conf *c, const pn_unit *u, char *line, size_t cap)
 {
 	int fds[2];
 	if (pipe(fds))
-		return snprintf(line, cap, "FAIL pipe: %s", strerror(errno)), 1;
+		return snprintf(line, cap, "FAIL pipe: %s", strerror(errno)), CASE_FAIL;
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
 		alarm(CONF_TIMEOUT);
 		char buf[1024] = "";
-		run_case(dir, threads, buf, sizeof buf);
+		run_case(c, u, buf, sizeof buf);
 		ssize_t w = write(fds[1], buf, strlen(buf));
 		(void)w;
 		_exit(0);
@@ -138,46 +170,25 @@ static int run_case_forked(const char *dir, int threads, char *line, size_t cap)
 		else
 			snprintf(line, cap, "FAIL no result");
 	}
-	return strncmp(line, "PASS", 4) != 0;
+	return !strncmp(line, "PASS", 4) ? CASE_PASS : !strncmp(line, "SKIP", 4) ? CASE_SKIP : CASE_FAIL;
 }
 
-static int is_case(const char *dir)
+/* Case name: the source folder's name, then the model's folder inside it
+ * ("node/test_abs", "zoo/squeezenet1_1.tar.gz!squeezenet1_1"). */
+static void case_name(const char *source, const char *path, char *out, size_t cap)
 {
-	char p[4096];
-	struct stat st;
-	snprintf(p, sizeof p, "%s/model.onnx", dir);
-	return !stat(p, &st) && S_ISREG(st.st_mode);
+	char src[4096];
+	snprintf(src, sizeof src, "%s", source);
+	size_t l = strlen(src);
+	while (l > 1 && src[l - 1] == '/')
+		src[--l] = 0;
+	const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		snprintf(out, cap, "%s/%.*s", base, (int)(slash - path), path);
+	else
+		snprintf(out, cap, "%s", base);
 }
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Case name: "<parent>/<case>" as the known-failures list spells it. */
-static void case_name(const char *dir, char *out, size_t cap)
-{
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s", dir);
-	size_t l = strlen(tmp);
-	while (l > 1 && tmp[l - 1] == '/')
-		tmp[--l] = 0;
-	char *last = strrchr(tmp, '/');
-	if (!last) {
-		snprintf(out, cap, "%s", tmp);
-		return;
-	}
-	*last = 0;
-	char *prev = strrchr(tmp, '/');
-	snprintf(out, cap, "%s/%s", prev ? prev + 1 : tmp, last + 1);
-}
-
-typedef struct tally {
-	int passed, failed, unexpected_fail, unexpected_pass;
-	const char *filter;
-	int fork, threads;
-	expect *ex;
-} tally;
 
 static int expect_index(const expect *e, const char *name)
 {
@@ -187,28 +198,24 @@ static int expect_index(const expect *e, const char *name)
 	return -1;
 }
 
-static void one_case(tally *t, const char *dir)
+static void tally_case(conf *c, const char *name, int result, const char *line)
 {
-	char name[512], line[1024];
-	case_name(dir, name, sizeof name);
-	if (t->filter && !strstr(name, t->filter))
-		return;
-	int bad = t->fork ? run_case_forked(dir, t->threads, line, sizeof line)
-			  : run_case(dir, t->threads, line, sizeof line);
-	int ei = expect_index(t->ex, name);
+	int ei = expect_index(c->ex, name);
 	const char *note = "";
 	if (ei >= 0)
-		t->ex->seen[ei] = 1;
-	if (bad) {
-		t->failed++;
-		if (t->ex && ei < 0) {
-			t->unexpected_fail++;
+		c->ex->seen[ei] = 1;
+	if (result == CASE_SKIP) {
+		c->skipped++;
+	} else if (result == CASE_FAIL) {
+		c->failed++;
+		if (c->ex && ei < 0) {
+			c->unexpected_fail++;
 			note = " [UNEXPECTED]";
 		}
 	} else {
-		t->passed++;
+		c->passed++;
 		if (ei >= 0) {
-			t->unexpected_pass++;
+			c->unexpected_pass++;
 			note = " [UNEXPECTED PASS: remove it from the list]";
 		}
 	}
@@ -216,38 +223,27 @@ static void one_case(tally *t, const char *dir)
 	fflush(stdout);
 }
 
-static int walk(tally *t, const char *dir)
+static int on_unit(void *ud, pn_unit *u)
 {
-	if (is_case(dir)) {
-		one_case(t, dir);
-		return 0;
+	conf *c = ud;
+	char name[1024], line[1024];
+	case_name(c->source, u->path, name, sizeof name);
+	if (!c->filter || strstr(name, c->filter)) {
+		int r = c->fork ? run_case_forked(c, u, line, sizeof line)
+				: run_case(c, u, line, sizeof line);
+		tally_case(c, name, r, line);
 	}
-	DIR *d = opendir(dir);
-	if (!d)
-		return pn_die("%s: %s", dir, strerror(errno));
-	char **names = NULL;
-	int n = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char **nn = realloc(names, sizeof(char *) * (size_t)(n + 1));
-		if (!nn)
-			break;
-		names = nn;
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, (size_t)n, sizeof(char *), cmp_names);
-	for (int i = 0; i < n; i++) {
-		char sub[4096];
-		snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
-		if (is_case(sub))
-			one_case(t, sub);
-		free(names[i]);
-	}
-	free(names);
+	pn_unit_free(u);
 	return 0;
+}
+
+static void on_error(void *ud, const char *source, const char *path, const char *msg)
+{
+	conf *c = ud;
+	char name[1024], line[1200];
+	case_name(source, path, name, sizeof name);
+	snprintf(line, sizeof line, "FAIL read: %s", msg);
+	tally_case(c, name, CASE_FAIL, line);
 }
 
 static int read_expect(const char *path, expect *e)
@@ -271,50 +267,66 @@ static int read_expect(const char *path, expect *e)
 	return 0;
 }
 
+static int report(const conf *c, const expect *ex)
+{
+	printf("%d passed, %d failed", c->passed, c->failed);
+	if (c->skipped)
+		printf(", %d skipped (no test data)", c->skipped);
+	printf("\n");
+	if (!c->ex)
+		return c->failed ? 1 : 0;
+	int missing = 0;
+	for (int i = 0; i < ex->n; i++)
+		if (!ex->seen[i] && !c->filter)
+			missing++;
+	if (c->unexpected_fail || c->unexpected_pass)
+		printf("conformance: %d unexpected failures, %d unexpected passes\n",
+		       c->unexpected_fail, c->unexpected_pass);
+	if (missing)
+		printf("conformance: %d listed cases were not found\n", missing);
+	return c->unexpected_fail || c->unexpected_pass || missing ? 1 : 0;
+}
+
 int cmd_conformance(int argc, char **argv, const pn_cli *cli)
 {
 	if (pn_wants_help(argc, argv, usage))
 		return 0;
-	tally t = {.fork = 1, .threads = cli->threads};
+	conf c = {.fork = 1, .threads = cli->threads, .rtol = 1e-3, .atol = 1e-7};
 	expect ex = {0};
 	const char *v;
-	int ndirs = 0;
-	char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+	int nsrc = 0;
+	char **srcs = calloc((size_t)argc + 1, sizeof(char *));
 	for (int i = 1; i < argc; i++) {
 		if ((v = pn_opt_value(argc, argv, &i, "--expect"))) {
 			if (read_expect(v, &ex))
 				return 1;
-			t.ex = &ex;
+			c.ex = &ex;
 		} else if ((v = pn_opt_value(argc, argv, &i, "--filter"))) {
-			t.filter = v;
+			c.filter = v;
+		} else if ((v = pn_opt_value(argc, argv, &i, "--rtol"))) {
+			c.rtol = atof(v);
+		} else if ((v = pn_opt_value(argc, argv, &i, "--atol"))) {
+			c.atol = atof(v);
 		} else if (!strcmp(argv[i], "--no-fork")) {
-			t.fork = 0;
+			c.fork = 0;
 		} else if (argv[i][0] == '-') {
 			fputs(usage, stderr);
 			return 2;
 		} else {
-			dirs[ndirs++] = argv[i];
+			srcs[nsrc++] = argv[i];
 		}
 	}
-	if (!ndirs) {
+	if (!nsrc) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	for (int i = 0; i < ndirs; i++)
-		if (walk(&t, dirs[i]))
-			return 1;
-	free(dirs);
-	printf("%d passed, %d failed\n", t.passed, t.failed);
-	if (!t.ex)
-		return t.failed ? 1 : 0;
-	int missing = 0;
-	for (int i = 0; i < ex.n; i++)
-		if (!ex.seen[i] && !t.filter)
-			missing++;
-	if (t.unexpected_fail || t.unexpected_pass)
-		printf("conformance: %d unexpected failures, %d unexpected passes\n",
-		       t.unexpected_fail, t.unexpected_pass);
-	if (missing)
-		printf("conformance: %d listed cases were not found\n", missing);
-	return t.unexpected_fail || t.unexpected_pass || missing ? 1 : 0;
+	pn_walk_cb cb = {on_unit, on_error, &c};
+	for (int i = 0; i < nsrc; i++) {
+		char err[PN_ERRLEN];
+		c.source = srcs[i];
+		if (pn_source_walk(srcs[i], srcs[i], &cb, err) < 0)
+			return pn_die("%s", err);
+	}
+	free(srcs);
+	return report(&c, &ex);
 }
