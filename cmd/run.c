@@ -27,13 +27,65 @@ static const char usage[] =
 	"  --outputs DIR  write output_N.pb files there (created if missing)\n"
 	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
 	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
+	"  --check-shapes infer every value's shape from the inputs' shapes, then\n"
+	"                 compare with the shapes the run produces (exit 1 on a\n"
+	"                 mismatch; values inference leaves open are counted)\n"
 	"Prints one line per output: name, type, and summary statistics.\n";
 
 typedef struct run_opts {
 	const char *target, *inputs, *outputs;
 	uint64_t seed;
 	pn_dimbind bind;
+	int check_shapes;
 } run_opts;
+
+/* --check-shapes: inferred types beside what the run produced. */
+typedef struct shape_check {
+	const pn_graph *g;
+	pn_infer_result inferred;
+	int checked, unknown, mismatched;
+} shape_check;
+
+static void observe_shape(void *ud, int v, const pn_tensor *t)
+{
+	shape_check *sc = ud;
+	const pn_type *ty = &sc->inferred.v[v].type;
+	if (t->kind != PN_KIND_TENSOR)
+		return;
+	sc->checked++;
+	if (!pn_type_is_static(ty)) {
+		sc->unknown++;
+		return;
+	}
+	int same = ty->rank == t->rank && (!ty->dtype || ty->dtype == t->dtype);
+	for (int i = 0; same && i < t->rank; i++)
+		same = ty->dims[i] == t->dims[i];
+	if (!same) {
+		char a[128], b[128];
+		sc->mismatched++;
+		printf("shape mismatch  %s  inferred %s, produced %s\n", sc->g->values[v].name,
+		       pn_type_desc(ty, a, sizeof a), pn_tensor_desc(t, b, sizeof b));
+	}
+}
+
+static int start_shape_check(shape_check *sc, const pn_graph *g, pn_tensor *const *in, int n,
+			     char *err)
+{
+	pn_type *types = calloc((size_t)g->n_inputs + 1, sizeof(pn_type));
+	for (int i = 0; i < g->n_inputs; i++) {
+		types[i] = g->values[g->inputs[i]].type;
+		if (i < n && in[i] && in[i]->kind == PN_KIND_TENSOR) {
+			types[i].dtype = in[i]->dtype;
+			types[i].rank = in[i]->rank;
+			for (int d = 0; d < in[i]->rank; d++)
+				types[i].dims[d] = in[i]->dims[d];
+		}
+	}
+	sc->g = g;
+	int rc = pn_infer_graph(g, NULL, types, &sc->inferred, err);
+	free(types);
+	return rc;
+}
 
 static int load_target(const run_opts *o, const pn_cli *cli, pn_model **m, char *err)
 {
@@ -169,11 +221,27 @@ static int execute(const run_opts *o, const pn_cli *cli, char *err)
 		rc = random_inputs(g, o, in, err);
 	pn_exec_opts eo = {.seed = o->seed, .threads = cli->threads};
 	pn_session *s = NULL;
+	pn_tensor *const *feed = from_testset ? m->testsets[0].inputs : in;
+	int nfeed = from_testset ? m->testsets[0].n_inputs : g->n_inputs;
+	shape_check sc = {0};
+	if (!rc && o->check_shapes) {
+		rc = start_shape_check(&sc, g, feed, nfeed, err);
+		eo.observe = observe_shape;
+		eo.observe_ud = &sc;
+	}
 	if (!rc)
 		rc = pn_session_new(g, &eo, &s, err);
 	if (!rc)
-		rc = from_testset ? pn_session_run(s, m->testsets[0].inputs, m->testsets[0].n_inputs, out, err)
-				  : pn_session_run(s, in, g->n_inputs, out, err);
+		rc = pn_session_run(s, feed, nfeed, out, err);
+	if (!rc && o->check_shapes) {
+		printf("shapes: %d values checked, %d equal to inference, %d left open by inference, "
+		       "%d mismatched\n", sc.checked, sc.checked - sc.unknown - sc.mismatched, sc.unknown,
+		       sc.mismatched);
+		if (sc.mismatched)
+			rc = pn_fail(err, "%d inferred shapes differ from the executed ones", sc.mismatched);
+	}
+	if (o->check_shapes)
+		pn_infer_result_free(&sc.inferred);
 	for (int i = 0; !rc && i < g->n_outputs; i++)
 		summarise(g->values[g->outputs[i]].name, out[i]);
 	if (!rc && o->outputs)
@@ -200,6 +268,8 @@ int cmd_run(int argc, char **argv, const pn_cli *cli)
 			o.inputs = v;
 		else if ((v = pn_opt_value(argc, argv, &i, "--outputs")))
 			o.outputs = v;
+		else if (!strcmp(argv[i], "--check-shapes"))
+			o.check_shapes = 1;
 		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
 			o.seed = strtoull(v, NULL, 10);
 		else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {

@@ -401,6 +401,10 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 		rc = gather_inputs(r, n, in, err);
 	if (!rc)
 		rc = call_kernel(r, n, in, out, err);
+	const pn_exec_opts *o = &r->s->o;
+	for (int i = 0; !rc && o->observe && !r->parent && i < n->n_out; i++)
+		if (n->out[i] >= 0)
+			o->observe(o->observe_ud, n->out[i], out[i]);
 	for (int i = 0; i < n->n_out && out; i++) {
 		int v = n->out[i];
 		if (!rc && v >= 0) {

@@ -19,6 +19,10 @@
 typedef struct pn_exec_opts {
 	uint64_t seed;     /* weights regenerated from metadata, random ops */
 	int threads;       /* 0 = leave OpenMP's default */
+	/* Called with every value a node of the top-level graph produces, right
+	 * after the node ran (for shape checks and debugging). */
+	void (*observe)(void *ud, int value, const pn_tensor *t);
+	void *observe_ud;
 } pn_exec_opts;
 
 typedef struct pn_session pn_session;
