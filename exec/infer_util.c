@@ -122,6 +122,12 @@ int pn_infer_unary_bool(pn_ictx *c)
 /* Numpy broadcast over every present input; dtype of input 0. */
 int pn_infer_bcast(pn_ictx *c)
 {
+	/* Before opset 7, B broadcasts onto A only with broadcast=1 (aligned at
+	 * `axis`, not numpy-style): the output is A's type. */
+	if (c->opset < 7 && c->n_in == 2 && pn_attr_int(c->node, "broadcast", 0)) {
+		pn_iset_like(c, 0, 0, 0);
+		return 0;
+	}
 	const pn_tinfo *first = NULL;
 	pn_type acc;
 	for (int i = 0; i < c->n_in; i++) {
