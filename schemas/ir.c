@@ -308,6 +308,8 @@ void pn_model_free(pn_model *m)
 			pn_tensor_free(m->testsets[i].inputs[k]);
 		for (int k = 0; k < m->testsets[i].n_outputs; k++)
 			pn_tensor_free(m->testsets[i].outputs[k]);
+		free(m->testsets[i].inputs);
+		free(m->testsets[i].outputs);
 	}
 	pn_arena_free(&m->arena);
 	free(m);
