@@ -287,7 +287,7 @@ int pn_infer_STFT(pn_ictx *c)
 {
 	const pn_tinfo *x = pn_iin(c, 0), *win = pn_iin(c, 2);
 	int dt = x ? x->type.dtype : PN_UNDEFINED;
-	if (!x || x->type.rank != 3) {
+	if (!x || (x->type.rank != 3 && x->type.rank != 2)) {
 		if (x && x->type.rank >= 0)
 			return pn_ifail(c, "signal must be [batch, length, 1 or 2]");
 		pn_iset(c, 0, dt, 4, (int64_t[]){-1, -1, -1, 2});
@@ -309,11 +309,13 @@ int pn_infer_STFT(pn_ictx *c)
 static int stft_read(pn_kctx *k, stft_shape *s)
 {
 	const pn_tensor *x = k->in[0], *step = k->in[1], *win = pn_kin(k, 2), *fl = pn_kin(k, 3);
-	if (!float_dtype(x->dtype) || x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2))
+	/* [batch, length] is taken as real too (ONNX Runtime accepts it). */
+	if (!float_dtype(x->dtype) || x->rank < 2 || x->rank > 3 ||
+	    (x->rank == 3 && x->dims[2] != 1 && x->dims[2] != 2))
 		return pn_kfail(k, "signal must be float [batch, length, 1 or 2]");
 	s->batch = x->dims[0];
 	s->len = x->dims[1];
-	s->C = x->dims[2];
+	s->C = x->rank == 3 ? x->dims[2] : 1;
 	if (step->numel != 1 || !pn_dtype_is_int(step->dtype) || (s->step = pn_tensor_get_i64(step, 0)) < 1)
 		return pn_kfail(k, "frame_step must be one positive integer");
 	if (win && win->rank != 1)
