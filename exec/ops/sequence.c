@@ -254,6 +254,10 @@ int pn_infer_Sequence(pn_ictx *c)
 		iset_seq(c, 0, (int)pn_attr_int(c->node, "dtype", PN_FLOAT));
 		return 0;
 	case PN_OP_SequenceInsert:
+		/* An empty sequence takes the inserted tensor's dtype (see the
+		 * kernel), so that is the better guess. */
+		iset_seq(c, 0, in_dtype(c, 1) ? in_dtype(c, 1) : in_dtype(c, 0));
+		return 0;
 	case PN_OP_SequenceErase:
 	case PN_OP_SplitToSequence:
 		iset_seq(c, 0, in_dtype(c, 0));
