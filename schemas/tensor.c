@@ -235,6 +235,8 @@ pn_tensor *pn_tensor_clone(const pn_tensor *src)
 	t->items = NULL;
 	t->n_items = 0;
 	t->owns = 1;
+	t->pooled = 0;   /* the copy's data is malloc'd, never a pool buffer */
+	t->cap = 0;
 	if (src->kind == PN_KIND_TENSOR || (src->kind == PN_KIND_OPTIONAL && !src->none &&
 					    src->elem_kind == PN_KIND_TENSOR)) {
 		size_t n = pn_tensor_nbytes(src);
