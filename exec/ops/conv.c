@@ -395,7 +395,7 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 		return 0;
 	}
 	const int64_t np = pn_conv_cols(rows, g->osp);
-	float *col = malloc(sizeof(float) * (size_t)(rows * np));
+	float *col = malloc(sizeof(float) * (size_t)(rows * np + 1));
 	if (!col)
 		return pn_kfail(k, "out of memory (im2col %lld x %lld)", (long long)rows, (long long)np);
 	for (int64_t n = 0; n < g->N; n++)
@@ -419,7 +419,7 @@ static int conv_f64(pn_kctx *k, const pn_conv_geom *g, const double *x, const do
 		    const double *b, double *y)
 {
 	const int64_t rows = g->Cg * g->ksz, np = pn_conv_cols(rows, g->osp);
-	double *col = malloc(sizeof(double) * (size_t)(rows * np));
+	double *col = malloc(sizeof(double) * (size_t)(rows * np + 1));
 	if (!col)
 		return pn_kfail(k, "out of memory (im2col %lld x %lld)", (long long)rows, (long long)np);
 	for (int64_t n = 0; n < g->N; n++)
@@ -500,7 +500,7 @@ static int convT_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const fl
 		     const float *b, float *y)
 {
 	const int64_t rows = g->Mg * g->ksz, np = pn_conv_cols(rows, g->isp);
-	float *col = malloc(sizeof(float) * (size_t)(rows * np));
+	float *col = malloc(sizeof(float) * (size_t)(rows * np + 1));
 	if (!col)
 		return pn_kfail(k, "out of memory (col2im %lld x %lld)", (long long)rows, (long long)np);
 	fill_bias_f32(g, b, y);

@@ -66,10 +66,10 @@ static int conv_acc(pn_kctx *k, const pn_conv_geom *g, const pn_tensor *x, const
 	if (bias && (bias->dtype != PN_INT32 || bias->numel != g->M))
 		return pn_kfail(k, "bias must be int32[%lld]", (long long)g->M);
 	const int64_t rows = g->Cg * g->ksz, np = pn_conv_cols(rows, g->osp);
-	int32_t xz, *wz = malloc(sizeof(int32_t) * (size_t)g->M);
+	int32_t xz, *wz = malloc(sizeof(int32_t) * (size_t)(g->M + 1));
 	int32_t *xs = malloc(sizeof(int32_t) * (size_t)(x->numel + 1));
 	int32_t *ws = malloc(sizeof(int32_t) * (size_t)(w->numel + 1));
-	int32_t *col = malloc(sizeof(int32_t) * (size_t)(rows * np));
+	int32_t *col = malloc(sizeof(int32_t) * (size_t)(rows * np + 1));
 	int rc = (!wz || !xs || !ws || !col) ? pn_kfail(k, "out of memory") : 0;
 	if (!rc && xzp && xzp->numel > 1)
 		rc = pn_kfail(k, "x_zero_point must be a scalar");

@@ -161,7 +161,7 @@ static int plan_tables(pool_plan *pp)
 {
 	const pn_window *w = &pp->w;
 	int64_t total = w->out[0] + w->out[1] + w->out[2];
-	pp->mem = malloc(sizeof(int64_t) * (size_t)(3 * total));
+	pp->mem = malloc(sizeof(int64_t) * (size_t)(3 * total + 1));
 	if (!pp->mem)
 		return -1;
 	int64_t *m = pp->mem;

@@ -153,23 +153,30 @@ static int plan_sizes(rs_plan *p, const pn_node *node, int opset, const int *axe
 	int pol = aspect_policy(node, opset, err);
 	if (pol < 0)
 		return -1;
-	double common = pol == 1 ? INFINITY : 0;
+	int in_known = 1;
 	for (int i = 0; i < na; i++) {
+		if (sz[i] < 0)
+			return pn_fail(err, "negative size %g", sz[i]);
+		in_known &= p->in[axes[i]] >= 0;
+	}
+	/* Stretching gives the sizes as they are; the aspect-ratio policies
+	 * need the input sizes to pick one common scale. */
+	double common = pol == 1 ? INFINITY : 0;
+	for (int i = 0; i < na && in_known; i++) {
 		double s = sz[i] / (double)p->in[axes[i]];
 		common = pol == 1 ? fmin(common, s) : fmax(common, s);
 	}
 	for (int i = 0; i < na; i++) {
 		int a = axes[i];
-		if (pol) {
-			p->scale[a] = common;
-			p->out[a] = (int64_t)round(common * (double)p->in[a]);
-		} else {
-			if (sz[i] < 0)
-				return pn_fail(err, "negative size %g", sz[i]);
+		if (!pol) {
 			p->out[a] = (int64_t)sz[i];
-			p->scale[a] = (double)p->out[a] / (double)p->in[a];
+			p->scale[a] = in_known ? (double)p->out[a] / (double)p->in[a] : 1;
+			p->lout[a] = (double)p->out[a];
+		} else {
+			p->scale[a] = in_known ? common : 1;
+			p->out[a] = in_known ? (int64_t)round(common * (double)p->in[a]) : -1;
+			p->lout[a] = p->scale[a] * (double)p->in[a];
 		}
-		p->lout[a] = pol ? p->scale[a] * (double)p->in[a] : (double)p->out[a];
 	}
 	return 0;
 }
@@ -237,9 +244,6 @@ static int plan_init(rs_plan *p, const pn_node *node, int opset, int rank, const
 		if (read_values(ri->sizes, v, PN_MAX_RANK) != na)
 			return pn_fail(err, "sizes has %lld values, expected %d",
 				       (long long)ri->sizes->numel, na);
-		for (int i = 0; i < na; i++)
-			if (in[axes[i]] < 0)
-				return 0;   /* shapes not known yet */
 		return plan_sizes(p, node, opset, axes, na, v, err);
 	}
 	if (!ri->scales || !ri->scales->numel)
@@ -294,7 +298,8 @@ int pn_infer_Resize(pn_ictx *c)
 	int s_roi, s_scales, s_sizes;
 	input_slots(c->node, c->opset, &s_roi, &s_scales, &s_sizes);
 	rs_inputs ri = {0};
-	ri.roi = known(c, s_roi, &ri.unknown);
+	int roi_unknown = 0;   /* the RoI never changes the output shape */
+	ri.roi = known(c, s_roi, &roi_unknown);
 	ri.scales = known(c, s_scales, &ri.unknown);
 	ri.sizes = known(c, s_sizes, &ri.unknown);
 	rs_plan p;

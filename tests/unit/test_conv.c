@@ -20,6 +20,7 @@
 
 #include "common/err.h"
 #include "exec/exec.h"
+#include "exec/infer.h"
 #include "schemas/ops.h"
 
 typedef struct conv_case {
@@ -277,10 +278,70 @@ static void test_threads_bitwise(void **state)
 	check_threads(&tr);
 }
 
+/* --- inference with partly known shapes --------------------------------------------- */
+
+int pn_infer_Conv(pn_ictx *c);
+int pn_infer_Resize(pn_ictx *c);
+
+static pn_tinfo tinfo(int dtype, int rank, const int64_t *dims, const pn_tensor *value)
+{
+	pn_tinfo t;
+	memset(&t, 0, sizeof(t));
+	t.type.dtype = dtype;
+	t.type.rank = rank;
+	for (int i = 0; i < rank; i++)
+		t.type.dims[i] = dims[i];
+	t.value = value;
+	return t;
+}
+
+static void test_infer_unknown_dims(void **state)
+{
+	(void)state;
+	char err[PN_ERRLEN] = "";
+	/* Conv: unknown batch and height stay unknown, the rest is computed. */
+	conv_case cc = {"infer", 0, 2, 1, 3, 8, 1, {0, 0}, {3, 3}, {2, 2}, ONES, {1, 1}, {1, 1}, 0};
+	node_buf b;
+	make_node(&cc, &b);
+	pn_tinfo x = tinfo(PN_FLOAT, 4, (int64_t[]){-1, 3, -1, 224}, NULL);
+	pn_tinfo w = tinfo(PN_FLOAT, 4, (int64_t[]){8, 3, 3, 3}, NULL);
+	const pn_tinfo *in[2] = {&x, &w};
+	pn_tinfo out[1];
+	pn_ictx c = {.node = &b.n, .opset = 13, .n_in = 2, .n_out = 1, .in = in, .out = out, .err = err};
+	assert_int_equal(pn_infer_Conv(&c), 0);
+	assert_int_equal(out[0].type.rank, 4);
+	assert_true(out[0].type.dims[0] == -1 && out[0].type.dims[1] == 8);
+	assert_true(out[0].type.dims[2] == -1 && out[0].type.dims[3] == 112);
+
+	/* Resize with known sizes fixes the output even when X's dims are not. */
+	pn_node rn = {.name = "r", .op_type = "Resize", .domain = "", .op = PN_OP_Resize, .opset = 13,
+		      .n_in = 4, .n_out = 1};
+	pn_tensor *sizes = pn_tensor_new(PN_INT64, 1, (int64_t[]){4});
+	int64_t sv[4] = {1, 3, 64, 48};
+	memcpy(sizes->data, sv, sizeof(sv));
+	pn_tinfo rx = tinfo(PN_FLOAT, 4, (int64_t[]){-1, 3, -1, -1}, NULL);
+	pn_tinfo rs = tinfo(PN_INT64, 1, (int64_t[]){4}, sizes);
+	const pn_tinfo *rin[4] = {&rx, NULL, NULL, &rs};
+	c = (pn_ictx){.node = &rn, .opset = 13, .n_in = 4, .n_out = 1, .in = rin, .out = out, .err = err};
+	assert_int_equal(pn_infer_Resize(&c), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(out[0].type.dims[i], sv[i]);
+	/* ... and unknown scales leave the spatial dims unknown. */
+	pn_tinfo sc = tinfo(PN_FLOAT, 1, (int64_t[]){4}, NULL);
+	const pn_tinfo *rin2[3] = {&rx, NULL, &sc};
+	c.in = rin2;
+	c.n_in = 3;
+	assert_int_equal(pn_infer_Resize(&c), 0);
+	assert_int_equal(out[0].type.rank, 4);
+	assert_int_equal(out[0].type.dims[2], -1);
+	pn_tensor_free(sizes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conv_vs_naive),
+		cmocka_unit_test(test_infer_unknown_dims),
 		cmocka_unit_test(test_threads_bitwise),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
