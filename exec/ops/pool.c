@@ -206,6 +206,19 @@ static int plan_tables(pool_plan *pp)
 			for (int64_t ow = 0; ow < OW; ow++, oi++) {                              \
 				int64_t xs = ow * w->s[2] - w->pb[2];                            \
 				int64_t xl = pp->lo[2][ow], xh = pp->hi[2][ow];                  \
+				if (pp->kind == POOL_MAX && !ind) {                              \
+					T best = LOWEST;                                         \
+					for (int64_t kz = zl; kz < zh; kz++) {                   \
+						int64_t iz = zs + kz * w->d[0];                  \
+						for (int64_t ky = yl; ky < yh; ky++) {           \
+							const T *row = xp + (iz * IH + ys + ky * w->d[1]) * IW + xs; \
+							for (int64_t kx = xl; kx < xh; kx++)     \
+								best = row[kx * w->d[2]] > best ? row[kx * w->d[2]] : best; \
+						}                                                \
+					}                                                        \
+					y[oi] = best;                                            \
+					continue;                                                \
+				}                                                                \
 				if (pp->kind == POOL_MAX) {                                      \
 					T best = LOWEST;                                         \
 					int64_t bz = 0, by = 0, bx = 0;                          \
@@ -287,9 +300,11 @@ static int pool_run(pn_kctx *k)
 	for (int i = 0; i < w.n; i++)
 		dims[2 + i] = w.out[i];
 	pn_tensor *y = pn_out_alloc(k, 0, x->dtype, x->rank, dims);
-	pn_tensor *ind = k->n_out > 1 && pp.kind == POOL_MAX ? pn_out_alloc(k, 1, PN_INT64, x->rank, dims)
-							      : NULL;
-	if (!y || (k->n_out > 1 && pp.kind == POOL_MAX && !ind))
+	/* Indices only when the node names that output (an empty slot gets a
+	 * scratch tensor nobody reads). */
+	int want_ind = pp.kind == POOL_MAX && k->n_out > 1 && k->node->n_out > 1 && k->node->out[1] >= 0;
+	pn_tensor *ind = want_ind ? pn_out_alloc(k, 1, PN_INT64, x->rank, dims) : NULL;
+	if (!y || (want_ind && !ind))
 		return -1;
 	if (plan_tables(&pp))
 		return pn_kfail(k, "out of memory");
