@@ -56,7 +56,7 @@ static int read_ints(const pn_node *node, const char *name, int n, int64_t dflt,
 
 /* Strides, dilations and explicit pads, common to both directions. */
 static int read_common(pn_window *w, const pn_node *node, int n, const int64_t *in,
-		       const int64_t *k, int no_dil, char *err)
+		       const int64_t *k, char *err)
 {
 	if (n < 1 || n > PN_WIN_MAX)
 		return pn_fail(err, "%d spatial dims (1..%d supported)", n, PN_WIN_MAX);
@@ -69,12 +69,8 @@ static int read_common(pn_window *w, const pn_node *node, int n, const int64_t *
 	}
 	if (read_ints(node, "strides", n, 1, w->s, 1, err))
 		return -1;
-	if (no_dil) {
-		for (int i = 0; i < n; i++)
-			w->d[i] = 1;
-	} else if (read_ints(node, "dilations", n, 1, w->d, 1, err)) {
+	if (read_ints(node, "dilations", n, 1, w->d, 1, err))
 		return -1;
-	}
 	int64_t pads[2 * PN_WIN_MAX];
 	if (read_ints(node, "pads", 2 * n, 0, pads, 0, err))
 		return -1;
@@ -89,7 +85,7 @@ int pn_win_forward(pn_window *w, const pn_node *node, int n, const int64_t *in, 
 		   int flags, char *err)
 {
 	int ap = auto_pad(node, err);
-	if (ap < 0 || read_common(w, node, n, in, k, flags & PN_WIN_NO_DIL, err))
+	if (ap < 0 || read_common(w, node, n, in, k, err))
 		return -1;
 	for (int i = 0; i < n; i++) {
 		if (k[i] == 0 || k[i] < -1)
@@ -130,7 +126,7 @@ int pn_win_transpose(pn_window *w, const pn_node *node, int n, const int64_t *in
 		     const int64_t *k, char *err)
 {
 	int ap = auto_pad(node, err);
-	if (ap < 0 || read_common(w, node, n, in, k, 0, err))
+	if (ap < 0 || read_common(w, node, n, in, k, err))
 		return -1;
 	int64_t opad[PN_WIN_MAX], oshape[PN_MAX_RANK + 1];
 	if (read_ints(node, "output_padding", n, 0, opad, 0, err))

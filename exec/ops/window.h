@@ -27,12 +27,12 @@ typedef struct pn_window {
 	int64_t pe[PN_WIN_MAX];         /* padding after */
 } pn_window;
 
-enum { PN_WIN_CEIL = 1, PN_WIN_NO_DIL = 2 };
+enum { PN_WIN_CEIL = 1 };
 
 /* Forward window (Conv, pools): reads strides, dilations, pads and auto_pad
  * from the node, takes kernel sizes k[] (-1 unknown) and input sizes in[]
  * (-1 unknown), and fills the output sizes.  flags: PN_WIN_CEIL for
- * ceil_mode, PN_WIN_NO_DIL for ops that have no dilations attribute.
+ * ceil_mode.
  * -1 with a message in err for invalid attributes or a window that does not
  * fit the padded input. */
 int pn_win_forward(pn_window *w, const pn_node *node, int n, const int64_t *in, const int64_t *k,
