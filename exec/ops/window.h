@@ -1,0 +1,58 @@
+/*
+ * window.h - sliding-window geometry shared by the Conv and pooling families
+ * (exec/ops/conv*.c, pool.c), and the float32 staging buffers their kernels
+ * use for float16/bfloat16/int8 tensors.
+ *
+ * Kernels work on at most three spatial dims: a 1-D or 2-D window is widened
+ * to 3-D by leading dims of size 1 (pn_win_to3), so one loop nest serves
+ * Conv1d, Conv2d and Conv3d alike.
+ */
+#ifndef PN_OPS_WINDOW_H
+#define PN_OPS_WINDOW_H
+
+#include <stdint.h>
+
+#include "schemas/ir.h"
+
+#define PN_WIN_MAX (PN_MAX_RANK - 2)
+
+typedef struct pn_window {
+	int n;                          /* spatial dims */
+	int64_t in[PN_WIN_MAX];         /* input size (-1: unknown) */
+	int64_t out[PN_WIN_MAX];        /* output size (-1: unknown) */
+	int64_t k[PN_WIN_MAX];          /* kernel size */
+	int64_t s[PN_WIN_MAX];          /* stride */
+	int64_t d[PN_WIN_MAX];          /* dilation */
+	int64_t pb[PN_WIN_MAX];         /* padding before */
+	int64_t pe[PN_WIN_MAX];         /* padding after */
+} pn_window;
+
+enum { PN_WIN_CEIL = 1 };
+
+/* Forward window (Conv, pools): reads strides, dilations, pads and auto_pad
+ * from the node, takes kernel sizes k[] (-1 unknown) and input sizes in[]
+ * (-1 unknown), and fills the output sizes.  flags: PN_WIN_CEIL for
+ * ceil_mode.
+ * -1 with a message in err for invalid attributes or a window that does not
+ * fit the padded input. */
+int pn_win_forward(pn_window *w, const pn_node *node, int n, const int64_t *in, const int64_t *k,
+		   int flags, char *err);
+
+/* Transposed window (ConvTranspose): also reads output_padding and
+ * output_shape; out[] is the ConvTranspose output size. */
+int pn_win_transpose(pn_window *w, const pn_node *node, int n, const int64_t *in,
+		     const int64_t *k, char *err);
+
+/* Copy of w widened to three spatial dims; -1 if w has more than three. */
+int pn_win_to3(const pn_window *w, pn_window *w3);
+
+/* float32 view of t's contents: t->data itself for float32, else a malloc'd
+ * converted copy (free it when it is not t->data).  Handles float16,
+ * bfloat16, int8 and uint8 (exactly representable); NULL when out of memory
+ * or for other dtypes. */
+float *pn_win_load_f32(const pn_tensor *t);
+/* Writes t->numel floats into t (float16, bfloat16, int8, uint8 or float32),
+ * rounding to nearest even and saturating for the integer dtypes. */
+void pn_win_store_f32(pn_tensor *t, const float *src);
+
+#endif
