@@ -482,6 +482,22 @@ int pn_canon(const pn_cgraph *g, uint8_t kind, pn_canon_out *out)
 	return rc;
 }
 
+int pn_canon_colours(const pn_cgraph *g, uint64_t *colours)
+{
+	state s = {.g = g, .nvert = g->nv + g->nn};
+	int rc = build_adjacency(&s);
+	if (!rc) {
+		initial_colours(&s, colours);
+		rc = refine(&s, colours) < 0 ? -1 : 0;
+	}
+	free(s.adj_start);
+	free(s.adj_nb);
+	free(s.adj_tag);
+	free(s.scratch);
+	free(s.sorted);
+	return rc;
+}
+
 void pn_canon_out_free(pn_canon_out *o)
 {
 	free(o->bytes);

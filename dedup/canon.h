@@ -88,6 +88,10 @@ typedef struct pn_canon_out {
 /* kind: a tag byte written after the format version (subgraph, pattern,
  * nested body), so forms of different kinds never compare equal. */
 int  pn_canon(const pn_cgraph *g, uint8_t kind, pn_canon_out *out);
+/* Only the refinement (no tie search): stable colours of every vertex,
+ * values first then nodes, into colours[nv + nn].  Isomorphism-invariant;
+ * partition uses them to order nodes canonically. */
+int  pn_canon_colours(const pn_cgraph *g, uint64_t *colours);
 void pn_canon_out_free(pn_canon_out *o);
 
 #endif

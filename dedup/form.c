@@ -369,6 +369,41 @@ int pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *n
 	return 0;
 }
 
+int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *mask,
+		    uint64_t *colour, char *err)
+{
+	int n = 0;
+	for (int i = 0; i < g->n_nodes; i++)
+		n += mask[i] != 0;
+	int32_t *nodes = malloc(sizeof(int32_t) * (size_t)(n + 1));
+	builder b;
+	memset(&b, 0, sizeof(b));
+	int rc = nodes ? 0 : -1;
+	n = 0;
+	for (int i = 0; nodes && i < g->n_nodes; i++)
+		if (mask[i])
+			nodes[n++] = i;
+	if (!rc && !init_builder(&b, g, r, PN_LABEL_EXACT, n)) {
+		b.in_cut = mask;
+		for (int i = 0; !rc && i < n; i++)
+			rc = add_node(&b, nodes[i], i);
+		mark_outputs(&b);
+		uint64_t *c = rc ? NULL : malloc(sizeof(uint64_t) * (size_t)(b.cg.nv + n + 1));
+		if (!c || pn_canon_colours(&b.cg, c))
+			rc = -1;
+		for (int i = 0; !rc && i < g->n_nodes; i++)
+			colour[i] = 0;
+		for (int i = 0; !rc && i < n; i++)
+			colour[nodes[i]] = c[b.cg.nv + i];
+		free(c);
+	} else {
+		rc = -1;
+	}
+	pn_arena_free(&b.a);
+	free(nodes);
+	return rc ? pn_fail(err, "node colouring failed (out of memory)") : 0;
+}
+
 void pn_form_free(pn_form *f)
 {
 	free(f->bytes);

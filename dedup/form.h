@@ -35,4 +35,9 @@ int  pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *
 		    pn_form *out, char *err);
 void pn_form_free(pn_form *f);
 
+/* Refined colours of the nodes in mask (IR node -> colour, 0 outside the
+ * mask): equal for nodes no relabelling of the file can tell apart. */
+int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *mask,
+		    uint64_t *colour, char *err);
+
 #endif

@@ -1,0 +1,84 @@
+/*
+ * partition.h - cutting a model graph into candidate subgraphs.
+ *
+ * Strategies work on the model's compute nodes: every top-level node except
+ * Constants and nodes whose outputs constant folding computed (those are
+ * constants of whatever subgraph reads them).  Each strategy is one file and
+ * emits cuts; every cut is convex (no path leaves it and comes back), has at
+ * most PN_CUT_MAX_NODES nodes, PN_CUT_MAX_INPUTS inputs and
+ * PN_CUT_MAX_OUTPUTS outputs.
+ *
+ *   sole    every compute node alone
+ *   window  connected, convex runs of 2..8 nodes of a canonical topological
+ *           order (the order depends on the graph, not the file)
+ *   anchor  each Conv/ConvTranspose/MatMul/Gemm (F_ANCHOR in ops.def) with
+ *           its chain of elementwise producers and consumers
+ *   fusion  groups by TVM's FuseOps rules over the post-dominator tree
+ */
+#ifndef PN_PARTITION_H
+#define PN_PARTITION_H
+
+#include <stdint.h>
+
+#include "exec/infer.h"
+#include "schemas/ir.h"
+
+#define PN_CUT_MAX_NODES 64
+#define PN_CUT_MAX_INPUTS 16
+#define PN_CUT_MAX_OUTPUTS 8
+#define PN_WINDOW_MAX 8
+
+/* The partition view of one model. */
+typedef struct pn_pview {
+	const pn_graph *g;
+	const pn_infer_result *r;
+	uint8_t *compute;        /* node is a compute node */
+	int n;                   /* compute nodes */
+	int32_t *order;          /* compute nodes in canonical topological order */
+	int32_t *rank;           /* node -> position in order, -1 if not compute */
+	uint64_t *colour;        /* node -> canonical colour */
+	int32_t *succ_start, *succ;   /* compute successors of each node */
+	int32_t *pred_start, *pred;   /* compute predecessors */
+	uint32_t *stamp;         /* scratch marks for graph walks (see pn_cut_ok) */
+	uint32_t epoch;
+	int32_t *stack;
+} pn_pview;
+
+int  pn_pview_build(pn_pview *pv, const pn_graph *g, const pn_infer_result *r, char *err);
+void pn_pview_free(pn_pview *pv);
+
+/* A growable list of cuts (node index lists, each sorted ascending). */
+typedef struct pn_cuts {
+	int32_t **nodes;
+	int32_t *len;
+	int n, cap;
+} pn_cuts;
+
+int  pn_cuts_add(pn_cuts *c, const int32_t *nodes, int n);   /* copies, sorts */
+void pn_cuts_free(pn_cuts *c);
+
+/* Checks a cut: convex and within the bounds.  in_cut is a scratch mask of
+ * g->n_nodes bytes, all zero on entry and on return.  (The view's scratch
+ * marks make these calls unsafe to share between threads: one view per
+ * thread.) */
+int pn_cut_ok(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
+/* True if the cut's nodes are connected (ignoring edge direction). */
+int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
+
+typedef int (*pn_strategy_fn)(pn_pview *pv, pn_cuts *out);
+
+typedef struct pn_strategy {
+	const char *name;
+	pn_strategy_fn run;
+} pn_strategy;
+
+extern const pn_strategy pn_strategies[];
+extern const int pn_n_strategies;
+const pn_strategy *pn_strategy_find(const char *name);
+
+int pn_partition_sole(pn_pview *pv, pn_cuts *out);
+int pn_partition_window(pn_pview *pv, pn_cuts *out);
+int pn_partition_anchor(pn_pview *pv, pn_cuts *out);
+int pn_partition_fusion(pn_pview *pv, pn_cuts *out);
+
+#endif
