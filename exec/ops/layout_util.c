@@ -116,6 +116,20 @@ void pn_lay_box_copy(void *dst, const void *src, size_t es, const pn_box *in, in
 		b.rank++;
 	}
 	int r = b.rank;
+	/* Writes run along the last dim; if reads are contiguous along some
+	 * outer dim, make it the tile's row dim so the tile is a transpose
+	 * (blocked) instead of a gather with a huge stride on every element. */
+	if (b.ds[r - 1] == 1 && b.ss[r - 1] != 1 && b.ss[r - 2] != 1) {
+		for (int k = 0; k < r - 2; k++) {
+			if (b.ss[k] != 1)
+				continue;
+			int64_t t;
+			t = b.n[k], b.n[k] = b.n[r - 2], b.n[r - 2] = t;
+			t = b.ds[k], b.ds[k] = b.ds[r - 2], b.ds[r - 2] = t;
+			t = b.ss[k], b.ss[k] = b.ss[r - 2], b.ss[r - 2] = t;
+			break;
+		}
+	}
 	int64_t n0 = b.n[r - 2], n1 = b.n[r - 1], outer = 1;
 	for (int d = 0; d < r - 2; d++)
 		outer *= b.n[d];
