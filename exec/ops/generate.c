@@ -209,14 +209,19 @@ static int range_count(const pn_tensor *s, const pn_tensor *l, const pn_tensor *
 		int64_t a = pn_tensor_get_i64(s, 0), b = pn_tensor_get_i64(l, 0), st = pn_tensor_get_i64(d, 0);
 		if (!st)
 			return -1;
-		int64_t span = b - a, q = span / st;
+		int64_t span, q;
+		if (__builtin_sub_overflow(b, a, &span) || (st == -1 && span == INT64_MIN))
+			return -1;
+		q = span / st;
 		if (q * st != span && ((span < 0) == (st < 0)))
 			q++;        /* ceil of the quotient when the signs agree */
+		if (q > PN_MAX_NUMEL)
+			return -1;
 		*n = q > 0 ? q : 0;
 	} else {
 		double a = pn_tensor_get_f64(s, 0), b = pn_tensor_get_f64(l, 0), st = pn_tensor_get_f64(d, 0);
 		double q = ceil((b - a) / st);
-		if (!st || !isfinite(q))
+		if (!st || !isfinite(q) || q > (double)PN_MAX_NUMEL)
 			return -1;
 		*n = q > 0 ? (int64_t)q : 0;
 	}
@@ -229,7 +234,7 @@ int pn_infer_Range(pn_ictx *c)
 	int64_t n = -1;
 	if (s && l && d && s->value && l->value && d->value &&
 	    range_count(s->value, l->value, d->value, &n))
-		return pn_ifail(c, "start, limit and delta must be scalars, delta nonzero");
+		return pn_ifail(c, "start, limit, delta must be scalars, delta nonzero, count in range");
 	pn_iset(c, 0, s ? s->type.dtype : PN_UNDEFINED, 1, &n);
 	return 0;
 }

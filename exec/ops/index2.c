@@ -245,11 +245,18 @@ static int col_geom_read(const pn_node *n, const pn_tensor *img, const pn_tensor
 			g->str[d] = 1;
 		if (np < 0)
 			g->pad[d] = g->pad[s + d] = 0;
+		if (g->blk[d] < 1 || g->dil[d] < 1 || g->str[d] < 1 || g->img[d] < 0 ||
+		    g->blk[d] > PN_MAX_NUMEL || g->dil[d] > PN_MAX_NUMEL || g->str[d] > PN_MAX_NUMEL ||
+		    g->img[d] > PN_MAX_NUMEL || g->pad[d] < 0 || g->pad[s + d] < 0 ||
+		    g->pad[d] > PN_MAX_NUMEL || g->pad[s + d] > PN_MAX_NUMEL)
+			return pn_fail(err, "block, dilation, stride, pads or image size out of range");
+		if (g->blk[d] > 1 && g->dil[d] > PN_MAX_NUMEL / (g->blk[d] - 1))
+			return pn_fail(err, "dilated block too large");
 		int64_t span = g->dil[d] * (g->blk[d] - 1) + 1;
-		if (g->blk[d] < 1 || g->dil[d] < 1 || g->str[d] < 1 || g->img[d] < 0)
-			return pn_fail(err, "block, dilation and stride must be positive");
 		int64_t room = g->img[d] + g->pad[d] + g->pad[s + d] - span;
 		g->nb[d] = room < 0 ? 0 : room / g->str[d] + 1;
+		if (g->K > PN_MAX_NUMEL / g->blk[d] || (g->nb[d] && g->L > PN_MAX_NUMEL / g->nb[d]))
+			return pn_fail(err, "block geometry too large");
 		g->K *= g->blk[d];
 		g->L *= g->nb[d];
 	}

@@ -70,6 +70,8 @@ static int reshape_dims(pn_ictx *c, const pn_type *x, const int64_t *shape, int 
 		if (i != neg) {
 			if (out[i] < 0)
 				known = 0;
+			else if (out[i] && rest > PN_MAX_NUMEL / out[i])
+				return pn_ifail(c, "target shape has too many elements");
 			else
 				rest *= out[i];
 		}
@@ -547,11 +549,12 @@ static void slice_axis(int64_t d, int64_t s, int64_t e, int64_t st, int64_t *sta
 	if (st > 0) {
 		s = s < 0 ? 0 : s > d ? d : s;
 		e = e < 0 ? 0 : e > d ? d : e;
-		*count = e > s ? (e - s + st - 1) / st : 0;
+		*count = e > s ? (e - s - 1) / st + 1 : 0;
 	} else {
 		s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
 		e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-		*count = s > e ? (s - e - st - 1) / -st : 0;
+		/* |st| in unsigned: st may be INT64_MIN */
+		*count = s > e ? (int64_t)((uint64_t)(s - e - 1) / ((uint64_t)-(st + 1) + 1)) + 1 : 0;
 	}
 	*start = s;
 }
@@ -761,8 +764,11 @@ int pn_infer_Tile(pn_ictx *c)
 			      c->err);
 	if (rc < 0)
 		return -1;
-	for (int d = 0; d < x->rank; d++)
+	for (int d = 0; d < x->rank; d++) {
+		if (!rc && x->dims[d] > 0 && rep[d] > PN_MAX_NUMEL / x->dims[d])
+			return pn_ifail(c, "repeat %lld of dim %d is too large", (long long)rep[d], d);
 		out[d] = rc || x->dims[d] < 0 ? -1 : x->dims[d] * rep[d];
+	}
 	pn_iset(c, 0, x->dtype, x->rank, out);
 	return 0;
 }
@@ -797,7 +803,7 @@ int pn_kernel_Tile(pn_kctx *k)
 static int block_size(const pn_node *n, int64_t *b)
 {
 	*b = pn_attr_int(n, "blocksize", 0);
-	return *b > 0 ? 0 : -1;
+	return *b > 0 && *b <= (1 << 20) ? 0 : -1;   /* b*b must not overflow */
 }
 
 int pn_infer_DepthToSpace(pn_ictx *c)
@@ -805,7 +811,7 @@ int pn_infer_DepthToSpace(pn_ictx *c)
 	const pn_type *x = pn_lay_itype(c, 0);
 	int64_t b, out[4];
 	if (block_size(c->node, &b))
-		return pn_ifail(c, "blocksize must be positive");
+		return pn_ifail(c, "blocksize must be in [1, 2^20]");
 	if (!x || x->rank < 0) {
 		pn_iset(c, 0, in_dtype(c, 0), 4, NULL);
 		return 0;
@@ -850,7 +856,7 @@ int pn_infer_SpaceToDepth(pn_ictx *c)
 	const pn_type *x = pn_lay_itype(c, 0);
 	int64_t b, out[4];
 	if (block_size(c->node, &b))
-		return pn_ifail(c, "blocksize must be positive");
+		return pn_ifail(c, "blocksize must be in [1, 2^20]");
 	if (!x || x->rank < 0) {
 		pn_iset(c, 0, in_dtype(c, 0), 4, NULL);
 		return 0;

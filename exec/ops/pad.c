@@ -64,6 +64,9 @@ static int pad_amounts(const pn_node *n, int opset, int rank, const pn_tensor *p
 		int a = pn_axis(axes[i], rank);
 		if (a < 0)
 			return pn_fail(err, "axis %lld out of range", (long long)axes[i]);
+		if (p[i] > PN_MAX_NUMEL || p[i] < -PN_MAX_NUMEL || p[na + i] > PN_MAX_NUMEL ||
+		    p[na + i] < -PN_MAX_NUMEL)
+			return pn_fail(err, "pad amount out of range");
 		pb[a] = p[i];
 		pe[a] = p[na + i];
 	}
