@@ -3,6 +3,7 @@
  * an axis, four outputs) and Col2Im (the inverse of im2col: overlapping
  * patches summed back into an image).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,14 +39,34 @@ int pn_infer_Unique(pn_ictx *c)
 	return 0;
 }
 
+/* Three-way compare of floats that orders NaN after every number and
+ * equal to itself (as numpy's unique does), so sorting stays consistent. */
+static int fcmp(double x, double y)
+{
+	int nx = isnan(x), ny = isnan(y);
+	if (nx || ny)
+		return nx - ny;
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /* Three-way compare of two elements of a dtype (NULL strings are ""). */
 static int elem_cmp(int dtype, const void *a, const void *b)
 {
 #define PN_CMP3(T) { T x, y; memcpy(&x, a, sizeof x); memcpy(&y, b, sizeof y); \
 		     return x < y ? -1 : x > y ? 1 : 0; }
 	switch (dtype) {
-	case PN_FLOAT: PN_CMP3(float)
-	case PN_DOUBLE: PN_CMP3(double)
+	case PN_FLOAT: {
+		float x, y;
+		memcpy(&x, a, 4);
+		memcpy(&y, b, 4);
+		return fcmp(x, y);
+	}
+	case PN_DOUBLE: {
+		double x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		return fcmp(x, y);
+	}
 	case PN_INT8: PN_CMP3(int8_t)
 	case PN_INT16: PN_CMP3(int16_t)
 	case PN_INT32: PN_CMP3(int32_t)
@@ -58,9 +79,8 @@ static int elem_cmp(int dtype, const void *a, const void *b)
 		uint16_t x, y;
 		memcpy(&x, a, 2);
 		memcpy(&y, b, 2);
-		float fx = dtype == PN_FLOAT16 ? pn_f16_to_f32(x) : pn_bf16_to_f32(x);
-		float fy = dtype == PN_FLOAT16 ? pn_f16_to_f32(y) : pn_bf16_to_f32(y);
-		return fx < fy ? -1 : fx > fy ? 1 : 0;
+		return fcmp(dtype == PN_FLOAT16 ? pn_f16_to_f32(x) : pn_bf16_to_f32(x),
+			    dtype == PN_FLOAT16 ? pn_f16_to_f32(y) : pn_bf16_to_f32(y));
 	}
 	case PN_STRING: {
 		const char *x = *(char *const *)a, *y = *(char *const *)b;
