@@ -1,12 +1,14 @@
 /*
  * generate.c - ops that make tensors from attributes or from shapes:
- * Constant, Shape, Size (and, to come: ConstantOfShape, Range, EyeLike,
- * random generators, window functions, MelWeightMatrix).
+ * Constant, Shape, Size, ConstantOfShape, Range, EyeLike (the random
+ * generators, window functions and MelWeightMatrix: generate2.c).
  */
+#include <math.h>
 #include <string.h>
 
 #include "exec/infer.h"
 #include "exec/kernel.h"
+#include "exec/ops/layout.h"
 
 /* --- Constant ------------------------------------------------------------------ */
 
@@ -152,5 +154,162 @@ int pn_infer_Size(pn_ictx *c)
 int pn_kernel_Size(pn_kctx *k)
 {
 	((int64_t *)k->out[0]->data)[0] = pn_numel(k->in[0]->rank, k->in[0]->dims);
+	return 0;
+}
+
+/* --- ConstantOfShape ---------------------------------------------------------------- */
+
+/* The fill value: the 'value' attribute (one element), float 0 by default. */
+static const pn_tensor *cos_value(const pn_node *n)
+{
+	const pn_attr *a = pn_attr_find(n, "value");
+	return a && a->type == PN_ATTR_TENSOR && a->t && a->t->numel == 1 ? a->t : NULL;
+}
+
+int pn_infer_ConstantOfShape(pn_ictx *c)
+{
+	const pn_tensor *v = cos_value(c->node);
+	int dtype = v ? v->dtype : PN_FLOAT;
+	int64_t dims[PN_MAX_RANK + 1];
+	int n = pn_iints(c, 0, dims, PN_MAX_RANK + 1);
+	if (n > PN_MAX_RANK)
+		return pn_ifail(c, "shape has %d dims", n);
+	if (n < 0) {
+		const pn_tinfo *s = pn_iin(c, 0);
+		int r = s && s->type.rank == 1 && s->type.dims[0] >= 0 && s->type.dims[0] <= PN_MAX_RANK
+				? (int)s->type.dims[0] : -1;
+		pn_iset(c, 0, dtype, r, NULL);
+		return 0;
+	}
+	for (int d = 0; d < n; d++)
+		if (dims[d] < 0)
+			return pn_ifail(c, "negative dim %lld", (long long)dims[d]);
+	pn_iset(c, 0, dtype, n, dims);
+	return 0;
+}
+
+int pn_kernel_ConstantOfShape(pn_kctx *k)
+{
+	pn_tensor *o = pn_lay_out(k, 0);
+	if (!o)
+		return -1;
+	const pn_tensor *v = cos_value(k->node);
+	uint8_t zero[16] = {0};
+	if (v && v->dtype == PN_STRING)
+		return pn_kfail(k, "string values are not supported");
+	pn_lay_fill(o->data, v ? v->data : zero, pn_dtype_size(o->dtype), o->numel);
+	return 0;
+}
+
+/* --- Range ---------------------------------------------------------------------- */
+
+/* Element count of a Range, from scalar tensors of one numeric dtype. */
+static int range_count(const pn_tensor *s, const pn_tensor *l, const pn_tensor *d, int64_t *n)
+{
+	if (!s || !l || !d || s->numel != 1 || l->numel != 1 || d->numel != 1)
+		return -1;
+	if (pn_dtype_is_int(s->dtype)) {
+		int64_t a = pn_tensor_get_i64(s, 0), b = pn_tensor_get_i64(l, 0), st = pn_tensor_get_i64(d, 0);
+		if (!st)
+			return -1;
+		int64_t span, q;
+		if (__builtin_sub_overflow(b, a, &span) || (st == -1 && span == INT64_MIN))
+			return -1;
+		q = span / st;
+		if (q * st != span && ((span < 0) == (st < 0)))
+			q++;        /* ceil of the quotient when the signs agree */
+		if (q > PN_MAX_NUMEL)
+			return -1;
+		*n = q > 0 ? q : 0;
+	} else {
+		double a = pn_tensor_get_f64(s, 0), b = pn_tensor_get_f64(l, 0), st = pn_tensor_get_f64(d, 0);
+		double q = ceil((b - a) / st);
+		if (!st || !isfinite(q) || q > (double)PN_MAX_NUMEL)
+			return -1;
+		*n = q > 0 ? (int64_t)q : 0;
+	}
+	return 0;
+}
+
+int pn_infer_Range(pn_ictx *c)
+{
+	const pn_tinfo *s = pn_iin(c, 0), *l = pn_iin(c, 1), *d = pn_iin(c, 2);
+	int64_t n = -1;
+	if (s && l && d && s->value && l->value && d->value &&
+	    range_count(s->value, l->value, d->value, &n))
+		return pn_ifail(c, "start, limit, delta must be scalars, delta nonzero, count in range");
+	pn_iset(c, 0, s ? s->type.dtype : PN_UNDEFINED, 1, &n);
+	return 0;
+}
+
+#define PN_RANGE_INT(T)                                                 \
+	{                                                               \
+		T *p = o->data;                                         \
+		int64_t a = pn_tensor_get_i64(k->in[0], 0), st = pn_tensor_get_i64(k->in[2], 0); \
+		for (int64_t i = 0; i < o->numel; i++)                  \
+			p[i] = (T)(a + i * st);                         \
+		return 0;                                               \
+	}
+
+#define PN_RANGE_FLT(T)                                                 \
+	{                                                               \
+		T *p = o->data;                                         \
+		double a = pn_tensor_get_f64(k->in[0], 0), st = pn_tensor_get_f64(k->in[2], 0); \
+		for (int64_t i = 0; i < o->numel; i++)                  \
+			p[i] = (T)(a + (double)i * st);                 \
+		return 0;                                               \
+	}
+
+int pn_kernel_Range(pn_kctx *k)
+{
+	pn_tensor *o = pn_lay_out(k, 0);
+	if (!o)
+		return -1;
+	switch (o->dtype) {
+	case PN_INT16: PN_RANGE_INT(int16_t)
+	case PN_INT32: PN_RANGE_INT(int32_t)
+	case PN_INT64: PN_RANGE_INT(int64_t)
+	case PN_FLOAT: PN_RANGE_FLT(float)
+	case PN_DOUBLE: PN_RANGE_FLT(double)
+	default:
+		for (int64_t i = 0; i < o->numel; i++)
+			pn_tensor_set_f64(o, i, pn_tensor_get_f64(k->in[0], 0) +
+						(double)i * pn_tensor_get_f64(k->in[2], 0));
+		return 0;
+	}
+}
+
+/* --- EyeLike -------------------------------------------------------------------- */
+
+int pn_infer_EyeLike(pn_ictx *c)
+{
+	const pn_tinfo *x = pn_iin(c, 0);
+	int dtype = (int)pn_attr_int(c->node, "dtype", x ? x->type.dtype : PN_UNDEFINED);
+	if (x && x->type.rank >= 0 && x->type.rank != 2)
+		return pn_ifail(c, "input must be 2-d");
+	pn_iset_like(c, 0, 0, 0);
+	c->out[0].type.dtype = dtype;
+	return 0;
+}
+
+int pn_kernel_EyeLike(pn_kctx *k)
+{
+	pn_tensor *o = pn_lay_out(k, 0);
+	if (!o)
+		return -1;
+	if (o->rank != 2 || o->dtype == PN_STRING)
+		return pn_kfail(k, "output must be a 2-d numeric tensor");
+	/* the bytes of a 1 in the output dtype */
+	uint8_t one[16] = {0};
+	pn_tensor t1 = {.dtype = o->dtype, .numel = 1, .data = one};
+	pn_tensor_set_f64(&t1, 0, 1.0);
+	int64_t R = o->dims[0], C = o->dims[1], kk = pn_attr_int(k->node, "k", 0);
+	size_t es = pn_dtype_size(o->dtype);
+	memset(o->data, 0, pn_tensor_nbytes(o));
+	for (int64_t i = 0; i < R; i++) {
+		int64_t j = i + kk;
+		if (j >= 0 && j < C)
+			memcpy((char *)o->data + (size_t)(i * C + j) * es, one, es);
+	}
 	return 0;
 }
