@@ -85,7 +85,8 @@ char *pn_arena_strndup(pn_arena *a, const char *s, size_t n)
 {
 	char *q = pn_arena_alloc(a, n + 1);
 	if (q) {
-		memcpy(q, s, n);
+		if (n)
+			memcpy(q, s, n);
 		q[n] = 0;
 	}
 	return q;
