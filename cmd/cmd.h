@@ -22,11 +22,19 @@ typedef struct pn_cli {
 	X(show, "show one model")                                                    \
 	X(stats, "summarise the store")                                              \
 	X(doctor, "check the store's invariants")                                    \
+	X(partition, "cut stored models into candidate subgraphs")                  \
+	X(dedup, "hash candidates canonically and store each subgraph once")        \
 	X(run, "run a model on the reference executor")                              \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);
 PN_CMDS(PN_DECLARE_CMD)
+
+struct pn_stage_stats;
+/* Stage runners shared by their commands and `passnet build`. */
+int  pn_run_partition(const pn_cli *cli, char *strategies);
+int  pn_run_dedup(const pn_cli *cli);
+void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
 
 /* True if argv holds -h or --help; prints usage when so. */
 int pn_wants_help(int argc, char **argv, const char *usage);

@@ -345,9 +345,9 @@ int pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *n
 		out->hash = pn_key_of(out->bytes, out->len);
 		out->n_nodes = n;
 		out->approximate = co.approximate;
-		out->ops = malloc(sizeof(char *) * (size_t)(n + 1));
+		out->ops = calloc((size_t)n + 1, sizeof(char *));
 		for (int i = 0; out->ops && i < n; i++)
-			out->ops[i] = g->nodes[nodes[co.node_order[i]]].op_type;
+			out->ops[i] = strdup(g->nodes[nodes[co.node_order[i]]].op_type);
 		count_boundary(out, &b.cg);
 	}
 	pn_arena_free(&b.a);
@@ -406,6 +406,8 @@ int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *
 
 void pn_form_free(pn_form *f)
 {
+	for (int i = 0; f->ops && i < f->n_nodes; i++)
+		free(f->ops[i]);
 	free(f->bytes);
 	free(f->ops);
 	memset(f, 0, sizeof(*f));

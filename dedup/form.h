@@ -24,7 +24,7 @@ typedef struct pn_form {
 	pn_key hash;           /* XXH3-128 of bytes */
 	pn_key pattern;        /* XXH3-128 of the pattern form */
 	int n_nodes;
-	const char **ops;      /* op types in canonical order (point into the IR) */
+	char **ops;            /* op types in canonical order (malloc'd) */
 	int n_inputs, n_outputs, n_consts;
 	int approximate;       /* the tie search hit its budget */
 } pn_form;

@@ -1,0 +1,302 @@
+/*
+ * stage.c - the dedup stage (partition/stage.h): candidates -> subgraphs.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "dedup/form.h"
+#include "exec/infer.h"
+#include "extract/ingest.h"
+#include "partition/stage.h"
+#include "passnet.pb-c.h"
+#include "store/records.h"
+
+#define BATCH_MODELS 16
+
+typedef struct cand {
+	uint8_t *key;          /* candidates key (copy) */
+	size_t klen;
+	Passnet__Candidate *rec;
+	pn_form form;
+	int ok;
+} cand;
+
+typedef struct mjob {
+	uint8_t model[16];
+	cand *c;
+	int n, cap;
+	void *record;
+	size_t len;
+	char err[PN_ERRLEN];
+	int failed;
+} mjob;
+
+typedef struct dplan {
+	mjob *jobs;
+	int n, cap;
+} dplan;
+
+/* Collects candidates without a subgraph hash, grouped by model (the key
+ * prefix, so one pass sees each model's candidates together). */
+static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
+{
+	dplan *p = ud;
+	if (key.len < 21)
+		return 0;
+	const uint8_t *k = key.data;
+	uint32_t idx = (uint32_t)k[key.len - 4] << 24 | (uint32_t)k[key.len - 3] << 16 |
+		       (uint32_t)k[key.len - 2] << 8 | k[key.len - 1];
+	if (idx == PN_CANDIDATE_DONE)
+		return 0;
+	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
+	if (!c)
+		return 0;
+	if (c->has_subgraph) {
+		passnet__candidate__free_unpacked(c, NULL);
+		return 0;
+	}
+	if (!p->n || memcmp(p->jobs[p->n - 1].model, k, 16)) {
+		if (p->n == p->cap) {
+			p->cap = p->cap ? p->cap * 2 : 64;
+			p->jobs = realloc(p->jobs, sizeof(mjob) * (size_t)p->cap);
+		}
+		memset(&p->jobs[p->n], 0, sizeof(mjob));
+		memcpy(p->jobs[p->n].model, k, 16);
+		p->n++;
+	}
+	mjob *j = &p->jobs[p->n - 1];
+	if (j->n == j->cap) {
+		j->cap = j->cap ? j->cap * 2 : 64;
+		j->c = realloc(j->c, sizeof(cand) * (size_t)j->cap);
+	}
+	cand *cd = &j->c[j->n++];
+	memset(cd, 0, sizeof(*cd));
+	cd->key = malloc(key.len);
+	memcpy(cd->key, key.data, key.len);
+	cd->klen = key.len;
+	cd->rec = c;
+	return 0;
+}
+
+static void dedup_model(mjob *j)
+{
+	pn_model *m = NULL;
+	pn_infer_result r;
+	if (pn_model_from_record(j->record, j->len, &m, NULL, j->err)) {
+		j->failed = 1;
+		return;
+	}
+	if (pn_infer_graph(m->graph, NULL, NULL, &r, j->err)) {
+		j->failed = 1;
+		pn_model_free(m);
+		return;
+	}
+	int32_t *nodes = malloc(sizeof(int32_t) * (size_t)(m->graph->n_nodes + 1));
+	for (int i = 0; nodes && i < j->n; i++) {
+		cand *c = &j->c[i];
+		int n = 0, bad = 0;
+		for (size_t k = 0; k < c->rec->n_nodes; k++) {
+			if (c->rec->nodes[k] >= (uint32_t)m->graph->n_nodes)
+				bad = 1;
+			else
+				nodes[n++] = (int32_t)c->rec->nodes[k];
+		}
+		if (bad || !n)
+			continue;
+		c->ok = !pn_form_of_cut(m->graph, &r, nodes, n, &c->form, j->err);
+	}
+	free(nodes);
+	pn_infer_result_free(&r);
+	pn_model_free(m);
+}
+
+/* --- committing ------------------------------------------------------------------------ */
+
+static int put_subgraph(pn_writer *w, const pn_form *f, char *err)
+{
+	Passnet__Subgraph s;
+	passnet__subgraph__init(&s);
+	s.has_version = 1;
+	s.version = PN_SCHEMA_VERSION;
+	s.has_canonical = 1;
+	s.canonical.data = f->bytes;
+	s.canonical.len = f->len;
+	s.has_pattern = 1;
+	s.pattern.data = (uint8_t *)f->pattern.b;
+	s.pattern.len = 16;
+	s.n_ops = (size_t)f->n_nodes;
+	s.ops = (char **)f->ops;
+	s.has_nodes = s.has_inputs = s.has_outputs = s.has_constants = 1;
+	s.nodes = (uint32_t)f->n_nodes;
+	s.inputs = (uint32_t)f->n_inputs;
+	s.outputs = (uint32_t)f->n_outputs;
+	s.constants = (uint32_t)f->n_consts;
+	return pn_put_msg(w, PN_T_SUBGRAPHS, f->hash.b, 16, &s.base, err);
+}
+
+/* 1 = new, 0 = the same computation is stored, -1 = collision or error. */
+static int store_subgraph(pn_writer *w, const pn_form *f, pn_stage_stats *stats, char *err)
+{
+	pn_bytes v;
+	if (pn_wget(w, PN_T_SUBGRAPHS, f->hash.b, 16, &v) != 0) {
+		stats->new_subgraphs++;
+		return put_subgraph(w, f, err) ? -1 : 1;
+	}
+	Passnet__Subgraph *s = passnet__subgraph__unpack(NULL, v.len, v.data);
+	int same = s && s->has_canonical && s->canonical.len == f->len &&
+		   !memcmp(s->canonical.data, f->bytes, f->len);
+	if (s)
+		passnet__subgraph__free_unpacked(s, NULL);
+	if (same)
+		return 0;
+	stats->collisions++;
+	return -2;
+}
+
+static int put_occurrence(pn_writer *w, const mjob *j, const cand *c, char *err)
+{
+	Passnet__Occurrence o;
+	passnet__occurrence__init(&o);
+	o.has_version = 1;
+	o.version = PN_SCHEMA_VERSION;
+	o.has_model = 1;
+	o.model.data = (uint8_t *)j->model;
+	o.model.len = 16;
+	o.strategy = c->rec->strategy;
+	o.has_candidate = 1;
+	const uint8_t *k = c->key + c->klen - 4;
+	o.candidate = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
+	size_t n = passnet__occurrence__get_packed_size(&o);
+	uint8_t buf[512];
+	if (n > sizeof buf)
+		return pn_fail(err, "occurrence record too large");
+	passnet__occurrence__pack(&o, buf);
+	return pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, buf, n, err);
+}
+
+static int commit_candidate(pn_writer *w, mjob *j, cand *c, pn_stage_stats *stats, char *err)
+{
+	char hex[33];
+	if (!c->ok)
+		return 0;
+	int rc = store_subgraph(w, &c->form, stats, err);
+	if (rc == -2) {
+		pn_key_hex(&c->form.hash, hex);
+		char msg[PN_ERRLEN];
+		snprintf(msg, sizeof msg, "hash collision: two different computations hash to %s", hex);
+		pn_error_line("dedup: %s", msg);
+		return pn_error_put(w, &c->form.hash, "dedup", "", hex, msg, err);
+	}
+	if (rc < 0 || put_occurrence(w, j, c, err))
+		return -1;
+	c->rec->has_subgraph = 1;
+	c->rec->subgraph.data = c->form.hash.b;
+	c->rec->subgraph.len = 16;
+	if (c->form.approximate) {
+		c->rec->has_approximate = 1;
+		c->rec->approximate = 1;
+		stats->approximate++;
+	}
+	stats->candidates++;
+	rc = pn_put_msg(w, PN_T_CANDIDATES, c->key, c->klen, &c->rec->base, err);
+	/* the record is freed by protobuf-c: it must not free the form's key */
+	c->rec->has_subgraph = 0;
+	c->rec->subgraph.data = NULL;
+	return rc;
+}
+
+static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
+{
+	if (j->failed) {
+		char hex[33];
+		pn_hex(j->model, 16, hex);
+		pn_error_line("dedup: model %s: %s", hex, j->err);
+		stats->failed++;
+		pn_key id;
+		memcpy(id.b, j->model, 16);
+		return pn_error_put(w, &id, "dedup", "", hex, j->err, err);
+	}
+	stats->models++;
+	for (int i = 0; i < j->n; i++)
+		if (commit_candidate(w, j, &j->c[i], stats, err))
+			return -1;
+	return 0;
+}
+
+static void free_job(mjob *j)
+{
+	for (int i = 0; i < j->n; i++) {
+		free(j->c[i].key);
+		passnet__candidate__free_unpacked(j->c[i].rec, NULL);
+		pn_form_free(&j->c[i].form);
+	}
+	free(j->c);
+	free(j->record);
+	memset(j, 0, sizeof(*j));
+}
+
+static int load_records(pn_store *st, mjob *jobs, int n, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) {
+		pn_bytes v;
+		if (pn_get(t, PN_T_MODELS, jobs[i].model, 16, &v) != 0) {
+			jobs[i].failed = !!pn_fail(jobs[i].err, "model record is missing");
+			continue;
+		}
+		jobs[i].record = malloc(v.len ? v.len : 1);
+		if (!jobs[i].record)
+			rc = pn_fail(err, "out of memory");
+		else
+			memcpy(jobs[i].record, v.data, v.len);
+		jobs[i].len = v.len;
+	}
+	pn_rtxn_end(t);
+	return rc;
+}
+
+int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
+{
+	memset(stats, 0, sizeof(*stats));
+	double t0 = pn_now();
+	dplan p = {0};
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	pn_foreach(t, PN_T_CANDIDATES, NULL, 0, plan_candidate, &p);
+	pn_rtxn_end(t);
+	pn_writer *w = NULL;
+	int rc = pn_writer_open(st, &w, 0, err);
+	pn_progress prog;
+	pn_progress_start(&prog, "dedup", (uint64_t)p.n);
+	for (int b = 0; !rc && b < p.n; b += BATCH_MODELS) {
+		int n = p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS;
+		mjob *jobs = p.jobs + b;
+		rc = load_records(st, jobs, n, err);
+		#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
+		for (int i = 0; i < n; i++)
+			if (!rc && !jobs[i].failed)
+				dedup_model(&jobs[i]);
+		for (int i = 0; i < n && !rc; i++)
+			rc = commit_job(w, &jobs[i], stats, err);
+		pn_progress_step(&prog, (uint64_t)(b + n), NULL);
+	}
+	for (int i = 0; i < p.n; i++)
+		free_job(&p.jobs[i]);
+	free(p.jobs);
+	pn_progress_end(&prog);
+	if (w) {
+		char cerr[PN_ERRLEN];
+		if (pn_writer_close(w, rc ? cerr : err))
+			rc = -1;
+	}
+	stats->seconds = pn_now() - t0;
+	return rc;
+}

@@ -1,0 +1,263 @@
+/*
+ * stage.c - the partition stage (see stage.h).
+ */
+#include "partition/stage.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "exec/infer.h"
+#include "extract/ingest.h"
+#include "partition/partition.h"
+#include "passnet.pb-c.h"
+#include "store/records.h"
+
+#define BATCH_MODELS 32
+
+size_t pn_candidate_key(uint8_t *key, const uint8_t model[16], const char *strategy, uint32_t index)
+{
+	size_t l = strlen(strategy);
+	memcpy(key, model, 16);
+	memcpy(key + 16, strategy, l);
+	key[16 + l] = 0;
+	key[17 + l] = (uint8_t)(index >> 24);
+	key[18 + l] = (uint8_t)(index >> 16);
+	key[19 + l] = (uint8_t)(index >> 8);
+	key[20 + l] = (uint8_t)index;
+	return 21 + l;
+}
+
+/* --- what is left to do ------------------------------------------------------------- */
+
+typedef struct job {
+	uint8_t key[16];
+	unsigned todo;          /* strategies (bit i = pn_strategies[i]) to run */
+	void *record;           /* copy of the model record */
+	size_t len;
+	/* results */
+	pn_cuts cuts[8];
+	char err[PN_ERRLEN];
+	int failed;
+} job;
+
+typedef struct plan {
+	pn_rtxn *t;
+	unsigned wanted;
+	job *jobs;
+	int n, cap;
+} plan;
+
+static int done_marker(pn_rtxn *t, const uint8_t *model, const char *strategy)
+{
+	uint8_t key[64];
+	size_t kl = pn_candidate_key(key, model, strategy, PN_CANDIDATE_DONE);
+	pn_bytes v;
+	return pn_get(t, PN_T_CANDIDATES, key, kl, &v) == 0;
+}
+
+static int plan_model(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)val;
+	plan *p = ud;
+	if (key.len != 16)
+		return 0;
+	unsigned todo = 0;
+	for (int i = 0; i < pn_n_strategies; i++)
+		if ((p->wanted >> i & 1) && !done_marker(p->t, key.data, pn_strategies[i].name))
+			todo |= 1u << i;
+	if (!todo)
+		return 0;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 256;
+		job *j = realloc(p->jobs, sizeof(job) * (size_t)p->cap);
+		if (!j)
+			return -1;
+		p->jobs = j;
+	}
+	job *j = &p->jobs[p->n++];
+	memset(j, 0, sizeof(*j));
+	memcpy(j->key, key.data, 16);
+	j->todo = todo;
+	return 0;
+}
+
+static int load_records(pn_store *st, job *jobs, int n, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) {
+		pn_bytes v;
+		if (pn_get(t, PN_T_MODELS, jobs[i].key, 16, &v) != 0) {
+			rc = pn_fail(err, "model record vanished");
+			break;
+		}
+		jobs[i].record = malloc(v.len ? v.len : 1);
+		if (!jobs[i].record) {
+			rc = pn_fail(err, "out of memory");
+			break;
+		}
+		memcpy(jobs[i].record, v.data, v.len);
+		jobs[i].len = v.len;
+	}
+	pn_rtxn_end(t);
+	return rc;
+}
+
+/* --- the work on one model ---------------------------------------------------------- */
+
+static void partition_model(job *j)
+{
+	pn_model *m = NULL;
+	pn_infer_result r;
+	pn_pview pv;
+	memset(&pv, 0, sizeof(pv));
+	if (pn_model_from_record(j->record, j->len, &m, NULL, j->err)) {
+		j->failed = 1;
+		return;
+	}
+	if (pn_infer_graph(m->graph, NULL, NULL, &r, j->err)) {
+		j->failed = 1;
+		pn_model_free(m);
+		return;
+	}
+	if (pn_pview_build(&pv, m->graph, &r, j->err)) {
+		j->failed = 1;
+	} else {
+		for (int s = 0; s < pn_n_strategies && !j->failed; s++)
+			if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
+				j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
+	}
+	pn_pview_free(&pv);
+	pn_infer_result_free(&r);
+	pn_model_free(m);
+}
+
+/* --- committing ------------------------------------------------------------------------ */
+
+static int put_candidate(pn_writer *w, const job *j, const char *strategy, uint32_t idx,
+			 const int32_t *nodes, int n, char *err)
+{
+	Passnet__Candidate c;
+	passnet__candidate__init(&c);
+	c.has_version = 1;
+	c.version = PN_SCHEMA_VERSION;
+	c.strategy = (char *)strategy;
+	int listed = idx == PN_CANDIDATE_DONE ? 0 : n;
+	uint32_t *nv = malloc(sizeof(uint32_t) * (size_t)(listed + 1));
+	if (!nv)
+		return pn_fail(err, "out of memory");
+	for (int i = 0; i < listed; i++)
+		nv[i] = (uint32_t)nodes[i];
+	c.n_nodes = (size_t)listed;
+	c.nodes = nv;
+	if (idx == PN_CANDIDATE_DONE) {   /* the marker counts, lists nothing */
+		c.has_count = 1;
+		c.count = (uint32_t)n;
+	}
+	uint8_t key[64];
+	size_t kl = pn_candidate_key(key, j->key, strategy, idx);
+	int rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
+	free(nv);
+	return rc;
+}
+
+static int commit_job(pn_writer *w, job *j, pn_stage_stats *stats, char *err)
+{
+	if (j->failed) {
+		char hex[33];
+		pn_hex(j->key, 16, hex);
+		pn_error_line("partition: model %s: %s", hex, j->err);
+		stats->failed++;
+		pn_key id;
+		memcpy(id.b, j->key, 16);
+		return pn_error_put(w, &id, "partition", "", hex, j->err, err);
+	}
+	stats->models++;
+	for (int s = 0; s < pn_n_strategies; s++) {
+		if (!(j->todo >> s & 1))
+			continue;
+		const char *name = pn_strategies[s].name;
+		pn_cuts *c = &j->cuts[s];
+		for (int i = 0; i < c->n; i++)
+			if (put_candidate(w, j, name, (uint32_t)i, c->nodes[i], c->len[i], err))
+				return -1;
+		stats->candidates += (uint64_t)c->n;
+		stats->per_strategy[s] += (uint64_t)c->n;
+		/* the marker last: a kill before it redoes this (model, strategy) */
+		if (put_candidate(w, j, name, PN_CANDIDATE_DONE, NULL, c->n, err))
+			return -1;
+	}
+	return 0;
+}
+
+static void free_job(job *j)
+{
+	free(j->record);
+	j->record = NULL;
+	for (int s = 0; s < 8; s++)
+		pn_cuts_free(&j->cuts[s]);
+}
+
+static unsigned wanted_mask(const char *const *names, int n, char *err)
+{
+	if (!names || !n)
+		return (1u << pn_n_strategies) - 1;
+	unsigned m = 0;
+	for (int i = 0; i < n; i++) {
+		const pn_strategy *s = pn_strategy_find(names[i]);
+		if (!s)
+			return pn_fail(err, "unknown strategy '%s' (fusion, anchor, window, sole)", names[i]), 0;
+		m |= 1u << (s - pn_strategies);
+	}
+	return m;
+}
+
+int pn_partition_stage(pn_store *st, const char *const *strategies, int n_strategies, int threads,
+		       pn_stage_stats *stats, char *err)
+{
+	memset(stats, 0, sizeof(*stats));
+	double t0 = pn_now();
+	plan p = {0};
+	p.wanted = wanted_mask(strategies, n_strategies, err);
+	if (!p.wanted)
+		return -1;
+	if (pn_rtxn_begin(st, &p.t, err))
+		return -1;
+	int rc = pn_foreach(p.t, PN_T_MODELS, NULL, 0, plan_model, &p) < 0 ? -1 : 0;
+	pn_rtxn_end(p.t);
+	pn_writer *w = NULL;
+	if (!rc)
+		rc = pn_writer_open(st, &w, 0, err);
+	pn_progress prog;
+	pn_progress_start(&prog, "partition", (uint64_t)p.n);
+	for (int b = 0; !rc && b < p.n; b += BATCH_MODELS) {
+		int n = p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS;
+		job *jobs = p.jobs + b;
+		rc = load_records(st, jobs, n, err);
+		#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
+		for (int i = 0; i < n; i++)
+			if (!rc)
+				partition_model(&jobs[i]);
+		for (int i = 0; i < n; i++) {
+			if (!rc)
+				rc = commit_job(w, &jobs[i], stats, err);
+			free_job(&jobs[i]);
+		}
+		pn_progress_step(&prog, (uint64_t)(b + n), NULL);
+	}
+	pn_progress_end(&prog);
+	if (w) {
+		char cerr[PN_ERRLEN];
+		if (pn_writer_close(w, rc ? cerr : err))
+			rc = -1;
+	}
+	free(p.jobs);
+	stats->seconds = pn_now() - t0;
+	return rc;
+}
