@@ -1,0 +1,58 @@
+/*
+ * mathutil.h - helpers shared by the math kernels (matmul.c, einsum.c,
+ * quant.c, norm.c, reduce.c).
+ *
+ * Kernels compute in one of three types so that each loop is written once
+ * per compute type, not once per storage dtype: float (float32, float16,
+ * bfloat16), double (float64) and int64 (every integer type and bool).
+ * A pn_cbuf is a tensor's contents seen in a compute type: the tensor's own
+ * data when it already has that type, else a converted heap copy.
+ */
+#ifndef PN_OPS_MATHUTIL_H
+#define PN_OPS_MATHUTIL_H
+
+#include <stdint.h>
+
+#include "exec/kernel.h"
+
+/* Compute type of a storage dtype: PN_FLOAT, PN_DOUBLE or PN_INT64; 0 when
+ * the dtype is not numeric. */
+int pn_mu_ctype(int dtype);
+
+typedef struct pn_cbuf {
+	void *p;      /* n elements of the compute type */
+	void *heap;   /* owned copy, or NULL when p is the tensor's data */
+} pn_cbuf;
+
+/* Contents of t as compute type ct (converted copy if needed). */
+int  pn_mu_in(pn_kctx *k, const pn_tensor *t, int ct, pn_cbuf *b);
+/* Storage in compute type ct for output t: t's data when the types agree,
+ * else scratch that pn_mu_commit converts into t. */
+int  pn_mu_out(pn_kctx *k, pn_tensor *t, int ct, pn_cbuf *b);
+void pn_mu_commit(pn_tensor *t, int ct, pn_cbuf *b);
+void pn_mu_free(pn_cbuf *b);
+
+/* Converts n elements between numeric dtypes (C conversion semantics;
+ * float16/bfloat16 round to nearest even, bool is x != 0). */
+void pn_mu_convert(int sdt, const void *src, int ddt, void *dst, int64_t n);
+
+/* dst (contiguous, shape dims) = src read with element strides (0 for a
+ * broadcast dim).  esz is the element size in bytes. */
+void pn_mu_gather(size_t esz, int rank, const int64_t *dims, const int64_t *strides,
+		  const void *src, void *dst);
+
+/* Row-major element strides of a shape. */
+void pn_mu_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/* Splits a shape around one axis: O = prod(dims[:axis]), R = dims[axis],
+ * I = prod(dims[axis+1:]). */
+void pn_mu_ori(int rank, const int64_t *dims, int axis, int64_t *O, int64_t *R, int64_t *I);
+
+/* Reads a scalar (or one-element) integer tensor; -1 if it is not one. */
+int pn_mu_scalar_i64(const pn_tensor *t, int64_t *v);
+
+/* Chunk of the inner dimension that (O, R, I) loops process per task:
+ * big enough for vector loops, small enough to stay in L1. */
+#define PN_MU_ICHUNK 256
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * softmax.c - Softmax, LogSoftmax, Hardmax (part of the reduction family,
+ * see reduce.c; inference is the shared `unary`).
+ *
+ * Before opset 13 the input is coerced to 2-D at `axis` (default 1) and
+ * every row of the flattened tail is normalised; from 13 the op works along
+ * the single axis (default -1).  Both become the (O, R, I) form: rows
+ * (I == 1) or blocks of inner columns, one output slice per task.
+ */
+#include <math.h>
+
+#include "exec/infer.h"
+#include "exec/kernel.h"
+#include "exec/ops/mathutil.h"
+
+enum sm_op { SM_SOFTMAX, SM_LOG, SM_HARD };
+
+/* One block of columns [i0, i1) of slice o: max, then the op.  For I == 1
+ * the block is a single contiguous row. */
+#define DEF_SOFTMAX(T, S, EXP, LOG)                                                          \
+	static void softmax_##S(int op, const T *x, T *y, int64_t O, int64_t R, int64_t I)    \
+	{                                                                                    \
+		int64_t nch = (I + PN_MU_ICHUNK - 1) / PN_MU_ICHUNK;                          \
+		_Pragma("omp parallel for if (O * R * I > PN_PAR_MIN_WORK / 8) schedule(static)") \
+		for (int64_t t = 0; t < O * nch; t++) {                                      \
+			int64_t o = t / nch, i0 = (t % nch) * PN_MU_ICHUNK;                  \
+			int64_t i1 = i0 + PN_MU_ICHUNK < I ? i0 + PN_MU_ICHUNK : I, w = i1 - i0; \
+			const T *xs = x + o * R * I + i0;                                    \
+			T *ys = y + o * R * I + i0;                                          \
+			T m[PN_MU_ICHUNK], s[PN_MU_ICHUNK];                                  \
+			int64_t arg[PN_MU_ICHUNK];                                           \
+			for (int64_t i = 0; i < w; i++) {                                    \
+				m[i] = -INFINITY;                                            \
+				s[i] = 0;                                                    \
+				arg[i] = 0;                                                  \
+			}                                                                    \
+			for (int64_t r = 0; r < R; r++)                                      \
+				for (int64_t i = 0; i < w; i++)                              \
+					if (xs[r * I + i] > m[i]) {                          \
+						m[i] = xs[r * I + i];                        \
+						arg[i] = r;                                  \
+					}                                                    \
+			if (op == SM_HARD) {                                                 \
+				for (int64_t r = 0; r < R; r++)                              \
+					for (int64_t i = 0; i < w; i++)                      \
+						ys[r * I + i] = arg[i] == r;                 \
+				continue;                                                    \
+			}                                                                    \
+			for (int64_t r = 0; r < R; r++)                                      \
+				for (int64_t i = 0; i < w; i++) {                            \
+					T e = EXP(xs[r * I + i] - m[i]);                     \
+					s[i] += e;                                           \
+					if (op == SM_SOFTMAX)                                \
+						ys[r * I + i] = e;                           \
+				}                                                            \
+			if (op == SM_SOFTMAX) {                                              \
+				for (int64_t r = 0; r < R; r++)                              \
+					for (int64_t i = 0; i < w; i++)                      \
+						ys[r * I + i] /= s[i];                       \
+			} else {                                                             \
+				for (int64_t i = 0; i < w; i++)                              \
+					s[i] = m[i] + LOG(s[i]);                             \
+				for (int64_t r = 0; r < R; r++)                              \
+					for (int64_t i = 0; i < w; i++)                      \
+						ys[r * I + i] = xs[r * I + i] - s[i];        \
+			}                                                                    \
+		}                                                                            \
+	}
+
+DEF_SOFTMAX(float, f32, expf, logf)
+DEF_SOFTMAX(double, f64, exp, log)
+
+static int softmax_kernel(pn_kctx *k, int op)
+{
+	const pn_tensor *x = k->in[0];
+	pn_tensor *y = k->out[0];
+	int ct = pn_mu_ctype(x->dtype);
+	if (ct != PN_FLOAT && ct != PN_DOUBLE)
+		return pn_kfail(k, "unsupported type %s", pn_dtype_name(x->dtype));
+	int old = k->opset < 13;
+	int rank = x->rank ? x->rank : 1;
+	int axis = pn_axis(pn_attr_int(k->node, "axis", old ? 1 : -1), rank);
+	if (axis < 0)
+		return pn_kfail(k, "axis out of range for rank %d", x->rank);
+	int64_t O, R, I;
+	if (old) {
+		/* coerced to [prod(dims[:axis]), prod(dims[axis:])] */
+		O = 1;
+		R = 1;
+		I = 1;
+		for (int d = 0; d < x->rank; d++)
+			*(d < axis ? &O : &R) *= x->dims[d];
+	} else {
+		pn_mu_ori(x->rank, x->dims, axis, &O, &R, &I);
+	}
+	pn_cbuf xb, yb;
+	if (pn_mu_in(k, x, ct, &xb))
+		return -1;
+	if (pn_mu_out(k, y, ct, &yb)) {
+		pn_mu_free(&xb);
+		return -1;
+	}
+	if (ct == PN_FLOAT)
+		softmax_f32(op, xb.p, yb.p, O, R, I);
+	else
+		softmax_f64(op, xb.p, yb.p, O, R, I);
+	pn_mu_free(&xb);
+	pn_mu_commit(y, ct, &yb);
+	return 0;
+}
+
+int pn_kernel_Softmax(pn_kctx *k) { return softmax_kernel(k, SM_SOFTMAX); }
+int pn_kernel_LogSoftmax(pn_kctx *k) { return softmax_kernel(k, SM_LOG); }
+int pn_kernel_Hardmax(pn_kctx *k) { return softmax_kernel(k, SM_HARD); }
