@@ -51,6 +51,12 @@ void pn_mu_ori(int rank, const int64_t *dims, int axis, int64_t *O, int64_t *R, 
 /* Reads a scalar (or one-element) integer tensor; -1 if it is not one. */
 int pn_mu_scalar_i64(const pn_tensor *t, int64_t *v);
 
+/* Batched row-major products C[b] = A[offa[b]] x B[offb[b]] ([M,K] x [K,N],
+ * C items contiguous) in compute type ct, or PN_INT32 for the quantized ops
+ * (matmul.c). */
+void pn_mu_bmm(int ct, const void *A, const void *B, void *C, int64_t M, int64_t N, int64_t K,
+	       const int64_t *offa, const int64_t *offb, int64_t nb);
+
 /* Chunk of the inner dimension that (O, R, I) loops process per task:
  * big enough for vector loops, small enough to stay in L1. */
 #define PN_MU_ICHUNK 256
