@@ -338,6 +338,25 @@ static int reduce_ctype(int dtype, int op)
 	return ct;
 }
 
+/* An empty integer max (min) is the type's lowest (highest) value, not
+ * int64's, which would not survive the narrowing. */
+static void empty_extreme(int dtype, int is_max, int64_t *y, int64_t n)
+{
+	int64_t lo, hi;
+	switch (dtype) {
+	case PN_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+	case PN_UINT8: lo = 0, hi = UINT8_MAX; break;
+	case PN_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
+	case PN_UINT16: lo = 0, hi = UINT16_MAX; break;
+	case PN_INT32: lo = INT32_MIN, hi = INT32_MAX; break;
+	case PN_UINT32: lo = 0, hi = UINT32_MAX; break;
+	case PN_UINT64: lo = 0, hi = -1; break;   /* all ones once narrowed */
+	default: lo = INT64_MIN, hi = INT64_MAX; break;
+	}
+	for (int64_t i = 0; i < n; i++)
+		y[i] = is_max ? lo : hi;
+}
+
 static int reduce_kernel(pn_kctx *k, int op)
 {
 	const pn_tensor *x = k->in[0];
@@ -378,6 +397,8 @@ static int reduce_kernel(pn_kctx *k, int op)
 		src = gathered;
 	}
 	reduce_typed(ct, op, src, yb.p, &p);
+	if (p.R == 0 && ct == PN_INT64 && (op == R_MAX || op == R_MIN))
+		empty_extreme(y->dtype, op == R_MAX, yb.p, y->numel);
 	free(gathered);
 	pn_mu_free(&xb);
 	pn_mu_commit(y, ct, &yb);
