@@ -18,6 +18,7 @@ static double FN(row_sum)(const T *x, int64_t n)
 	double lane[NI_LANES] = {0};
 	int64_t i = 0;
 	for (; i + NI_LANES <= n; i += NI_LANES)
+		#pragma omp simd
 		for (int j = 0; j < NI_LANES; j++)
 			lane[j] += x[i + j];
 	double s = 0;
@@ -34,6 +35,7 @@ static double FN(row_sqdev)(const T *x, int64_t n, double mean)
 	double lane[NI_LANES] = {0};
 	int64_t i = 0;
 	for (; i + NI_LANES <= n; i += NI_LANES)
+		#pragma omp simd
 		for (int j = 0; j < NI_LANES; j++) {
 			double d = x[i + j] - mean;
 			lane[j] += d * d;

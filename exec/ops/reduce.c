@@ -45,6 +45,7 @@ enum red_op { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, 
 					lane[j] = (INIT);                                 \
 				int64_t r = 0;                                            \
 				for (; r + LANES <= (R); r += LANES)                      \
+					_Pragma("omp simd")                               \
 					for (int j = 0; j < LANES; j++) {                 \
 						T acc = lane[j], v = xr[r + j];           \
 						STEP;                                     \
@@ -106,13 +107,13 @@ enum red_op { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, 
 		case R_MAX:                                                                  \
 		case R_LSE:                                                                  \
 			FOLD_ORI(T, x, y, O, R, I, LOWEST,                                   \
-				 acc = (v > acc || ISNAN(v)) ? v : acc,                      \
-				 acc = (v > acc || ISNAN(v)) ? v : acc);                     \
+				 acc = ((v > acc) | ISNAN(v)) ? v : acc,                      \
+				 acc = ((v > acc) | ISNAN(v)) ? v : acc);                     \
 			break;                                                               \
 		case R_MIN:                                                                  \
 			FOLD_ORI(T, x, y, O, R, I, HIGHEST,                                  \
-				 acc = (v < acc || ISNAN(v)) ? v : acc,                      \
-				 acc = (v < acc || ISNAN(v)) ? v : acc);                     \
+				 acc = ((v < acc) | ISNAN(v)) ? v : acc,                      \
+				 acc = ((v < acc) | ISNAN(v)) ? v : acc);                     \
 			break;                                                               \
 		}                                                                            \
 	}
@@ -130,6 +131,25 @@ DEF_FOLDS(int64_t, i64, INT64_MIN, INT64_MAX, NOT_NAN)
 		/* y = max, then y = max + log(sum exp(x - max)); an infinite or NaN  \
 		 * max is the answer itself (and avoids inf - inf). */                 \
 		fold_##S(R_LSE, x, y, O, R, I);                                              \
+		if (I == 1) {                                                                \
+			_Pragma("omp parallel for if (O * R > PN_PAR_MIN_WORK / 8) schedule(static)") \
+			for (int64_t o = 0; o < O; o++) {                                    \
+				const T *xr = x + o * R;                                     \
+				T m = y[o], lane[LANES] = {0}, s = 0;                        \
+				int64_t r = 0;                                               \
+				for (; r + LANES <= R; r += LANES)                           \
+					_Pragma("omp simd")                                  \
+					for (int j = 0; j < LANES; j++)                      \
+						lane[j] += EXP(xr[r + j] - m);               \
+				for (int j = 0; j < LANES; j++)                              \
+					s += lane[j];                                        \
+				for (; r < R; r++)                                           \
+					s += EXP(xr[r] - m);                                 \
+				if (isfinite(m))                                             \
+					y[o] = m + LOG(s);                                   \
+			}                                                                    \
+			return;                                                              \
+		}                                                                            \
 		int64_t nch = (I + PN_MU_ICHUNK - 1) / PN_MU_ICHUNK;                          \
 		_Pragma("omp parallel for if (O * R * I > PN_PAR_MIN_WORK / 8) schedule(static)") \
 		for (int64_t t = 0; t < O * nch; t++) {                                      \
@@ -166,7 +186,7 @@ DEF_FOLDS(int64_t, i64, INT64_MIN, INT64_MAX, NOT_NAN)
 				y[i] = LOG(y[i]);                                            \
 	}
 
-DEF_FLOAT_REDUCE(float, f32, expf, logf, sqrtf)
+DEF_FLOAT_REDUCE(float, f32, pn_mu_expf, logf, sqrtf)
 DEF_FLOAT_REDUCE(double, f64, exp, log, sqrt)
 
 /* --- axes ------------------------------------------------------------------------ */
@@ -446,9 +466,51 @@ int pn_infer_ArgReduce(pn_ictx *c)
 /* Index of the first (or, with last, the last) best element along R.  The
  * comparison flags are loop invariant: the compiler unswitches them. */
 #define DEF_ARG(T, S)                                                                      \
+	/* One contiguous row: the extreme with vector lanes, then the first    \
+	 * (last) index holding it; a row the lanes cannot settle (NaN) is      \
+	 * scanned element by element. */                                      \
+	static int64_t arg_row_##S(const T *x, int64_t R, int is_max, int last)             \
+	{                                                                                  \
+		T lane[LANES];                                                             \
+		for (int j = 0; j < LANES; j++)                                            \
+			lane[j] = x[0];                                                    \
+		int64_t r = 0;                                                             \
+		for (; r + LANES <= R; r += LANES)                                         \
+			_Pragma("omp simd")                                                \
+			for (int j = 0; j < LANES; j++) {                                  \
+				T v = x[r + j];                                            \
+				lane[j] = (is_max ? v > lane[j] : v < lane[j]) ? v : lane[j]; \
+			}                                                                  \
+		T b = x[0];                                                                \
+		for (int j = 0; j < LANES; j++)                                            \
+			b = (is_max ? lane[j] > b : lane[j] < b) ? lane[j] : b;            \
+		for (; r < R; r++)                                                         \
+			b = (is_max ? x[r] > b : x[r] < b) ? x[r] : b;                     \
+		if (last) {                                                                \
+			for (int64_t i = R - 1; i >= 0; i--)                               \
+				if (x[i] == b)                                             \
+					return i;                                          \
+		} else {                                                                   \
+			for (int64_t i = 0; i < R; i++)                                    \
+				if (x[i] == b)                                             \
+					return i;                                          \
+		}                                                                          \
+		int64_t at = 0;                                                            \
+		for (int64_t i = 1; i < R; i++)                                            \
+			if (is_max ? (last ? x[i] >= x[at] : x[i] > x[at])                 \
+				   : (last ? x[i] <= x[at] : x[i] < x[at]))                \
+				at = i;                                                    \
+		return at;                                                                 \
+	}                                                                                  \
 	static void arg_##S(const T *x, int64_t *y, int64_t O, int64_t R, int64_t I, int is_max, \
 			    int last)                                                      \
 	{                                                                                  \
+		if (I == 1) {                                                              \
+			_Pragma("omp parallel for if (O * R > PN_PAR_MIN_WORK) schedule(static)") \
+			for (int64_t o = 0; o < O; o++)                                    \
+				y[o] = arg_row_##S(x + o * R, R, is_max, last);            \
+			return;                                                            \
+		}                                                                          \
 		int64_t nch = (I + PN_MU_ICHUNK - 1) / PN_MU_ICHUNK;                        \
 		_Pragma("omp parallel for if (O * R * I > PN_PAR_MIN_WORK) schedule(static)") \
 		for (int64_t t = 0; t < O * nch; t++) {                                    \
@@ -520,6 +582,20 @@ int pn_kernel_ArgMin(pn_kctx *k) { return arg_kernel(k, 0); }
 	static void cumsum_##S(const T *x, T *y, int64_t O, int64_t R, int64_t I, int excl,    \
 			       int rev)                                                    \
 	{                                                                                  \
+		if (I == 1) {                                                              \
+			_Pragma("omp parallel for if (O * R > PN_PAR_MIN_WORK) schedule(static)") \
+			for (int64_t o = 0; o < O; o++) {                                  \
+				const T *xr = x + o * R;                                   \
+				T *yr = y + o * R, acc = 0;                                \
+				int64_t step = rev ? -1 : 1, r = rev ? R - 1 : 0;          \
+				for (int64_t s = 0; s < R; s++, r += step) {               \
+					T v = xr[r];                                       \
+					yr[r] = excl ? acc : acc + v;                      \
+					acc += v;                                          \
+				}                                                          \
+			}                                                                  \
+			return;                                                            \
+		}                                                                          \
 		int64_t nch = (I + PN_MU_ICHUNK - 1) / PN_MU_ICHUNK;                        \
 		_Pragma("omp parallel for if (O * R * I > PN_PAR_MIN_WORK) schedule(static)") \
 		for (int64_t t = 0; t < O * nch; t++) {                                    \

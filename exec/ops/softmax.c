@@ -15,60 +15,136 @@
 
 enum sm_op { SM_SOFTMAX, SM_LOG, SM_HARD };
 
-/* One block of columns [i0, i1) of slice o: max, then the op.  For I == 1
- * the block is a single contiguous row. */
-#define DEF_SOFTMAX(T, S, EXP, LOG)                                                          \
+#define LANES 16
+
+/* exp in the compute type: the vectorisable float32 version, libm's for
+ * double. */
+static inline float exp_f32(float x) { return pn_mu_expf(x); }
+static inline double exp_f64(double x) { return exp(x); }
+
+/*
+ * Row form (I == 1, the usual last-axis softmax): max, exponentials and
+ * their sum, each a loop over contiguous elements with independent lanes
+ * so the compiler vectorises it.  Column form (I > 1): blocks of inner
+ * columns, every loop running along the contiguous i.
+ */
+#define DEF_SOFTMAX(T, S, LOG)                                                               \
+	static T row_max_##S(const T *x, int64_t n)                                          \
+	{                                                                                    \
+		T lane[LANES];                                                               \
+		for (int j = 0; j < LANES; j++)                                              \
+			lane[j] = -INFINITY;                                                 \
+		int64_t r = 0;                                                               \
+		for (; r + LANES <= n; r += LANES)                                           \
+			_Pragma("omp simd")                                                  \
+			for (int j = 0; j < LANES; j++)                                      \
+				lane[j] = x[r + j] > lane[j] ? x[r + j] : lane[j];           \
+		T m = -INFINITY;                                                             \
+		for (int j = 0; j < LANES; j++)                                              \
+			m = lane[j] > m ? lane[j] : m;                                       \
+		for (; r < n; r++)                                                           \
+			m = x[r] > m ? x[r] : m;                                             \
+		return m;                                                                    \
+	}                                                                                    \
+	/* y = exp(x - m); returns the sum of y */                                           \
+	static T row_exp_##S(const T *x, T *y, int64_t n, T m)                               \
+	{                                                                                    \
+		T lane[LANES] = {0};                                                         \
+		int64_t r = 0;                                                               \
+		for (; r + LANES <= n; r += LANES)                                           \
+			_Pragma("omp simd")                                                  \
+			for (int j = 0; j < LANES; j++) {                                    \
+				T e = exp_##S(x[r + j] - m);                                 \
+				y[r + j] = e;                                                \
+				lane[j] += e;                                                \
+			}                                                                    \
+		T s = 0;                                                                     \
+		for (int j = 0; j < LANES; j++)                                              \
+			s += lane[j];                                                        \
+		for (; r < n; r++) {                                                         \
+			y[r] = exp_##S(x[r] - m);                                            \
+			s += y[r];                                                           \
+		}                                                                            \
+		return s;                                                                    \
+	}                                                                                    \
+	static void softmax_row_##S(int op, const T *x, T *y, int64_t n)                     \
+	{                                                                                    \
+		T m = row_max_##S(x, n);                                                     \
+		if (op == SM_HARD) {                                                         \
+			int64_t at = 0;                                                      \
+			while (at < n && !(x[at] >= m))                                      \
+				at++;                                                        \
+			for (int64_t r = 0; r < n; r++)                                      \
+				y[r] = r == at;                                              \
+			return;                                                              \
+		}                                                                            \
+		T s = row_exp_##S(x, y, n, m);                                               \
+		if (op == SM_SOFTMAX) {                                                      \
+			for (int64_t r = 0; r < n; r++)                                      \
+				y[r] /= s;                                                   \
+			return;                                                              \
+		}                                                                            \
+		T ls = m + LOG(s);                                                           \
+		for (int64_t r = 0; r < n; r++)                                              \
+			y[r] = x[r] - ls;                                                    \
+	}                                                                                    \
+	static void softmax_cols_##S(int op, const T *xs, T *ys, int64_t R, int64_t I, int64_t w) \
+	{                                                                                    \
+		T m[PN_MU_ICHUNK], s[PN_MU_ICHUNK];                                          \
+		for (int64_t i = 0; i < w; i++) {                                            \
+			m[i] = -INFINITY;                                                    \
+			s[i] = 0;                                                            \
+		}                                                                            \
+		for (int64_t r = 0; r < R; r++)                                              \
+			for (int64_t i = 0; i < w; i++)                                      \
+				m[i] = xs[r * I + i] > m[i] ? xs[r * I + i] : m[i];          \
+		if (op == SM_HARD) {                                                         \
+			/* first index reaching the max: s marks columns still open */      \
+			for (int64_t r = 0; r < R; r++)                                      \
+				for (int64_t i = 0; i < w; i++) {                            \
+					int hit = s[i] == 0 && xs[r * I + i] >= m[i];        \
+					ys[r * I + i] = hit;                                 \
+					s[i] = hit ? 1 : s[i];                               \
+				}                                                            \
+			return;                                                              \
+		}                                                                            \
+		for (int64_t r = 0; r < R; r++)                                              \
+			for (int64_t i = 0; i < w; i++) {                                    \
+				T e = exp_##S(xs[r * I + i] - m[i]);                         \
+				s[i] += e;                                                   \
+				ys[r * I + i] = e;                                           \
+			}                                                                    \
+		if (op == SM_SOFTMAX) {                                                      \
+			for (int64_t r = 0; r < R; r++)                                      \
+				for (int64_t i = 0; i < w; i++)                              \
+					ys[r * I + i] /= s[i];                               \
+			return;                                                              \
+		}                                                                            \
+		for (int64_t i = 0; i < w; i++)                                              \
+			s[i] = m[i] + LOG(s[i]);                                             \
+		for (int64_t r = 0; r < R; r++)                                              \
+			for (int64_t i = 0; i < w; i++)                                      \
+				ys[r * I + i] = xs[r * I + i] - s[i];                        \
+	}                                                                                    \
 	static void softmax_##S(int op, const T *x, T *y, int64_t O, int64_t R, int64_t I)    \
 	{                                                                                    \
+		if (I == 1) {                                                                \
+			_Pragma("omp parallel for if (O * R > PN_PAR_MIN_WORK / 8) schedule(static)") \
+			for (int64_t o = 0; o < O; o++)                                      \
+				softmax_row_##S(op, x + o * R, y + o * R, R);                \
+			return;                                                              \
+		}                                                                            \
 		int64_t nch = (I + PN_MU_ICHUNK - 1) / PN_MU_ICHUNK;                          \
 		_Pragma("omp parallel for if (O * R * I > PN_PAR_MIN_WORK / 8) schedule(static)") \
 		for (int64_t t = 0; t < O * nch; t++) {                                      \
 			int64_t o = t / nch, i0 = (t % nch) * PN_MU_ICHUNK;                  \
-			int64_t i1 = i0 + PN_MU_ICHUNK < I ? i0 + PN_MU_ICHUNK : I, w = i1 - i0; \
-			const T *xs = x + o * R * I + i0;                                    \
-			T *ys = y + o * R * I + i0;                                          \
-			T m[PN_MU_ICHUNK], s[PN_MU_ICHUNK];                                  \
-			int64_t arg[PN_MU_ICHUNK];                                           \
-			for (int64_t i = 0; i < w; i++) {                                    \
-				m[i] = -INFINITY;                                            \
-				s[i] = 0;                                                    \
-				arg[i] = 0;                                                  \
-			}                                                                    \
-			for (int64_t r = 0; r < R; r++)                                      \
-				for (int64_t i = 0; i < w; i++)                              \
-					if (xs[r * I + i] > m[i]) {                          \
-						m[i] = xs[r * I + i];                        \
-						arg[i] = r;                                  \
-					}                                                    \
-			if (op == SM_HARD) {                                                 \
-				for (int64_t r = 0; r < R; r++)                              \
-					for (int64_t i = 0; i < w; i++)                      \
-						ys[r * I + i] = arg[i] == r;                 \
-				continue;                                                    \
-			}                                                                    \
-			for (int64_t r = 0; r < R; r++)                                      \
-				for (int64_t i = 0; i < w; i++) {                            \
-					T e = EXP(xs[r * I + i] - m[i]);                     \
-					s[i] += e;                                           \
-					if (op == SM_SOFTMAX)                                \
-						ys[r * I + i] = e;                           \
-				}                                                            \
-			if (op == SM_SOFTMAX) {                                              \
-				for (int64_t r = 0; r < R; r++)                              \
-					for (int64_t i = 0; i < w; i++)                      \
-						ys[r * I + i] /= s[i];                       \
-			} else {                                                             \
-				for (int64_t i = 0; i < w; i++)                              \
-					s[i] = m[i] + LOG(s[i]);                             \
-				for (int64_t r = 0; r < R; r++)                              \
-					for (int64_t i = 0; i < w; i++)                      \
-						ys[r * I + i] = xs[r * I + i] - s[i];        \
-			}                                                                    \
+			int64_t i1 = i0 + PN_MU_ICHUNK < I ? i0 + PN_MU_ICHUNK : I;          \
+			softmax_cols_##S(op, x + o * R * I + i0, y + o * R * I + i0, R, I, i1 - i0); \
 		}                                                                            \
 	}
 
-DEF_SOFTMAX(float, f32, expf, logf)
-DEF_SOFTMAX(double, f64, exp, log)
+DEF_SOFTMAX(float, f32, logf)
+DEF_SOFTMAX(double, f64, log)
 
 static int softmax_kernel(pn_kctx *k, int op)
 {
