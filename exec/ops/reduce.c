@@ -214,6 +214,27 @@ static int axes_mask(int rank, const int64_t *axes, int n, int noop, uint8_t *ma
 	return 0;
 }
 
+/* Axes known only by their count (if that): with keepdims every dim keeps
+ * its place (size-1 dims stay 1), without it the rank drops by the count. */
+static int reduce_infer_unknown_axes(pn_ictx *c, const pn_tinfo *x, const pn_tinfo *a, int keep)
+{
+	int r = x->type.rank;
+	int64_t dims[PN_MAX_RANK];
+	if (r >= 0 && keep) {
+		for (int d = 0; d < r; d++)
+			dims[d] = x->type.dims[d] == 1 ? 1 : -1;
+		pn_iset(c, 0, x->type.dtype, r, dims);
+		return 0;
+	}
+	int64_t na = a->type.rank == 1 ? a->type.dims[0] : -1;
+	if (r >= 0 && na > 0 && na <= r) {
+		pn_iset(c, 0, x->type.dtype, r - (int)na, NULL);
+		return 0;
+	}
+	pn_iset(c, 0, x->type.dtype, -1, NULL);
+	return 0;
+}
+
 int pn_infer_Reduce(pn_ictx *c)
 {
 	const pn_tinfo *x = pn_iin(c, 0);
@@ -226,15 +247,8 @@ int pn_infer_Reduce(pn_ictx *c)
 	if (axes_are_input(c->node->op_type, c->opset)) {
 		const pn_tinfo *a = pn_iin(c, 1);
 		n = a ? pn_iints(c, 1, axes, PN_MAX_RANK) : 0;
-		if (n < 0) {   /* axes not known: the rank may still be */
-			int r = x->type.rank;
-			if (keep && r >= 0) {
-				pn_iset(c, 0, x->type.dtype, r, NULL);
-				return 0;
-			}
-			pn_iset(c, 0, x->type.dtype, -1, NULL);
-			return 0;
-		}
+		if (n < 0)
+			return reduce_infer_unknown_axes(c, x, a, keep);
 	} else {
 		n = pn_attr_ints(c->node, "axes", axes, PN_MAX_RANK);
 		if (n < 0)
