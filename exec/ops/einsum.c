@@ -411,6 +411,11 @@ static int contract(pn_kctx *k, int ct, ein_view *cur, void **buf, const ein_vie
 	}
 	if (nbt + nl + nr > EIN_MAXV)
 		return pn_kfail(k, "intermediate result has more than %d labels", EIN_MAXV);
+	/* checked before allocating: an outer product can outgrow any limit */
+	if ((double)Bt * (double)M * (double)N > (double)PN_MAX_NUMEL ||
+	    (double)Bt * (double)M * (double)K > (double)PN_MAX_NUMEL ||
+	    (double)Bt * (double)K * (double)N > (double)PN_MAX_NUMEL)
+		return pn_kfail(k, "intermediate result exceeds %lld elements", (long long)PN_MAX_NUMEL);
 	int na = 0, nbl = 0, nc = 0;
 	for (int i = 0; i < nbt; i++)
 		la[na++] = lb[nbl++] = lc[nc++] = bt[i];

@@ -150,6 +150,8 @@ static int mm_plan_make(pn_kctx *k, const pn_tensor *a, const pn_tensor *b, mm_p
 		strb *= xb;
 	}
 	p->nb = pn_numel(br, bd);
+	if (p->nb < 0)
+		return pn_kfail(k, "batch dims exceed %lld elements", (long long)PN_MAX_NUMEL);
 	memcpy(p->out_dims, bd, sizeof(int64_t) * (size_t)br);
 	p->out_rank = br;
 	if (a->rank >= 2)
