@@ -1,0 +1,90 @@
+/*
+ * mathutil.h - helpers shared by the math kernels (matmul.c, einsum.c,
+ * quant.c, norm.c, reduce.c).
+ *
+ * Kernels compute in one of three types so that each loop is written once
+ * per compute type, not once per storage dtype: float (float32, float16,
+ * bfloat16), double (float64) and int64 (every integer type and bool).
+ * A pn_cbuf is a tensor's contents seen in a compute type: the tensor's own
+ * data when it already has that type, else a converted heap copy.
+ */
+#ifndef PN_OPS_MATHUTIL_H
+#define PN_OPS_MATHUTIL_H
+
+#include <stdint.h>
+
+#include "exec/kernel.h"
+
+/* Compute type of a storage dtype: PN_FLOAT, PN_DOUBLE or PN_INT64; 0 when
+ * the dtype is not numeric. */
+int pn_mu_ctype(int dtype);
+
+typedef struct pn_cbuf {
+	void *p;      /* n elements of the compute type */
+	void *heap;   /* owned copy, or NULL when p is the tensor's data */
+} pn_cbuf;
+
+/* Contents of t as compute type ct (converted copy if needed). */
+int  pn_mu_in(pn_kctx *k, const pn_tensor *t, int ct, pn_cbuf *b);
+/* Storage in compute type ct for output t: t's data when the types agree,
+ * else scratch that pn_mu_commit converts into t. */
+int  pn_mu_out(pn_kctx *k, pn_tensor *t, int ct, pn_cbuf *b);
+void pn_mu_commit(pn_tensor *t, int ct, pn_cbuf *b);
+void pn_mu_free(pn_cbuf *b);
+
+/* Converts n elements between numeric dtypes (C conversion semantics;
+ * float16/bfloat16 round to nearest even, bool is x != 0). */
+void pn_mu_convert(int sdt, const void *src, int ddt, void *dst, int64_t n);
+
+/* dst (contiguous, shape dims) = src read with element strides (0 for a
+ * broadcast dim).  esz is the element size in bytes. */
+void pn_mu_gather(size_t esz, int rank, const int64_t *dims, const int64_t *strides,
+		  const void *src, void *dst);
+
+/* Row-major element strides of a shape. */
+void pn_mu_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/* Splits a shape around one axis: O = prod(dims[:axis]), R = dims[axis],
+ * I = prod(dims[axis+1:]). */
+void pn_mu_ori(int rank, const int64_t *dims, int axis, int64_t *O, int64_t *R, int64_t *I);
+
+/* Reads a scalar (or one-element) integer tensor; -1 if it is not one. */
+int pn_mu_scalar_i64(const pn_tensor *t, int64_t *v);
+
+/* Batched row-major products C[b] = A[offa[b]] x B[offb[b]] ([M,K] x [K,N],
+ * C items contiguous) in compute type ct, or PN_INT32 for the quantized ops
+ * (matmul.c). */
+void pn_mu_bmm(int ct, const void *A, const void *B, void *C, int64_t M, int64_t N, int64_t K,
+	       const int64_t *offa, const int64_t *offb, int64_t nb);
+
+/*
+ * exp for float32 as plain arithmetic, so loops calling it vectorise (libm's
+ * expf is an opaque call).  Cody-Waite reduction x = n ln2 + f, |f| <=
+ * ln2/2, a degree-6 polynomial for e^f, and 2^n applied in two halves so
+ * results in the denormal range and overflow to inf come out right.  Within
+ * 2 ulp of expf; NaN gives NaN, -inf gives 0, +inf gives inf.
+ */
+static inline float pn_mu_expf(float x)
+{
+	float c = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
+	float n = __builtin_rintf(c * 1.44269504088896341f);
+	float f = c - n * 0.693359375f;
+	f = f - n * -2.12194440e-4f;
+	float p = 1.9875691500e-4f;
+	p = p * f + 1.3981999507e-3f;
+	p = p * f + 8.3334519073e-3f;
+	p = p * f + 4.1665795894e-2f;
+	p = p * f + 1.6666665459e-1f;
+	p = p * f + 5.0000001201e-1f;
+	p = p * f * f + f + 1.0f;
+	int32_t ni = (int32_t)n, h = ni / 2;
+	union { int32_t i; float f; } s1 = {.i = (h + 127) << 23}, s2 = {.i = (ni - h + 127) << 23};
+	float r = p * s1.f * s2.f;
+	return x != x ? x : r;
+}
+
+/* Chunk of the inner dimension that (O, R, I) loops process per task:
+ * big enough for vector loops, small enough to stay in L1. */
+#define PN_MU_ICHUNK 256
+
+#endif
