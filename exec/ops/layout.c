@@ -307,16 +307,28 @@ static int64_t concat_axis_attr(const pn_node *n, int opset)
 	return pn_attr_int(n, "axis", opset < 4 ? 1 : 0);
 }
 
+/* PyTorch exports torch.cat of a legacy empty 1-d tensor (Emformer does):
+ * such an input adds nothing and is skipped whatever the others' rank, as
+ * ONNX Runtime does. */
+static int legacy_empty(const pn_type *t)
+{
+	return t && t->rank == 1 && t->dims[0] == 0;
+}
+
 int pn_infer_Concat(pn_ictx *c)
 {
-	int rank = -1, dtype = PN_UNDEFINED;
+	int rank = -1, dtype = PN_UNDEFINED, empties = 0;
 	for (int i = 0; i < c->n_in; i++) {
 		const pn_type *t = pn_lay_itype(c, i);
 		if (t && !dtype)
 			dtype = t->dtype;
-		if (t && t->rank >= 0 && rank < 0)
+		if (legacy_empty(t))
+			empties++;
+		else if (t && t->rank >= 0 && rank < 0)
 			rank = t->rank;
 	}
+	if (rank < 0 && empties)
+		rank = 1;
 	if (rank < 0) {
 		pn_iset(c, 0, dtype, -1, NULL);
 		return 0;
@@ -333,6 +345,8 @@ int pn_infer_Concat(pn_ictx *c)
 			out[axis] = -1;
 			continue;
 		}
+		if (legacy_empty(t) && rank != 1)
+			continue;
 		if (t->rank != rank)
 			return pn_ifail(c, "input %d has rank %d, expected %d", i, t->rank, rank);
 		for (int d = 0; d < rank; d++) {
@@ -363,7 +377,7 @@ int pn_kernel_Concat(pn_kctx *k)
 	int64_t row = o->dims[axis] * inner, off = 0;
 	for (int i = 0; i < k->n_in; i++) {
 		const pn_tensor *x = k->in[i];
-		if (!x)
+		if (!x || (x->rank != o->rank && !x->numel))   /* legacy empty input */
 			continue;
 		int64_t len = x->dims[axis] * inner;
 		pn_box b = {.rank = 2, .n = {outer, len}, .ds = {row, 1}, .ss = {len, 1}};
