@@ -24,3 +24,9 @@ pn() {
 	status=$?
 	set -e
 }
+
+# Exits 77 (skipped, with the reason) when ../shared/corpus is absent: CI
+# has it beside the checkout, a fresh user does not.
+need_shared() {
+	[ -d "$SHARED/models" ] || { echo "no shared corpus at $SHARED"; exit 77; }
+}
