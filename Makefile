@@ -24,7 +24,7 @@ LDFLAGS += -fopenmp
 DEB_BUILD := gcc make pkg-config libarchive-dev libprotobuf-c-dev protobuf-c-compiler \
              liblmdb-dev libxxhash-dev libonnx-dev
 DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-numpy \
-             zip xz-utils bzip2
+             zip unzip xz-utils bzip2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GEN_DIR   := build/gen

@@ -10,6 +10,7 @@
 #include "common/tally.h"
 #include "exec/infer.h"
 #include "extract/ingest.h"
+#include "schemas/ops.h"
 #include "store/query.h"
 
 static const char usage[] =
@@ -21,8 +22,8 @@ static const char usage[] =
 	"             with the op that produces it\n";
 
 typedef struct stats {
-	pn_tally sources, opsets, ops, errors, unknown_ops;
-	int64_t models, places, failed, nodes, values, unknown, weights;
+	pn_tally sources, opsets, ops, errors, unknown_ops, roots, gaps;
+	int64_t models, places, failed, nodes, values, unknown, weights, n_gaps;
 	int list_unknown;
 } stats;
 
@@ -43,30 +44,74 @@ static void count_graph_ops(stats *s, const Onnx__GraphProto *g)
 	}
 }
 
-/* Values the stored inference left open, with the op producing each. */
+/* Why a value's shape is open.  A node whose output shape is unknown
+ * although every input's shape is known is where unknown dims start (a
+ * root).  That is expected when the op's output size depends on data it
+ * reads: a data-dependent op (NonZero, NonMaxSuppression, Loop, ...), or an
+ * integer input whose contents inference could not compute (Reshape's
+ * shape, TopK's k, Range's limits, ... derived from data).  Any other root
+ * is a gap in inference, counted apart so a test can insist there is none. */
+static int root_is_data_dependent(const pn_graph *g, const pn_infer_result *r, const pn_node *n)
+{
+	if (n->op < 0)
+		return 0;
+	const pn_op_info *op = &pn_ops[n->op];
+	if ((op->flags & (F_DATA_DEP | F_RANDOM | F_SEQ)) || op->kind == CONTROL)
+		return 1;
+	for (int k = 0; k < n->n_in; k++) {
+		int v = n->in[k];
+		if (v >= 0 && pn_dtype_is_int(r->v[v].type.dtype) && !r->v[v].value && !g->values[v].data)
+			return 1;
+	}
+	return 0;
+}
+
+static int is_root(const pn_infer_result *r, const pn_node *n)
+{
+	for (int k = 0; k < n->n_in; k++) {
+		int v = n->in[k];
+		if (v >= 0 && r->v[v].type.kind == PN_KIND_TENSOR && !pn_type_is_static(&r->v[v].type))
+			return 0;
+	}
+	return 1;
+}
+
 static void list_unknown(stats *s, const pn_key *key, const void *data, size_t len)
 {
 	pn_model *m = NULL;
 	Passnet__Model *rec = NULL;
 	char err[PN_ERRLEN];
+	pn_infer_result r;
 	if (pn_model_from_record(data, len, &m, &rec, err))
 		return;
 	const pn_graph *g = m->graph;
+	if (pn_infer_graph(g, NULL, NULL, &r, err)) {
+		pn_model_free(m);
+		return;
+	}
 	char hex[33];
 	pn_key_hex(key, hex);
 	for (int v = 0; v < g->n_values; v++) {
 		const pn_value *val = &g->values[v];
-		if (val->role != PN_ROLE_NODE || val->type.kind != PN_KIND_TENSOR ||
-		    pn_type_is_static(&val->type))
+		if (val->role != PN_ROLE_NODE || r.v[v].type.kind != PN_KIND_TENSOR ||
+		    pn_type_is_static(&r.v[v].type))
 			continue;
 		const pn_node *p = &g->nodes[val->producer];
 		pn_tally_add(&s->unknown_ops, p->op_type, 1);
+		const char *why = "downstream of a data-dependent size";
+		if (is_root(&r, p)) {
+			int legit = root_is_data_dependent(g, &r, p);
+			why = legit ? "size depends on data" : "INFERENCE GAP";
+			pn_tally_add(legit ? &s->roots : &s->gaps, p->op_type, 1);
+			s->n_gaps += !legit;
+		}
 		if (s->list_unknown) {
 			char buf[160];
-			printf("unknown  %.12s %s  %s = %s(...)  %s\n", hex, rec->path, val->name,
-			       p->op_type, pn_type_desc(&val->type, buf, sizeof buf));
+			printf("unknown  %.12s %s  %s = %s(...)  %s  [%s]\n", hex, rec->path, val->name,
+			       p->op_type, pn_type_desc(&r.v[v].type, buf, sizeof buf), why);
 		}
 	}
+	pn_infer_result_free(&r);
 	pn_model_free(m);
 }
 
@@ -143,6 +188,11 @@ static void print_text(stats *s)
 	pn_tally_print(&s->opsets, "models by opset:", 0, stdout);
 	pn_tally_print(&s->ops, "op histogram:", 0, stdout);
 	pn_tally_print(&s->unknown_ops, "unknown dims by producing op:", 0, stdout);
+	pn_tally_print(&s->roots, "where unknown dims start (size depends on data):", 0, stdout);
+	printf("inference gaps (unknown dims that do not depend on data): %lld\n",
+	       (long long)s->n_gaps);
+	if (s->n_gaps)
+		pn_tally_print(&s->gaps, "gaps by op:", 0, stdout);
 	pn_tally_print(&s->errors, "errors by kind:", 0, stdout);
 }
 
@@ -159,6 +209,10 @@ static void print_json(stats *s)
 	pn_tally_json(&s->ops, "ops", stdout);
 	putchar(',');
 	pn_tally_json(&s->unknown_ops, "unknown_by_op", stdout);
+	putchar(',');
+	pn_tally_json(&s->roots, "unknown_roots", stdout);
+	printf(",\"inference_gaps\":%lld,", (long long)s->n_gaps);
+	pn_tally_json(&s->gaps, "gaps_by_op", stdout);
 	putchar(',');
 	pn_tally_json(&s->errors, "errors", stdout);
 	printf("}\n");
@@ -187,14 +241,14 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);
 	pn_rtxn_end(t);
 	pn_store_close(st);
-	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops, &s.errors, &s.unknown_ops};
-	for (size_t i = 0; i < 5; i++)
+	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops, &s.errors, &s.unknown_ops, &s.roots, &s.gaps};
+	for (size_t i = 0; i < 7; i++)
 		pn_tally_sort(all[i]);
 	if (cli->json)
 		print_json(&s);
 	else
 		print_text(&s);
-	for (size_t i = 0; i < 5; i++)
+	for (size_t i = 0; i < 7; i++)
 		pn_tally_free(all[i]);
 	return 0;
 }
