@@ -52,39 +52,49 @@ deps:
 
 $(GEN_DIR)/onnx/onnx.pb-c.c $(GEN_DIR)/onnx/onnx.pb-c.h &: $(ONNX_PROTO_DIR)/onnx/onnx.proto
 	@mkdir -p $(GEN_DIR)
-	protoc-c -I$(ONNX_PROTO_DIR) --c_out=$(GEN_DIR) onnx/onnx.proto
+	$(Q)protoc-c -I$(ONNX_PROTO_DIR) --c_out=$(GEN_DIR) onnx/onnx.proto
 
 $(GEN_DIR)/%.pb-c.c $(GEN_DIR)/%.pb-c.h: schemas/%.proto $(GEN_DIR)/onnx/onnx.pb-c.h
-	protoc-c -I$(ONNX_PROTO_DIR) -Ischemas --c_out=$(GEN_DIR) schemas/$*.proto
+	$(Q)protoc-c -I$(ONNX_PROTO_DIR) -Ischemas --c_out=$(GEN_DIR) schemas/$*.proto
+
+# V=1 shows the full commands.
+Q := $(if $(V),,@)
 
 build/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 build/obj/%.o: %.c | $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 # Objects are linked directly (no .a): kernels are reached through weak
 # references from the op table, which would not pull archive members.
 bin/passnet: build/obj/passnet.o $(LIB_OBJ)
 	@mkdir -p bin
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 build/tests/%: tests/unit/%.c $(LIB_OBJ) | $(GEN_HDR)
 	@mkdir -p build/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lcmocka -o $@
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lcmocka -o $@
 
 # Fixture tools the tests build their inputs with.
 TOOLS := build/tools/mkarchive
 build/tools/%: tests/tools/%.c
 	@mkdir -p build/tools
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(LDLIBS) -o $@
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(LDLIBS) -o $@
 
 # --- tests -------------------------------------------------------------------
 
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(TOOLS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BIN) $(TOOLS)
 	@tests/run-all.sh
 
 unit-test: all $(UNIT_BIN)
@@ -97,7 +107,7 @@ cli-test: all $(TOOLS)
 
 DB ?= passnet.lmdb
 corpus: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	bin/passnet --db $(DB) extract --manifest data-manifest.txt
 	bin/passnet --db $(DB) stats
 
@@ -105,7 +115,7 @@ corpus: deps
 
 SHARED ?= ../shared/corpus
 bench-extract: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/extract.sh $(SHARED) /usr/share/libonnx-testdata/data
 
 clean:

@@ -36,6 +36,11 @@ int  pn_run_partition(const pn_cli *cli, char *strategies);
 int  pn_run_dedup(const pn_cli *cli);
 void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
 
+struct pn_dimbind;
+/* Adds "NAME=V" (a --dim argument) to a binding; -1 if malformed. */
+int pn_parse_dim(struct pn_dimbind *b, const char *arg);
+void pn_dimbind_free(struct pn_dimbind *b);
+
 /* True if argv holds -h or --help; prints usage when so. */
 int pn_wants_help(int argc, char **argv, const char *usage);
 /* Parses "--name VALUE" / "--name=VALUE" at argv[*i]; advances *i. */

@@ -9,9 +9,10 @@
 #include "common/err.h"
 #include "extract/extract.h"
 #include "extract/sources.h"
+#include "schemas/ir.h"
 
 static const char usage[] =
-	"usage: passnet extract [--manifest FILE] [PATH...]\n"
+	"usage: passnet extract [--manifest FILE] [--dim NAME=V]... [PATH...]\n"
 	"\n"
 	"Ingests every *.onnx model found in the sources into the store: .onnx\n"
 	"files, directories (recursive) and archives (.tar, .tar.gz, .tgz, .tar.xz,\n"
@@ -20,6 +21,8 @@ static const char usage[] =
 	"  --manifest FILE  the sources listed in FILE (see data-manifest.txt);\n"
 	"                   checksums are verified, a mismatch skips that source\n"
 	"  PATH             a source named after the path\n"
+	"  --dim NAME=V     value of a symbolic input dim for shape inference\n"
+	"                   (default 1); recorded with each model stored\n"
 	"Bad models are reported on stderr, kept in the errors table, and the run\n"
 	"goes on.  Exit status 1 only if the store itself fails.\n";
 
@@ -57,12 +60,16 @@ int cmd_extract(int argc, char **argv, const pn_cli *cli)
 	if (pn_wants_help(argc, argv, usage))
 		return 0;
 	const char *manifest = NULL, *v;
+	pn_dimbind bind = {0};
 	int n = 0;
 	pn_source_spec *src = calloc((size_t)argc + 1, sizeof(*src));
 	char **names = calloc((size_t)argc + 1, sizeof(char *));
 	for (int i = 1; i < argc; i++) {
 		if ((v = pn_opt_value(argc, argv, &i, "--manifest"))) {
 			manifest = v;
+		} else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
+			if (pn_parse_dim(&bind, v))
+				return pn_die("--dim wants NAME=V, got '%s'", v);
 		} else if (argv[i][0] == '-') {
 			fputs(usage, stderr);
 			return 2;
@@ -94,7 +101,8 @@ int cmd_extract(int argc, char **argv, const pn_cli *cli)
 	if (pn_store_open(&st, cli->db, 0, err))
 		return pn_die("%s", err);
 	pn_extract_stats stats;
-	int rc = pn_extract(st, src, n, cli->threads, &stats, err);
+	int rc = pn_extract(st, src, n, cli->threads, &bind, &stats, err);
+	pn_dimbind_free(&bind);
 	pn_store_close(st);
 	if (!rc)
 		print_summary(&stats, cli->json);

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "schemas/ir.h"
+
+#include <stdlib.h>
 
 int pn_wants_help(int argc, char **argv, const char *usage)
 {
@@ -25,4 +28,37 @@ const char *pn_opt_value(int argc, char **argv, int *i, const char *name)
 	if (a[l] == 0 && *i + 1 < argc)
 		return argv[++*i];
 	return NULL;
+}
+
+int pn_parse_dim(pn_dimbind *b, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char *end;
+	if (!eq || eq == arg)
+		return -1;
+	long long v = strtoll(eq + 1, &end, 10);
+	if (*end || end == eq + 1 || v < 0)
+		return -1;
+	const char **names = realloc(b->names, sizeof(char *) * (size_t)(b->n + 1));
+	if (!names)
+		return -1;
+	b->names = names;
+	int64_t *values = realloc(b->values, sizeof(int64_t) * (size_t)(b->n + 1));
+	if (!values)
+		return -1;
+	b->values = values;
+	b->names[b->n] = strndup(arg, (size_t)(eq - arg));
+	b->values[b->n++] = v;
+	return 0;
+}
+
+void pn_dimbind_free(pn_dimbind *b)
+{
+	for (int i = 0; i < b->n; i++)
+		free((char *)b->names[i]);
+	free(b->names);
+	free(b->values);
+	b->n = 0;
+	b->names = NULL;
+	b->values = NULL;
 }

@@ -190,19 +190,6 @@ static int write_outputs(const pn_graph *g, pn_tensor **out, const char *dir, ch
 	return 0;
 }
 
-static int parse_dim(run_opts *o, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg)
-		return -1;
-	int n = o->bind.n++;
-	o->bind.names = realloc(o->bind.names, sizeof(char *) * (size_t)(n + 1));
-	o->bind.values = realloc(o->bind.values, sizeof(int64_t) * (size_t)(n + 1));
-	o->bind.names[n] = strndup(arg, (size_t)(eq - arg));
-	o->bind.values[n] = atoll(eq + 1);
-	return o->bind.values[n] >= 0 ? 0 : -1;
-}
-
 static int execute(const run_opts *o, const pn_cli *cli, char *err)
 {
 	pn_model *m = NULL;
@@ -273,7 +260,7 @@ int cmd_run(int argc, char **argv, const pn_cli *cli)
 		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
 			o.seed = strtoull(v, NULL, 10);
 		else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
-			if (parse_dim(&o, v))
+			if (pn_parse_dim(&o.bind, v))
 				return pn_die("--dim wants NAME=V, got '%s'", v);
 		} else if (argv[i][0] == '-' || o.target) {
 			fputs(usage, stderr);
@@ -288,9 +275,6 @@ int cmd_run(int argc, char **argv, const pn_cli *cli)
 	}
 	char err[PN_ERRLEN] = "";
 	int rc = execute(&o, cli, err);
-	for (int i = 0; i < o.bind.n; i++)
-		free((char *)o.bind.names[i]);
-	free(o.bind.names);
-	free(o.bind.values);
+	pn_dimbind_free(&o.bind);
 	return rc ? pn_die("run: %s", err) : 0;
 }

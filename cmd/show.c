@@ -86,7 +86,8 @@ static void print_model(const pn_key *key, const Passnet__Model *rec, const pn_m
 	       (unsigned long long)rec->file_bytes, (long long)rec->ir_version,
 	       rec->producer ? rec->producer : "");
 	for (size_t i = 0; i < rec->n_opsets; i++)
-		printf("opset      %s %lld\n", *rec->opsets[i]->domain ? rec->opsets[i]->domain : "ai.onnx",
+		printf("opset      %s %lld\n",
+		       rec->opsets[i]->domain && *rec->opsets[i]->domain ? rec->opsets[i]->domain : "ai.onnx",
 		       (long long)rec->opsets[i]->version);
 	printf("status     %s\n", rec->status == PASSNET__MODEL_STATUS__MODEL_WARNING ? "warning" : "ok");
 	for (size_t i = 0; i < rec->n_warnings; i++)

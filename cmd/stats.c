@@ -85,7 +85,7 @@ static void list_unknown(stats *s, const pn_key *key, const void *data, size_t l
 	if (pn_model_from_record(data, len, &m, &rec, err))
 		return;
 	const pn_graph *g = m->graph;
-	if (pn_infer_graph(g, NULL, NULL, &r, err)) {
+	if (pn_infer_graph(g, &m->bind, NULL, &r, err)) {
 		pn_model_free(m);
 		return;
 	}

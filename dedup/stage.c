@@ -90,7 +90,7 @@ static void dedup_model(mjob *j)
 		j->failed = 1;
 		return;
 	}
-	if (pn_infer_graph(m->graph, NULL, NULL, &r, j->err)) {
+	if (pn_infer_graph(m->graph, &m->bind, NULL, &r, j->err)) {
 		j->failed = 1;
 		pn_model_free(m);
 		return;

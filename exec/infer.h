@@ -60,12 +60,6 @@ int  pn_axis(int64_t axis, int rank);
 
 /* --- the engine (exec/infer.c) --- */
 
-/* Symbolic dims bound to values (--dim NAME=V); unbound names default to 1. */
-typedef struct pn_dimbind {
-	int n;
-	const char **names;
-	int64_t *values;
-} pn_dimbind;
 
 typedef struct pn_infer_result {
 	int n;                 /* one entry per value of the graph */

@@ -38,6 +38,7 @@ typedef struct extractor {
 	int n;
 	size_t bytes;
 	pn_extract_stats *stats;
+	const pn_dimbind *bind;
 	pn_progress progress;
 	uint64_t ok, failed;       /* of this source, for its record */
 	char *err;
@@ -189,7 +190,8 @@ static void decode_batch(extractor *x)
 		if (it->fate != FATE_DECODE)
 			continue;
 		pn_fileio io = {folder_read, folder_list, it->u->folder};
-		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path, &it->result);
+		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path, x->bind,
+				&it->result);
 	}
 }
 
@@ -305,7 +307,7 @@ static int extract_source(extractor *x)
 }
 
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       pn_extract_stats *stats, char *err)
+	       const pn_dimbind *bind, pn_extract_stats *stats, char *err)
 {
 	extractor *x = calloc(1, sizeof(*x));
 	if (!x)
@@ -314,6 +316,7 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	x->st = st;
 	x->threads = threads > 0 ? threads : omp_get_max_threads();
 	x->stats = stats;
+	x->bind = bind;
 	x->err = err;
 	double t0 = pn_now();
 	int rc = pn_writer_open(st, &x->w, 0, err);

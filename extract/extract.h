@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "schemas/ir.h"
 #include "store/store.h"
 
 typedef struct pn_source_spec {
@@ -36,7 +37,9 @@ typedef struct pn_extract_stats {
 	double seconds;
 } pn_extract_stats;
 
+/* bind (may be NULL) binds symbolic input dims for shape inference; it is
+ * recorded with every model this run stores. */
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       pn_extract_stats *stats, char *err);
+	       const pn_dimbind *bind, pn_extract_stats *stats, char *err);
 
 #endif

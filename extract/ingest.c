@@ -280,8 +280,23 @@ static int count_nodes(const pn_graph *g)
 	return n;
 }
 
+/* The binding is recorded with the model, so later stages infer alike. */
+static int record_bind(ctx *c, const pn_dimbind *bind)
+{
+	if (!bind || !bind->n)
+		return 0;
+	c->rec->bound_dims = pn_arena_alloc(c->a, sizeof(char *) * (size_t)bind->n);
+	if (!c->rec->bound_dims)
+		return -1;
+	for (int i = 0; i < bind->n; i++)
+		c->rec->bound_dims[i] = pn_arena_printf(c->a, "%s=%lld", bind->names[i],
+							(long long)bind->values[i]);
+	c->rec->n_bound_dims = (size_t)bind->n;
+	return 0;
+}
+
 static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		  const char *path)
+		  const char *path, const pn_dimbind *bind)
 {
 	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, c->a, c->err);
 	if (!mp || pn_onnx_resolve_external(mp, io, c->m, c->err) < 0)
@@ -291,11 +306,11 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 		return -1;
 	pn_infer_result r;
 	char ierr[PN_ERRLEN];
-	int inferred = !pn_infer_graph(c->m->graph, NULL, NULL, &r, ierr);
+	int inferred = !pn_infer_graph(c->m->graph, bind, NULL, &r, ierr);
 	if (!inferred)
 		pn_model_warn(c->m, "shape inference stopped: %s", ierr);
 	record_header(c, mp, source, path, len);
-	int rc = strip_graph(c, mp->graph, c->m->graph);
+	int rc = record_bind(c, bind) || strip_graph(c, mp->graph, c->m->graph);
 	if (!rc && inferred)
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);
 	if (!rc && io)
@@ -315,7 +330,7 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 }
 
 void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		     const char *path, pn_ingest *out)
+		     const char *path, const pn_dimbind *bind, pn_ingest *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->key = pn_key_of(bytes, len);
@@ -330,7 +345,7 @@ void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const c
 	}
 	pn_arena_init(&m->arena, 0);
 	c.a = &m->arena;
-	if (ingest(&c, bytes, len, io, source, path)) {
+	if (ingest(&c, bytes, len, io, source, path, bind)) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
 	} else {
 		out->status = (int)rec.status;
@@ -372,6 +387,15 @@ int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Pass
 	if (rc) {
 		pn_model_free(m);
 		return -1;
+	}
+	m->bind.n = (int)rec->n_bound_dims;
+	m->bind.names = pn_arena_alloc(&m->arena, sizeof(char *) * (rec->n_bound_dims + 1));
+	m->bind.values = pn_arena_alloc(&m->arena, sizeof(int64_t) * (rec->n_bound_dims + 1));
+	for (size_t i = 0; i < rec->n_bound_dims && m->bind.names && m->bind.values; i++) {
+		const char *eq = strchr(rec->bound_dims[i], '=');
+		m->bind.names[i] = eq ? pn_arena_strndup(&m->arena, rec->bound_dims[i],
+							 (size_t)(eq - rec->bound_dims[i])) : "";
+		m->bind.values[i] = eq ? atoll(eq + 1) : 1;
 	}
 	if (recp)
 		*recp = rec;

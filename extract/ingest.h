@@ -29,11 +29,11 @@ typedef struct pn_ingest {
 /* Ingests one model; never fails as a call: problems end up in out->status
  * and out->err.  io reads files beside the model (may be NULL). */
 void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		     const char *path, pn_ingest *out);
+		     const char *path, const pn_dimbind *bind, pn_ingest *out);
 void pn_ingest_clear(pn_ingest *in);
 
 /* Loads a stored model record back into the IR (weights as metadata),
- * with value types from the stored inference.  *out is freed with
+ * with value types from the stored inference and m->bind from the record.  *out is freed with
  * pn_model_free; *rec (may be NULL) receives the unpacked record, which lives
  * in the model's arena. */
 int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Passnet__Model **rec,

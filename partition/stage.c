@@ -121,7 +121,7 @@ static void partition_model(job *j)
 		j->failed = 1;
 		return;
 	}
-	if (pn_infer_graph(m->graph, NULL, NULL, &r, j->err)) {
+	if (pn_infer_graph(m->graph, &m->bind, NULL, &r, j->err)) {
 		j->failed = 1;
 		pn_model_free(m);
 		return;

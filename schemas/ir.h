@@ -135,8 +135,16 @@ typedef struct pn_testset {
 	pn_tensor **outputs;
 } pn_testset;
 
+/* Symbolic dims bound to values (--dim NAME=V); unbound names default to 1. */
+typedef struct pn_dimbind {
+	int n;
+	const char **names;
+	int64_t *values;
+} pn_dimbind;
+
 typedef struct pn_model {
 	pn_arena arena;
+	pn_dimbind bind;     /* dims bound when the model was stored */
 	int64_t ir_version;
 	int32_t n_opsets;
 	pn_opset *opsets;
