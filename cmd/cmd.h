@@ -24,6 +24,7 @@ typedef struct pn_cli {
 	X(doctor, "check the store's invariants")                                    \
 	X(partition, "cut stored models into candidate subgraphs")                  \
 	X(dedup, "hash candidates canonically and store each subgraph once")        \
+	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
 	X(run, "run a model on the reference executor")                              \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 

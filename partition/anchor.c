@@ -1,9 +1,10 @@
 /*
  * anchor.c - the `anchor` strategy: each compute-heavy op (F_ANCHOR in
  * ops.def: Conv, ConvTranspose, MatMul, Gemm and their quantized forms) with
- * its elementwise prologue (the chain producing its data input, each link
- * read by nothing else) and epilogue (the chain of elementwise ops
- * consuming its output, each the only reader of the previous link).
+ * its elementwise prologue (the elementwise ops that produce its operands
+ * and are read by nothing outside the cut) and epilogue (the chain of
+ * elementwise ops consuming its output, each the only reader of the
+ * previous link).
  */
 #include "partition/partition.h"
 
@@ -41,18 +42,54 @@ static int grow_epilogue(const pn_pview *pv, int anchor, int32_t *cut, int n)
 	return n;
 }
 
-static int grow_prologue(const pn_pview *pv, int anchor, int32_t *cut, int n)
+static int in_list(const int32_t *cut, int n, int x)
 {
-	int head = anchor;
-	while (n < PN_CUT_MAX_NODES) {
-		const pn_node *h = &pv->g->nodes[head];
-		int v = h->n_in ? h->in[0] : -1;
-		int p = v >= 0 ? pv->g->values[v].producer : -1;
-		if (p < 0 || !pv->compute[p] || !elementwise(pv, p) || only_consumer(pv, p) != head)
-			break;
-		cut[n++] = head = p;
+	for (int i = 0; i < n; i++)
+		if (cut[i] == x)
+			return 1;
+	return 0;
+}
+
+/* An elementwise producer joins the prologue when every reader of its
+ * output is already in the cut.  Operands are all followed (whatever their
+ * order in the file: Add(a, b) and Add(b, a) give one prologue), and among
+ * the candidates the one latest in the canonical order joins first, so a
+ * prologue cut short by the size bound is cut the same way every time. */
+static int joins_prologue(const pn_pview *pv, const int32_t *cut, int n, int p)
+{
+	if (p < 0 || !pv->compute[p] || !elementwise(pv, p) || in_list(cut, n, p))
+		return 0;
+	const pn_node *nd = &pv->g->nodes[p];
+	for (int k = 0; k < nd->n_out; k++) {
+		if (nd->out[k] < 0)
+			continue;
+		const pn_value *v = &pv->g->values[nd->out[k]];
+		if (v->is_output)
+			return 0;
+		for (int c = 0; c < v->n_consumers; c++)
+			if (!in_list(cut, n, v->consumers[c]))
+				return 0;
 	}
-	return n;
+	return 1;
+}
+
+static int grow_prologue(const pn_pview *pv, int32_t *cut, int n)
+{
+	for (;;) {
+		int best = -1;
+		for (int i = 0; i < n; i++) {
+			const pn_node *nd = &pv->g->nodes[cut[i]];
+			for (int k = 0; k < nd->n_in; k++) {
+				int v = nd->in[k];
+				int p = v >= 0 ? pv->g->values[v].producer : -1;
+				if (joins_prologue(pv, cut, n, p) && (best < 0 || pv->rank[p] > pv->rank[best]))
+					best = p;
+			}
+		}
+		if (best < 0 || n == PN_CUT_MAX_NODES)
+			return n;
+		cut[n++] = best;
+	}
 }
 
 int pn_partition_anchor(pn_pview *pv, pn_cuts *out)
@@ -67,7 +104,7 @@ int pn_partition_anchor(pn_pview *pv, pn_cuts *out)
 			continue;
 		cut[0] = a;
 		int n = grow_epilogue(pv, a, cut, 1);
-		n = grow_prologue(pv, a, cut, n);
+		n = grow_prologue(pv, cut, n);
 		if (pn_cut_ok(pv, cut, n, in_cut))
 			rc = pn_cuts_add(out, cut, n);
 	}

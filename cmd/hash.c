@@ -1,0 +1,191 @@
+/*
+ * hash.c - `passnet hash FILE...`: the canonical hash of a model's whole
+ * graph, and with --subgraphs the set of subgraph hashes every strategy
+ * finds in it.  The store is not touched: this is how to ask "is this the
+ * same computation?" of two files, and what the dedup property tests use.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/err.h"
+#include "dedup/form.h"
+#include "exec/infer.h"
+#include "extract/onnx.h"
+#include "partition/partition.h"
+
+static const char usage[] =
+	"usage: passnet hash [--subgraphs] [--dim NAME=V]... FILE...\n"
+	"\n"
+	"Prints the canonical hash and the pattern hash of each model's graph (all\n"
+	"its compute nodes as one cut; weights count by shape, as in the store).\n"
+	"With --subgraphs, prints instead every distinct subgraph hash the\n"
+	"partition strategies find in it, sorted, one per line; --list prints\n"
+	"every cut instead: hash, strategy, ops in canonical order and nodes.\n";
+
+typedef struct hash_opts {
+	int subgraphs, json, list;
+	pn_dimbind bind;
+} hash_opts;
+
+/* The model as extract stores it: large weights as metadata. */
+static int load_for_hashing(const char *path, pn_model **out, char *err)
+{
+	void *data = NULL;
+	size_t len = 0;
+	int rc = pn_read_file(path, &data, &len, err);
+	if (rc)
+		return rc > 0 ? pn_fail(err, "no such file") : -1;
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof dir, ".");
+	pn_fileio io = pn_dirio(dir);
+	pn_model *m = calloc(1, sizeof(*m));
+	pn_arena_init(&m->arena, 0);
+	Onnx__ModelProto *mp = pn_onnx_unpack(data, len, &m->arena, err);
+	pn_decode_opts o = {.weights_as_meta = 1};
+	rc = !mp || pn_onnx_resolve_external(mp, &io, m, err) < 0 || pn_model_from_proto(mp, &o, m, err);
+	free(data);
+	if (rc) {
+		pn_model_free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+static int print_subgraphs(pn_pview *pv, const pn_graph *g, const pn_infer_result *r, int list,
+			   char *err)
+{
+	pn_key *keys = NULL;
+	int nk = 0, cap = 0, rc = 0;
+	for (int s = 0; s < pn_n_strategies && !rc; s++) {
+		pn_cuts cuts = {0};
+		if (pn_strategies[s].run(pv, &cuts)) {
+			rc = pn_fail(err, "%s: out of memory", pn_strategies[s].name);
+			break;
+		}
+		for (int i = 0; i < cuts.n && !rc; i++) {
+			pn_form f;
+			if (pn_form_of_cut(g, r, cuts.nodes[i], cuts.len[i], &f, err)) {
+				rc = -1;
+				break;
+			}
+			if (list) {
+				char hex[33];
+				pn_key_hex(&f.hash, hex);
+				printf("%s %s", hex, pn_strategies[s].name);
+				for (int k = 0; k < f.n_nodes; k++)
+					printf(" %s", f.ops[k]);
+				for (int k = 0; k < cuts.len[i]; k++)
+					printf(" #%s", g->nodes[cuts.nodes[i][k]].name);
+				printf("\n");
+			}
+			if (nk == cap) {
+				cap = cap ? cap * 2 : 256;
+				keys = realloc(keys, sizeof(pn_key) * (size_t)cap);
+			}
+			keys[nk++] = f.hash;
+			pn_form_free(&f);
+		}
+		pn_cuts_free(&cuts);
+	}
+	qsort(keys, (size_t)nk, sizeof(pn_key), cmp_key);
+	for (int i = 0; i < nk && !rc && !list; i++) {
+		if (i && !memcmp(&keys[i], &keys[i - 1], 16))
+			continue;
+		char hex[33];
+		pn_key_hex(&keys[i], hex);
+		printf("%s\n", hex);
+	}
+	free(keys);
+	return rc;
+}
+
+static int hash_one(const char *path, const hash_opts *o)
+{
+	char err[PN_ERRLEN] = "";
+	pn_model *m = NULL;
+	pn_infer_result r;
+	pn_pview pv;
+	memset(&pv, 0, sizeof(pv));
+	if (load_for_hashing(path, &m, err))
+		return pn_die("hash: %s: %s", path, err);
+	int rc = pn_infer_graph(m->graph, &o->bind, NULL, &r, err);
+	if (!rc)
+		rc = pn_pview_build(&pv, m->graph, &r, err);
+	if (!rc && o->subgraphs) {
+		rc = print_subgraphs(&pv, m->graph, &r, o->list, err);
+	} else if (!rc) {
+		pn_form f;
+		rc = pn_form_of_cut(m->graph, &r, pv.order, pv.n, &f, err);
+		if (!rc) {
+			char h[33], p[33];
+			pn_key_hex(&f.hash, h);
+			pn_key_hex(&f.pattern, p);
+			if (o->json) {
+				printf("{\"file\":");
+				pn_json_str(stdout, path);
+				printf(",\"hash\":\"%s\",\"pattern\":\"%s\",\"nodes\":%d,\"approximate\":%s}\n",
+				       h, p, f.n_nodes, f.approximate ? "true" : "false");
+			} else {
+				printf("%s  %s  %s\n", h, p, path);
+			}
+			pn_form_free(&f);
+		}
+	}
+	pn_pview_free(&pv);
+	if (m)
+		pn_infer_result_free(&r);
+	pn_model_free(m);
+	return rc ? pn_die("hash: %s: %s", path, err) : 0;
+}
+
+int cmd_hash(int argc, char **argv, const pn_cli *cli)
+{
+	if (pn_wants_help(argc, argv, usage))
+		return 0;
+	hash_opts o = {.json = cli->json};
+	const char *v;
+	int nfiles = 0, rc = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--subgraphs")) {
+			o.subgraphs = 1;
+		} else if (!strcmp(argv[i], "--list")) {
+			o.subgraphs = o.list = 1;
+		} else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
+			if (pn_parse_dim(&o.bind, v))
+				return pn_die("--dim wants NAME=V, got '%s'", v);
+		} else if (argv[i][0] == '-') {
+			fputs(usage, stderr);
+			return 2;
+		} else {
+			nfiles++;
+		}
+	}
+	if (!nfiles) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			if (!strcmp(argv[i], "--dim"))
+				i++;
+			continue;
+		}
+		if (hash_one(argv[i], &o))
+			rc = 1;
+	}
+	pn_dimbind_free(&o.bind);
+	return rc;
+}
