@@ -19,13 +19,25 @@ typedef struct command {
 #define PN_TABLE_ENTRY(name, summary) {#name, cmd_##name, summary},
 static const command commands[] = {PN_CMDS(PN_TABLE_ENTRY)};
 
+/* Commands are C identifiers in the table; users type '-' for '_'. */
+static void command_name(const char *id, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", id);
+	for (char *p = out; *p; p++)
+		if (*p == '_')
+			*p = '-';
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: passnet [--db DIR] [--json] [-j N] [-q] COMMAND [ARGS]\n\n"
 		   "passnet mines ONNX models into a deduplicated store of subgraphs and\n"
 		   "benchmark tasks.\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+		char name[32];
+		command_name(commands[i].name, name, sizeof name);
+		fprintf(f, "  %-12s %s\n", name, commands[i].summary);
+	}
 	fprintf(f, "\nglobal options:\n"
 		   "  --db DIR       the store (default ./passnet.lmdb)\n"
 		   "  --json         machine-readable output (JSON Lines)\n"
@@ -84,9 +96,12 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		if (!strcmp(argv[1], commands[i].name))
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+		char name[32];
+		command_name(commands[i].name, name, sizeof name);
+		if (!strcmp(argv[1], name))
 			return commands[i].fn(argc - 1, argv + 1, &cli);
+	}
 	fprintf(stderr, "passnet: '%s' is not a command (see passnet --help)\n", argv[1]);
 	return 2;
 }

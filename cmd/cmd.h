@@ -9,6 +9,9 @@
 #ifndef PN_CMD_H
 #define PN_CMD_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 typedef struct pn_cli {
 	const char *db;     /* store directory (default ./passnet.lmdb) */
 	int json;           /* JSON Lines output */
@@ -25,6 +28,7 @@ typedef struct pn_cli {
 	X(partition, "cut stored models into candidate subgraphs")                  \
 	X(dedup, "hash candidates canonically and store each subgraph once")        \
 	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
+	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(run, "run a model on the reference executor")                              \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
@@ -41,6 +45,11 @@ struct pn_dimbind;
 /* Adds "NAME=V" (a --dim argument) to a binding; -1 if malformed. */
 int pn_parse_dim(struct pn_dimbind *b, const char *arg);
 void pn_dimbind_free(struct pn_dimbind *b);
+
+/* Writes a subgraph (its canonical bytes) as an ONNX file, weights
+ * regenerated with seed. */
+int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
+			    char *err);
 
 /* True if argv holds -h or --help; prints usage when so. */
 int pn_wants_help(int argc, char **argv, const char *usage);

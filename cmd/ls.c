@@ -8,20 +8,31 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "passnet.pb-c.h"
+#include "partition/partition.h"
 #include "store/query.h"
+#include "store/subgraphs.h"
 
 static const char usage[] =
 	"usage: passnet ls [--source NAME] [--status ok|warning|failed]\n"
+	"       passnet ls --subgraphs [--model KEY] [--strategy S]\n"
 	"\n"
 	"Lists stored models: key, status, nodes, ai.onnx opset, source and path\n"
 	"(the canonical place when the same bytes were found at several).\n"
 	"--status failed lists the places whose model could not be stored, with\n"
-	"the reason.  --json prints one object per line.\n";
+	"the reason.\n"
+	"--subgraphs lists the unique subgraphs instead (those found in one model,\n"
+	"or by one strategy): hash, pattern, nodes, occurrences and ops.\n"
+	"--json prints one object per line.\n";
 
 typedef struct ls_opts {
-	const char *source, *status;
+	const char *source, *status, *strategy;
 	int json;
 	int shown;
+	int subgraphs;
+	int has_model;
+	pn_key model;
+	int strategy_index;
+	pn_rtxn *t;
 } ls_opts;
 
 static const char *status_name(int s)
@@ -93,17 +104,70 @@ static int list_failed(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
+{
+	ls_opts *o = ud;
+	if (key.len != 16)
+		return 0;
+	pn_occ_summary occ;
+	pn_occurrences(o->t, key.data, o->has_model ? o->model.b : NULL, &occ);
+	if ((o->has_model && !occ.in_model) ||
+	    (o->strategy && !occ.per_strategy[o->strategy_index]))
+		return 0;
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!sg)
+		return 0;
+	char hex[33], pat[33] = "";
+	pn_hex(key.data, 16, hex);
+	if (sg->has_pattern && sg->pattern.len == 16)
+		pn_hex(sg->pattern.data, 16, pat);
+	o->shown++;
+	if (o->json) {
+		printf("{\"hash\":\"%s\",\"pattern\":\"%s\",\"nodes\":%u,\"inputs\":%u,\"outputs\":%u,"
+		       "\"occurrences\":%lld,\"models\":%lld,\"ops\":[",
+		       hex, pat, sg->nodes, sg->inputs, sg->outputs, (long long)occ.total,
+		       (long long)occ.models);
+		for (size_t i = 0; i < sg->n_ops; i++) {
+			if (i)
+				putchar(',');
+			pn_json_str(stdout, sg->ops[i]);
+		}
+		printf("],\"strategies\":{");
+		for (int i = 0, first = 1; i < pn_n_strategies; i++)
+			if (occ.per_strategy[i]) {
+				printf("%s\"%s\":%lld", first ? "" : ",", pn_strategies[i].name,
+				       (long long)occ.per_strategy[i]);
+				first = 0;
+			}
+		printf("}}\n");
+	} else {
+		printf("%s  %.12s  %3u nodes  %5lld occurrences  ", hex, pat, sg->nodes,
+		       (long long)occ.total);
+		for (size_t i = 0; i < sg->n_ops; i++)
+			printf("%s%s", i ? " " : "", sg->ops[i]);
+		printf("\n");
+	}
+	passnet__subgraph__free_unpacked(sg, NULL);
+	return 0;
+}
+
 int cmd_ls(int argc, char **argv, const pn_cli *cli)
 {
 	if (pn_wants_help(argc, argv, usage))
 		return 0;
 	ls_opts o = {.json = cli->json};
-	const char *v;
+	const char *v, *model_prefix = NULL;
 	for (int i = 1; i < argc; i++) {
 		if ((v = pn_opt_value(argc, argv, &i, "--source")))
 			o.source = v;
 		else if ((v = pn_opt_value(argc, argv, &i, "--status")))
 			o.status = v;
+		else if (!strcmp(argv[i], "--subgraphs"))
+			o.subgraphs = 1;
+		else if ((v = pn_opt_value(argc, argv, &i, "--strategy")))
+			o.strategy = v;
+		else if ((v = pn_opt_value(argc, argv, &i, "--model")))
+			model_prefix = v;
 		else {
 			fputs(usage, stderr);
 			return 2;
@@ -112,11 +176,30 @@ int cmd_ls(int argc, char **argv, const pn_cli *cli)
 	if (o.status && strcmp(o.status, "ok") && strcmp(o.status, "warning") &&
 	    strcmp(o.status, "failed"))
 		return pn_die("--status must be ok, warning or failed");
+	if (o.strategy) {
+		const pn_strategy *sp = pn_strategy_find(o.strategy);
+		if (!sp)
+			return pn_die("unknown strategy '%s'", o.strategy);
+		o.strategy_index = (int)(sp - pn_strategies);
+	}
 	pn_store *st;
 	pn_rtxn *t;
 	if (pn_open_for_reading(cli->db, &st, &t))
 		return 1;
-	if (o.status && !strcmp(o.status, "failed"))
+	o.t = t;
+	char err[PN_ERRLEN];
+	if (model_prefix) {
+		int rc = pn_find_key(t, PN_T_MODELS, model_prefix, &o.model, err);
+		if (rc) {
+			pn_rtxn_end(t);
+			pn_store_close(st);
+			return pn_die("%s", rc > 0 ? "no such model" : err);
+		}
+		o.has_model = 1;
+	}
+	if (o.subgraphs)
+		pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, list_subgraph, &o);
+	else if (o.status && !strcmp(o.status, "failed"))
 		pn_foreach(t, PN_T_ERRORS, NULL, 0, list_failed, &o);
 	else
 		pn_foreach(t, PN_T_MODELS, NULL, 0, list_model, &o);

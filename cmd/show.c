@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "dedup/decode.h"
 #include "extract/ingest.h"
 #include "store/query.h"
 
@@ -15,7 +16,10 @@ static const char usage[] =
 	"\n"
 	"Shows a stored model: source, path and every other place it was found,\n"
 	"opsets, inputs and outputs with shapes, its op histogram and warnings.\n"
-	"KEY is a model key or a unique prefix of at least 4 hex digits.\n";
+	"Or a subgraph: its pattern, its nodes with their edges and shapes, and\n"
+	"every model and strategy it was found by.\n"
+	"KEY is a model key or a subgraph hash, or a unique prefix of at least 4\n"
+	"hex digits of one.\n";
 
 typedef struct places {
 	pn_key key;
@@ -108,6 +112,112 @@ static void print_model(const pn_key *key, const Passnet__Model *rec, const pn_m
 	free(c);
 }
 
+/* --- subgraphs ------------------------------------------------------------------ */
+
+static void print_attr(const pn_attr *a)
+{
+	printf(" %s=", a->name);
+	switch (a->type) {
+	case PN_ATTR_FLOAT: printf("%g", a->f); break;
+	case PN_ATTR_INT: printf("%lld", (long long)a->i); break;
+	case PN_ATTR_STRING: printf("'%s'", a->s); break;
+	case PN_ATTR_INTS:
+		printf("[");
+		for (int i = 0; i < a->n; i++)
+			printf(i ? ",%lld" : "%lld", (long long)a->ints[i]);
+		printf("]");
+		break;
+	case PN_ATTR_FLOATS:
+		printf("[");
+		for (int i = 0; i < a->n; i++)
+			printf(i ? ",%g" : "%g", a->floats[i]);
+		printf("]");
+		break;
+	case PN_ATTR_GRAPH: printf("<graph of %d nodes>", a->g->n_nodes); break;
+	default: printf("<%d>", a->type); break;
+	}
+}
+
+static void print_value_line(const char *what, const pn_value *v)
+{
+	char buf[160];
+	printf("  %-9s %s  %s%s\n", what, v->name, pn_type_desc(&v->type, buf, sizeof buf),
+	       v->meta ? "  (weight, regenerated)" : v->data ? "  (constant)" : "");
+}
+
+static void print_subgraph_nodes(const pn_graph *g)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		print_value_line("input", &g->values[g->inputs[i]]);
+	for (int i = 0; i < g->n_inits; i++)
+		print_value_line("constant", &g->values[g->inits[i]]);
+	for (int t = 0; t < g->n_nodes; t++) {
+		const pn_node *n = &g->nodes[g->topo[t]];
+		printf("  %-4s ", n->name);
+		for (int k = 0; k < n->n_out; k++)
+			printf("%s%s", k ? ", " : "", n->out[k] >= 0 ? g->values[n->out[k]].name : "_");
+		printf(" = %s(", n->op_type);
+		for (int k = 0; k < n->n_in; k++)
+			printf("%s%s", k ? ", " : "", n->in[k] >= 0 ? g->values[n->in[k]].name : "_");
+		printf(")");
+		for (int a = 0; a < n->n_attr; a++)
+			print_attr(&n->attrs[a]);
+		char buf[160];
+		if (n->n_out && n->out[0] >= 0)
+			printf("  -> %s", pn_type_desc(&g->values[n->out[0]].type, buf, sizeof buf));
+		printf("\n");
+	}
+	for (int i = 0; i < g->n_outputs; i++)
+		print_value_line("output", &g->values[g->outputs[i]]);
+}
+
+static int print_occurrence(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	pn_rtxn *t = ud;
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	if (!o)
+		return 0;
+	pn_bytes mv;
+	char hex[33] = "";
+	if (o->has_model && o->model.len == 16)
+		pn_hex(o->model.data, 16, hex);
+	Passnet__Model *m = NULL;
+	if (o->has_model && o->model.len == 16 && pn_get(t, PN_T_MODELS, o->model.data, 16, &mv) == 0)
+		m = passnet__model__unpack(NULL, mv.len, mv.data);
+	printf("  found in  %.12s %s: %s  (%s, candidate %u)\n", hex, m ? m->source : "?",
+	       m ? m->path : "?", o->strategy ? o->strategy : "", o->candidate);
+	if (m)
+		passnet__model__free_unpacked(m, NULL);
+	passnet__occurrence__free_unpacked(o, NULL);
+	return 0;
+}
+
+static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
+{
+	pn_bytes val;
+	if (pn_get(t, PN_T_SUBGRAPHS, key->b, 16, &val) != 0)
+		return pn_fail(err, "subgraph vanished while reading");
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!sg || !sg->has_canonical)
+		return pn_fail(err, "subgraph record does not decode");
+	pn_model *m = NULL;
+	int rc = pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err);
+	if (!rc) {
+		char hex[33], pat[33] = "";
+		pn_key_hex(key, hex);
+		if (sg->pattern.len == 16)
+			pn_hex(sg->pattern.data, 16, pat);
+		printf("subgraph   %s\npattern    %s\nnodes      %u\ncanonical  %zu bytes\n", hex, pat,
+		       sg->nodes, sg->canonical.len);
+		print_subgraph_nodes(m->graph);
+		pn_foreach(t, PN_T_OCCURRENCES, key->b, 16, print_occurrence, t);
+	}
+	pn_model_free(m);
+	passnet__subgraph__free_unpacked(sg, NULL);
+	return rc;
+}
+
 int cmd_show(int argc, char **argv, const pn_cli *cli)
 {
 	if (pn_wants_help(argc, argv, usage))
@@ -123,8 +233,17 @@ int cmd_show(int argc, char **argv, const pn_cli *cli)
 	char err[PN_ERRLEN];
 	pn_key key;
 	int rc = pn_find_key(t, PN_T_MODELS, argv[1], &key, err);
-	if (rc == 1)
-		rc = pn_fail(err, "no model with key %s", argv[1]);
+	if (rc == 1) {
+		rc = pn_find_key(t, PN_T_SUBGRAPHS, argv[1], &key, err);
+		if (rc == 0) {
+			rc = show_subgraph(t, &key, err);
+			pn_rtxn_end(t);
+			pn_store_close(st);
+			return rc ? pn_die("show: %s", err) : 0;
+		}
+		if (rc == 1)
+			rc = pn_fail(err, "no model or subgraph with key %s", argv[1]);
+	}
 	pn_bytes val;
 	pn_model *m = NULL;
 	Passnet__Model *rec = NULL;

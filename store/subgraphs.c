@@ -1,0 +1,44 @@
+#include "store/subgraphs.h"
+
+#include <string.h>
+
+#include "partition/partition.h"
+
+typedef struct occ_walk {
+	pn_occ_summary *s;
+	const uint8_t *model;
+	uint8_t last[16];
+	int have_last;
+} occ_walk;
+
+/* Occurrences of a hash sort by model key (the value starts with it), so
+ * counting distinct models needs only the previous one. */
+static int count_occ(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	occ_walk *w = ud;
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	if (!o)
+		return 0;
+	w->s->total++;
+	for (int i = 0; i < pn_n_strategies && i < 8; i++)
+		if (o->strategy && !strcmp(o->strategy, pn_strategies[i].name))
+			w->s->per_strategy[i]++;
+	if (o->has_model && o->model.len == 16) {
+		if (!w->have_last || memcmp(w->last, o->model.data, 16))
+			w->s->models++;
+		memcpy(w->last, o->model.data, 16);
+		w->have_last = 1;
+		if (w->model && !memcmp(w->model, o->model.data, 16))
+			w->s->in_model = 1;
+	}
+	passnet__occurrence__free_unpacked(o, NULL);
+	return 0;
+}
+
+int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_occ_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	occ_walk w = {.s = s, .model = model};
+	return pn_foreach(t, PN_T_OCCURRENCES, hash, 16, count_occ, &w) < 0 ? -1 : 0;
+}

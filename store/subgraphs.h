@@ -1,0 +1,20 @@
+/*
+ * subgraphs.h - reading subgraphs with their occurrences, for ls/show/stats.
+ */
+#ifndef PN_SUBGRAPHS_H
+#define PN_SUBGRAPHS_H
+
+#include "passnet.pb-c.h"
+#include "store/store.h"
+
+typedef struct pn_occ_summary {
+	int64_t total;             /* occurrences */
+	int64_t per_strategy[8];   /* by pn_strategies index */
+	int64_t models;            /* distinct models */
+	int in_model;              /* occurs in the model asked for */
+} pn_occ_summary;
+
+/* Summarises the occurrences of one subgraph; model (16 bytes) may be NULL. */
+int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_occ_summary *s);
+
+#endif
