@@ -445,9 +445,10 @@ static int decode_bodies(ctx *c, dgraph *g, pending_graph *pg, int npg, int node
 	return 0;
 }
 
+/* r holds exactly one canonical form (unwrapped). */
 static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g)
 {
-	reader body = rd_blob(r);
+	reader body = *r;
 	if (rd_u8(&body) != PN_CANON_VERSION)
 		return pn_fail(c->err, "canonical form of an unknown format version");
 	rd_u8(&body);   /* kind */
@@ -565,6 +566,12 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	gp->value_info = pn_arena_alloc(c->a, sizeof(void *) * nv);
 	gp->node = pn_arena_alloc(c->a, sizeof(void *) * ((size_t)g->nn + 1));
 	/* positional inputs/outputs keep their positions; sets keep canonical order */
+	for (int i = 0; !captured_names && i < g->nv; i++)
+		if ((g->v[i].kind == PN_CV_INPUT || g->v[i].out_pos >= 0) && g->v[i].type.rank < 0) {
+			free(order);
+			return pn_fail(c->err, "boundary value %s has unknown rank (it depends on data)",
+				       g->v[i].name), NULL;
+		}
 	for (int pos = -1; pos < g->nv; pos++)
 		for (int i = 0; i < g->nv; i++) {
 			const dvalue *v = &g->v[i];
@@ -579,7 +586,7 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 		const dvalue *v = &g->v[i];
 		if (v->kind == PN_CV_CONST)
 			gp->initializer[gp->n_initializer++] = v->data ? v->data : meta_initializer(c, v);
-		else if (v->kind == PN_CV_INNER && v->out_pos < 0)
+		else if (v->kind == PN_CV_INNER && v->out_pos < 0 && v->type.rank >= 0)
 			gp->value_info[gp->n_value_info++] = value_info(c, v);
 	}
 	for (int i = 0; i < g->nn; i++) {
@@ -595,9 +602,7 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, pn_arena *
 				    Passnet__WeightMeta ***metas, size_t *n_metas, char *err)
 {
 	ctx c = {.a = a, .err = err};
-	pn_buf wrapped = {0};
-	pn_buf_blob(&wrapped, bytes, len);   /* parse_graph reads a blob */
-	reader r = {wrapped.p, wrapped.p + wrapped.n, wrapped.oom};
+	reader r = {bytes, bytes + len, 0};
 	dgraph g;
 	Onnx__ModelProto *mp = NULL;
 	note_version(&c, "", 1);
@@ -622,7 +627,6 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, pn_arena *
 			}
 		}
 	}
-	pn_buf_free(&wrapped);
 	if (metas) {
 		*metas = c.metas;
 		*n_metas = c.n_metas;

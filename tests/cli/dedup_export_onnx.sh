@@ -1,0 +1,42 @@
+# `passnet export-onnx` writes every fusion subgraph of ../shared/corpus as a
+# standalone model that onnx's checker (full check, with shape inference)
+# accepts.  Allowed exceptions, each checked: subgraphs whose boundary rank
+# depends on data are refused with that reason, and a subgraph the checker
+# rejects must come from a source model the checker rejects too.
+. "$ROOT/tests/cli/lib.sh"
+need_shared
+PY=${PYTHON:-/usr/bin/python3}
+db="$TEST_TMP/db"
+for stage in "extract $SHARED" partition dedup; do
+	pn --db "$db" $stage
+	[ "$status" -eq 0 ] || fail "$stage: $out"
+done
+pn --db "$db" ls --subgraphs --strategy fusion
+echo "$out" | cut -c1-32 > "$TEST_TMP/hashes"
+total=$(wc -l < "$TEST_TMP/hashes")
+[ "$total" -ge 1000 ] || fail "only $total fusion subgraphs"
+mkdir -p "$TEST_TMP/onnx"
+refused=0
+while read -r h; do
+	if ! msg=$("$PASSNET" --db "$db" export-onnx "$h" "$TEST_TMP/onnx/$h.onnx" 2>&1); then
+		expect_contains "$msg" "has unknown rank (it depends on data)" "export of $h"
+		refused=$((refused + 1))
+	fi
+done < "$TEST_TMP/hashes"
+"$PY" "$ROOT/tests/fixtures/check_onnx.py" "$TEST_TMP"/onnx/*.onnx > "$TEST_TMP/checked"
+ok=$(grep -c '^ok ' "$TEST_TMP/checked" || true)
+grep '^bad ' "$TEST_TMP/checked" > "$TEST_TMP/bad" || true
+while read -r _ f rest; do
+	h=$(basename "$f" .onnx:)
+	h=${h%.onnx:}
+	# a place that is a plain file (not inside an archive) to check
+	src=$("$PASSNET" --db "$db" show "$h" | sed -n 's/^  found in  [0-9a-f]* [^:]*: \(.*\)  (.*/\1/p' |
+		grep -v '!' | head -n 1)
+	[ -n "$src" ] || fail "checker rejects $h, found only inside archives"
+	[ -f "$SHARED/$src" ] || fail "$SHARED/$src is not a file"
+	echo "checker rejects $h ($rest), found in $src"
+	"$PY" "$ROOT/tests/fixtures/check_onnx.py" "$SHARED/$src" | grep -q '^bad ' ||
+		fail "the checker rejects subgraph $h but accepts its source model $src"
+done < "$TEST_TMP/bad"
+echo "$total fusion subgraphs: $ok exported and accepted by onnx.checker, $refused refused (data-dependent rank)"
+[ $((ok + refused)) -ge $((total * 98 / 100)) ] || fail "too few subgraphs exported and checked"
