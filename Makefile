@@ -38,7 +38,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps test unit-test cli-test conformance-test corpus clean \
-        bench-extract
+        bench-extract bench-dedup
 .SECONDARY: $(GEN_SRC) $(GEN_HDR)
 all: bin/passnet
 
@@ -108,8 +108,9 @@ cli-test: all $(TOOLS)
 DB ?= passnet.lmdb
 corpus: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
-	bin/passnet --db $(DB) extract --manifest data-manifest.txt
-	bin/passnet --db $(DB) stats
+	bin/passnet --db $(DB) build --manifest data-manifest.txt
+	bin/passnet --db $(DB) stats --brief
+	@echo "the store is $(DB); look inside with bin/passnet --db $(DB) stats | ls | show KEY"
 
 # --- benchmarks ----------------------------------------------------------------
 
@@ -117,6 +118,10 @@ SHARED ?= ../shared/corpus
 bench-extract: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/extract.sh $(SHARED) /usr/share/libonnx-testdata/data
+
+bench-dedup: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@bench/dedup.sh $(SHARED) /usr/share/libonnx-testdata/data
 
 clean:
 	rm -rf build bin

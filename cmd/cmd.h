@@ -20,6 +20,7 @@ typedef struct pn_cli {
 } pn_cli;
 
 #define PN_CMDS(X)                                                                    \
+	X(build, "extract, partition and dedup in one run")                         \
 	X(extract, "ingest models from files, directories, archives or a manifest")  \
 	X(ls, "list models in the store")                                            \
 	X(show, "show one model")                                                    \
@@ -37,6 +38,7 @@ PN_CMDS(PN_DECLARE_CMD)
 
 struct pn_stage_stats;
 /* Stage runners shared by their commands and `passnet build`. */
+int  pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *usage, char **strategy);
 int  pn_run_partition(const pn_cli *cli, char *strategies);
 int  pn_run_dedup(const pn_cli *cli);
 void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);

@@ -9,18 +9,26 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "dedup/decode.h"
+#include "dedup/form.h"
+#include "exec/infer.h"
 #include "extract/ingest.h"
+#include "partition/stage.h"
 #include "store/query.h"
 #include "store/records.h"
 
 static const char usage[] =
-	"usage: passnet doctor\n"
+	"usage: passnet doctor [--deep]\n"
 	"\n"
 	"Checks the store: every record decodes; every stored model decodes into\n"
 	"a graph and is reached from model_paths, with its canonical place the\n"
 	"least of them; every place points at a stored model or at an error;\n"
-	"every place's source is recorded.  Prints one line per problem and exits\n"
-	"1 if there is any.\n";
+	"every place's source is recorded; every candidate belongs to a stored\n"
+	"model; every subgraph's key is the hash of its canonical bytes, which\n"
+	"decode into a graph, and it occurs somewhere; every occurrence names a\n"
+	"candidate that hashes to it.  --deep also hashes the graph decoded from\n"
+	"every subgraph's canonical bytes, which must give its key back.  Prints\n"
+	"one line per problem and exits 1 if there is any.\n";
 
 typedef struct place {
 	pn_key place, model;
@@ -34,6 +42,7 @@ typedef struct doctor {
 	int np, cap;
 	int problems;
 	int64_t checked;
+	int deep;
 } doctor;
 
 static void problem(doctor *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -139,6 +148,117 @@ static int check_model(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* --deep: the graph decoded from a subgraph's canonical bytes must hash
+ * back to the subgraph's key (the bytes are the graph, nothing is lost). */
+static void check_roundtrip(doctor *d, const char *hex, const pn_model *m, const uint8_t *key)
+{
+	char err[PN_ERRLEN];
+	pn_infer_result r;
+	/* inputs keep their types as stored, unknown dims included (binding
+	 * them to 1 would describe another computation) */
+	const pn_graph *g = m->graph;
+	pn_type *types = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
+	for (int i = 0; types && i < g->n_inputs; i++)
+		types[i] = g->values[g->inputs[i]].type;
+	int bad = !types || pn_infer_graph(g, NULL, types, &r, err);
+	free(types);
+	if (bad) {
+		problem(d, "subgraph %s: its decoded graph does not infer: %s", hex, err);
+		return;
+	}
+	int32_t *all = malloc(sizeof(int32_t) * (size_t)(m->graph->n_nodes + 1));
+	for (int i = 0; all && i < m->graph->n_nodes; i++)
+		all[i] = i;
+	pn_form f;
+	if (!all || pn_form_of_cut(m->graph, &r, all, m->graph->n_nodes, &f, err))
+		problem(d, "subgraph %s: cannot hash its decoded graph: %s", hex, err);
+	else if (memcmp(f.hash.b, key, 16))
+		problem(d, "subgraph %s: its decoded graph hashes to another key", hex);
+	if (all)
+		pn_form_free(&f);
+	free(all);
+	pn_infer_result_free(&r);
+}
+
+static int check_subgraph(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33], err[PN_ERRLEN];
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!sg || !sg->has_canonical || key.len != 16) {
+		problem(d, "subgraph %s does not decode", hex);
+	} else {
+		pn_key k = pn_key_of(sg->canonical.data, sg->canonical.len);
+		if (memcmp(k.b, key.data, 16))
+			problem(d, "subgraph %s: its canonical bytes hash to another key", hex);
+		if (sg->pattern.len != 16)
+			problem(d, "subgraph %s has no pattern hash", hex);
+		pn_model *m = NULL;
+		if (pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err))
+			problem(d, "subgraph %s does not decode into a graph: %s", hex, err);
+		else if (d->deep)
+			check_roundtrip(d, hex, m, key.data);
+		pn_model_free(m);
+		pn_bytes o;
+		if (pn_get(d->t, PN_T_OCCURRENCES, key.data, 16, &o) != 0)
+			problem(d, "subgraph %s occurs nowhere", hex);
+	}
+	if (sg)
+		passnet__subgraph__free_unpacked(sg, NULL);
+	return 0;
+}
+
+static int check_occurrence(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33];
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	pn_bytes v;
+	if (!o || !o->has_model || o->model.len != 16 || !o->strategy) {
+		problem(d, "an occurrence of %s does not decode", hex);
+	} else {
+		if (pn_get(d->t, PN_T_SUBGRAPHS, key.data, 16, &v) != 0)
+			problem(d, "occurrence of missing subgraph %s", hex);
+		uint8_t ck[64];
+		size_t kl = pn_candidate_key(ck, o->model.data, o->strategy, o->candidate);
+		Passnet__Candidate *c = pn_get(d->t, PN_T_CANDIDATES, ck, kl, &v) == 0
+						? passnet__candidate__unpack(NULL, v.len, v.data) : NULL;
+		if (!c || !c->has_subgraph || c->subgraph.len != 16 || memcmp(c->subgraph.data, key.data, 16))
+			problem(d, "occurrence of %s names candidate %u of %s, which does not hash to it",
+				hex, o->candidate, o->strategy);
+		if (c)
+			passnet__candidate__free_unpacked(c, NULL);
+	}
+	if (o)
+		passnet__occurrence__free_unpacked(o, NULL);
+	return 0;
+}
+
+static int check_candidate(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
+	pn_bytes v;
+	char hex[33];
+	pn_hex(key.data, 16, hex);
+	if (!c || key.len < 21) {
+		problem(d, "a candidate of model %s does not decode", hex);
+	} else {
+		if (pn_get(d->t, PN_T_MODELS, key.data, 16, &v) != 0)
+			problem(d, "candidates of model %s, which is not stored", hex);
+		if (c->has_subgraph && pn_get(d->t, PN_T_SUBGRAPHS, c->subgraph.data, 16, &v) != 0)
+			problem(d, "a candidate of model %s hashes to a missing subgraph", hex);
+	}
+	if (c)
+		passnet__candidate__free_unpacked(c, NULL);
+	return 0;
+}
+
 static int check_error(void *ud, pn_bytes key, pn_bytes val)
 {
 	doctor *d = ud;
@@ -155,12 +275,16 @@ int cmd_doctor(int argc, char **argv, const pn_cli *cli)
 {
 	if (pn_wants_help(argc, argv, usage))
 		return 0;
-	if (argc != 1) {
-		fputs(usage, stderr);
-		return 2;
-	}
 	pn_store *st;
 	doctor d = {0};
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--deep")) {
+			d.deep = 1;
+		} else {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
 	if (pn_open_for_reading(cli->db, &st, &d.t))
 		return 1;
 	pn_foreach(d.t, PN_T_MODEL_PATHS, NULL, 0, collect_place, &d);
@@ -168,6 +292,9 @@ int cmd_doctor(int argc, char **argv, const pn_cli *cli)
 		check_place(&d, &d.p[i]);
 	pn_foreach(d.t, PN_T_MODELS, NULL, 0, check_model, &d);
 	pn_foreach(d.t, PN_T_ERRORS, NULL, 0, check_error, &d);
+	pn_foreach(d.t, PN_T_CANDIDATES, NULL, 0, check_candidate, &d);
+	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
+	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
 	pn_rtxn_end(d.t);
 	pn_store_close(st);
 	for (int i = 0; i < d.np; i++) {

@@ -70,8 +70,8 @@ int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, con
 	pn_arena_init(&m->arena, 0);
 	Passnet__WeightMeta **metas = NULL;
 	size_t nm = 0;
-	Onnx__ModelProto *mp = pn_canon_to_model(canon, len, &m->arena, &metas, &nm, err);
-	pn_decode_opts o = {.weights_as_meta = 1, .metas = metas, .n_metas = nm};
+	Onnx__ModelProto *mp = pn_canon_to_model(canon, len, 1, &m->arena, &metas, &nm, err);
+	pn_decode_opts o = {.weights_as_meta = 0, .metas = metas, .n_metas = nm};
 	int rc = !mp || pn_model_from_proto(mp, &o, m, err) ? -1 : 0;
 	if (!rc)
 		rc = fill_weights(mp, m, seed, &m->arena, err);

@@ -55,10 +55,10 @@ static char *source_name(const char *path)
 	return s;
 }
 
-int cmd_extract(int argc, char **argv, const pn_cli *cli)
+/* Parses extract's arguments and runs it.  `passnet build` shares this and
+ * takes --strategy too (strategy != NULL). */
+int pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *use, char **strategy)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
 	const char *manifest = NULL, *v;
 	pn_dimbind bind = {0};
 	int n = 0;
@@ -70,8 +70,11 @@ int cmd_extract(int argc, char **argv, const pn_cli *cli)
 		} else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
 			if (pn_parse_dim(&bind, v))
 				return pn_die("--dim wants NAME=V, got '%s'", v);
+		} else if (strategy && (v = pn_opt_value(argc, argv, &i, "--strategy"))) {
+			free(*strategy);
+			*strategy = strdup(v);
 		} else if (argv[i][0] == '-') {
-			fputs(usage, stderr);
+			fputs(use, stderr);
 			return 2;
 		} else {
 			names[n] = source_name(argv[i]);
@@ -94,7 +97,7 @@ int cmd_extract(int argc, char **argv, const pn_cli *cli)
 						    me[i].sha256, me[i].licence, me[i].note};
 	}
 	if (!n) {
-		fputs(usage, stderr);
+		fputs(use, stderr);
 		return 2;
 	}
 	pn_store *st = NULL;
@@ -112,4 +115,11 @@ int cmd_extract(int argc, char **argv, const pn_cli *cli)
 	free(src);
 	pn_manifest_free(me, nme);
 	return rc ? pn_die("extract: %s", err) : 0;
+}
+
+int cmd_extract(int argc, char **argv, const pn_cli *cli)
+{
+	if (pn_wants_help(argc, argv, usage))
+		return 0;
+	return pn_run_extract(argc, argv, cli, usage, NULL);
 }

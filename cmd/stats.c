@@ -7,24 +7,44 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "common/strmap.h"
 #include "common/tally.h"
 #include "exec/infer.h"
 #include "extract/ingest.h"
+#include "partition/partition.h"
 #include "schemas/ops.h"
+#include "store/subgraphs.h"
 #include "store/query.h"
 
 static const char usage[] =
-	"usage: passnet stats [--unknown]\n"
+	"usage: passnet stats [--unknown | --brief]\n"
 	"\n"
 	"Summarises the store: models by source and opset, the op histogram,\n"
 	"values whose shape is not fully known, and errors by kind.\n"
 	"  --unknown  also list every value with unknown dims, model by model,\n"
-	"             with the op that produces it\n";
+	"             with the op that produces it\n"
+	"  --brief    only the headline figures\n";
+
+typedef struct pattern_stat {
+	uint8_t pattern[16];
+	int64_t occurrences, variants;
+	char *ops;           /* of its first variant */
+} pattern_stat;
 
 typedef struct stats {
 	pn_tally sources, opsets, ops, errors, unknown_ops, roots, gaps;
 	int64_t models, places, failed, nodes, values, unknown, weights, n_gaps;
-	int list_unknown;
+	/* subgraphs (from occurrences and subgraphs) */
+	int64_t candidates, subgraphs, once, per_cand[8], per_unique[8];
+	uint8_t cur[16];
+	int64_t cur_total, cur_strat[8];
+	int have_cur;
+	pattern_stat *patterns;
+	int n_patterns, cap_patterns;
+	pn_strmap pattern_index;     /* pattern hex -> index in patterns */
+	pn_arena pattern_arena;
+	pn_rtxn *t;
+	int list_unknown, brief;
 } stats;
 
 static void count_graph_ops(stats *s, const Onnx__GraphProto *g)
@@ -176,6 +196,142 @@ static int on_error(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* --- subgraphs ------------------------------------------------------------------ */
+
+static void close_hash(stats *s)
+{
+	if (!s->have_cur)
+		return;
+	s->subgraphs++;
+	s->once += s->cur_total == 1;
+	for (int i = 0; i < pn_n_strategies && i < 8; i++)
+		s->per_unique[i] += s->cur_strat[i] > 0;
+	s->have_cur = 0;
+}
+
+/* Occurrences come grouped by hash (dupsort), so one pass counts both the
+ * candidates and the distinct subgraphs of every strategy. */
+static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
+{
+	stats *s = ud;
+	if (key.len != 16)
+		return 0;
+	if (!s->have_cur || memcmp(s->cur, key.data, 16)) {
+		close_hash(s);
+		memcpy(s->cur, key.data, 16);
+		s->have_cur = 1;
+		s->cur_total = 0;
+		memset(s->cur_strat, 0, sizeof s->cur_strat);
+	}
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	if (!o)
+		return 0;
+	s->cur_total++;
+	s->candidates++;
+	for (int i = 0; i < pn_n_strategies && i < 8; i++)
+		if (o->strategy && !strcmp(o->strategy, pn_strategies[i].name)) {
+			s->cur_strat[i]++;
+			s->per_cand[i]++;
+		}
+	passnet__occurrence__free_unpacked(o, NULL);
+	return 0;
+}
+
+static pattern_stat *pattern_slot(stats *s, const uint8_t *p)
+{
+	char hex[33];
+	pn_hex(p, 16, hex);
+	if (!s->pattern_index.keys) {
+		pn_arena_init(&s->pattern_arena, 0);
+		pn_strmap_init(&s->pattern_index, &s->pattern_arena, 1024);
+	}
+	int32_t at = pn_strmap_get(&s->pattern_index, hex);
+	if (at >= 0)
+		return &s->patterns[at];
+	pn_strmap_put(&s->pattern_index, pn_arena_strdup(&s->pattern_arena, hex), s->n_patterns);
+	if (s->n_patterns == s->cap_patterns) {
+		s->cap_patterns = s->cap_patterns ? s->cap_patterns * 2 : 1024;
+		s->patterns = realloc(s->patterns, sizeof(pattern_stat) * (size_t)s->cap_patterns);
+	}
+	pattern_stat *ps = &s->patterns[s->n_patterns++];
+	memset(ps, 0, sizeof(*ps));
+	memcpy(ps->pattern, p, 16);
+	return ps;
+}
+
+static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
+{
+	stats *s = ud;
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!sg || sg->pattern.len != 16) {
+		if (sg)
+			passnet__subgraph__free_unpacked(sg, NULL);
+		return 0;
+	}
+	pn_occ_summary occ;
+	pn_occurrences(s->t, key.data, NULL, &occ);
+	pattern_stat *ps = pattern_slot(s, sg->pattern.data);
+	ps->variants++;
+	ps->occurrences += occ.total;
+	if (!ps->ops) {
+		size_t len = 1;
+		for (size_t i = 0; i < sg->n_ops; i++)
+			len += strlen(sg->ops[i]) + 1;
+		ps->ops = calloc(1, len);
+		for (size_t i = 0; ps->ops && i < sg->n_ops; i++) {
+			if (i)
+				strcat(ps->ops, " ");
+			strcat(ps->ops, sg->ops[i]);
+		}
+	}
+	passnet__subgraph__free_unpacked(sg, NULL);
+	return 0;
+}
+
+static int by_occurrences(const void *a, const void *b)
+{
+	const pattern_stat *x = a, *y = b;
+	if (x->occurrences != y->occurrences)
+		return x->occurrences > y->occurrences ? -1 : 1;
+	return memcmp(x->pattern, y->pattern, 16);
+}
+
+static void print_subgraph_stats(stats *s)
+{
+	if (!s->candidates)
+		return;
+	printf("candidates  %lld hashed (", (long long)s->candidates);
+	for (int i = 0; i < pn_n_strategies; i++)
+		printf("%s%s %lld", i ? ", " : "", pn_strategies[i].name, (long long)s->per_cand[i]);
+	printf(")\nsubgraphs   %lld unique; dedup ratio %.2f candidates per subgraph\n",
+	       (long long)s->subgraphs, (double)s->candidates / (double)s->subgraphs);
+	for (int i = 0; i < pn_n_strategies; i++)
+		if (s->per_unique[i])
+			printf("  %-8s %8lld candidates -> %7lld unique (ratio %.2f)\n", pn_strategies[i].name,
+			       (long long)s->per_cand[i], (long long)s->per_unique[i],
+			       (double)s->per_cand[i] / (double)s->per_unique[i]);
+	printf("long tail   %lld subgraphs occur once (%.1f%%)\n", (long long)s->once,
+	       100.0 * (double)s->once / (double)s->subgraphs);
+	printf("patterns    %d (shape/dtype variants grouped); most frequent:\n", s->n_patterns);
+	for (int i = 0; i < s->n_patterns && i < 10; i++) {
+		char hex[33];
+		pn_hex(s->patterns[i].pattern, 16, hex);
+		printf("  %.12s %7lld occurrences %5lld variants  %.80s\n", hex,
+		       (long long)s->patterns[i].occurrences, (long long)s->patterns[i].variants,
+		       s->patterns[i].ops ? s->patterns[i].ops : "");
+	}
+}
+
+static void print_brief(stats *s)
+{
+	printf("store: %lld models (%lld places, %lld failed), %lld nodes; %lld candidates -> "
+	       "%lld unique subgraphs (dedup ratio %.2f, %lld occur once), %d patterns\n",
+	       (long long)s->models, (long long)s->places, (long long)s->failed, (long long)s->nodes,
+	       (long long)s->candidates, (long long)s->subgraphs,
+	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0, (long long)s->once,
+	       s->n_patterns);
+}
+
 static void print_text(stats *s)
 {
 	printf("models      %lld unique, found at %lld places (%lld failed)\n", (long long)s->models,
@@ -194,6 +350,7 @@ static void print_text(stats *s)
 	if (s->n_gaps)
 		pn_tally_print(&s->gaps, "gaps by op:", 0, stdout);
 	pn_tally_print(&s->errors, "errors by kind:", 0, stdout);
+	print_subgraph_stats(s);
 }
 
 static void print_json(stats *s)
@@ -215,7 +372,14 @@ static void print_json(stats *s)
 	pn_tally_json(&s->gaps, "gaps_by_op", stdout);
 	putchar(',');
 	pn_tally_json(&s->errors, "errors", stdout);
-	printf("}\n");
+	printf(",\"candidates\":%lld,\"subgraphs\":%lld,\"long_tail\":%lld,\"patterns\":%d,"
+	       "\"dedup_ratio\":%.4f,\"strategies\":{", (long long)s->candidates,
+	       (long long)s->subgraphs, (long long)s->once, s->n_patterns,
+	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0);
+	for (int i = 0; i < pn_n_strategies; i++)
+		printf("%s\"%s\":{\"candidates\":%lld,\"unique\":%lld}", i ? "," : "",
+		       pn_strategies[i].name, (long long)s->per_cand[i], (long long)s->per_unique[i]);
+	printf("}}\n");
 }
 
 int cmd_stats(int argc, char **argv, const pn_cli *cli)
@@ -227,6 +391,8 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--unknown")) {
 			s.list_unknown = 1;
+		} else if (!strcmp(argv[i], "--brief")) {
+			s.brief = 1;
 		} else {
 			fputs(usage, stderr);
 			return 2;
@@ -239,6 +405,12 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &s);
 	pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, on_place, &s);
 	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);
+	s.t = t;
+	pn_foreach(t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, &s);
+	close_hash(&s);
+	pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, &s);
+	if (s.n_patterns)
+		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
 	pn_rtxn_end(t);
 	pn_store_close(st);
 	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops, &s.errors, &s.unknown_ops, &s.roots, &s.gaps};
@@ -246,9 +418,16 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 		pn_tally_sort(all[i]);
 	if (cli->json)
 		print_json(&s);
+	else if (s.brief)
+		print_brief(&s);
 	else
 		print_text(&s);
 	for (size_t i = 0; i < 7; i++)
 		pn_tally_free(all[i]);
+	for (int i = 0; i < s.n_patterns; i++)
+		free(s.patterns[i].ops);
+	free(s.patterns);
+	if (s.pattern_index.keys)
+		pn_arena_free(&s.pattern_arena);
 	return 0;
 }

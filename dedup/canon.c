@@ -87,7 +87,10 @@ typedef struct state {
 	int32_t *adj_start, *adj_nb;
 	uint32_t *adj_tag;
 	uint64_t *scratch;     /* neighbour hashes, refinement */
-	uint64_t *sorted;      /* colour copy for counting classes */
+	uint64_t *sorted;      /* colour copy for finding the target class */
+	uint64_t *set;         /* hash set for counting classes */
+	uint8_t *set_used;
+	uint32_t set_cap;
 	pn_buf best;
 	int32_t *best_order;   /* canonical position -> vertex, of the best leaf */
 	int have_best;
@@ -138,7 +141,12 @@ static int build_adjacency(state *s)
 	s->adj_tag = malloc(sizeof(uint32_t) * (size_t)(ne + 1));
 	s->scratch = malloc(sizeof(uint64_t) * (size_t)(ne + s->nvert + 1));
 	s->sorted = malloc(sizeof(uint64_t) * (size_t)(s->nvert + 1));
-	if (!s->adj_nb || !s->adj_tag || !s->scratch || !s->sorted)
+	s->set_cap = 16;
+	while (s->set_cap < 2u * (uint32_t)s->nvert)
+		s->set_cap *= 2;
+	s->set = malloc(sizeof(uint64_t) * s->set_cap);
+	s->set_used = malloc(s->set_cap);
+	if (!s->adj_nb || !s->adj_tag || !s->scratch || !s->sorted || !s->set || !s->set_used)
 		return free(fill), -1;
 	for (int n = 0; n < g->nn; n++) {
 		uint32_t comm = g->n_comm[n];
@@ -182,13 +190,29 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Distinct colours, counted in an open-addressing set (sorted[] is reused
+ * as its table: 2 * nvert slots are allocated for it). */
 static int count_classes(state *s, const uint64_t *c)
 {
-	memcpy(s->sorted, c, sizeof(uint64_t) * (size_t)s->nvert);
-	qsort(s->sorted, (size_t)s->nvert, sizeof(uint64_t), cmp_u64);
-	int k = s->nvert ? 1 : 0;
-	for (int i = 1; i < s->nvert; i++)
-		k += s->sorted[i] != s->sorted[i - 1];
+	uint32_t cap = 16;
+	while (cap < 2u * (uint32_t)s->nvert)
+		cap *= 2;
+	if (cap > s->set_cap)
+		return -1;
+	uint64_t *set = s->set;
+	uint8_t *used = s->set_used;
+	memset(used, 0, cap);
+	int k = 0;
+	for (int x = 0; x < s->nvert; x++) {
+		uint32_t i = (uint32_t)(c[x] ^ (c[x] >> 29)) & (cap - 1);
+		while (used[i] && set[i] != c[x])
+			i = (i + 1) & (cap - 1);
+		if (!used[i]) {
+			used[i] = 1;
+			set[i] = c[x];
+			k++;
+		}
+	}
 	return k;
 }
 
@@ -198,9 +222,16 @@ static void refine_round(state *s, const uint64_t *c, uint64_t *out)
 	for (int x = 0; x < s->nvert; x++) {
 		int a = s->adj_start[x], b = s->adj_start[x + 1];
 		uint64_t *h = s->scratch;
-		for (int k = a; k < b; k++)
-			h[k - a] = mix(s->adj_tag[k], c[s->adj_nb[k]]);
-		qsort(h, (size_t)(b - a), sizeof(uint64_t), cmp_u64);
+		int n = b - a;
+		for (int k = 0; k < n; k++) {   /* insertion sort: degrees are small */
+			uint64_t v = mix(s->adj_tag[a + k], c[s->adj_nb[a + k]]);
+			int j = k;
+			while (j > 0 && h[j - 1] > v) {
+				h[j] = h[j - 1];
+				j--;
+			}
+			h[j] = v;
+		}
 		h[b - a] = c[x];
 		out[x] = XXH3_64bits(h, sizeof(uint64_t) * (size_t)(b - a + 1));
 	}
@@ -216,6 +247,10 @@ static int refine(state *s, uint64_t *c)
 	for (;;) {
 		refine_round(s, c, next);
 		int k = count_classes(s, next);
+		if (k < 0 || classes < 0) {
+			free(next);
+			return -1;
+		}
 		if (k == classes)
 			break;
 		memcpy(c, next, sizeof(uint64_t) * (size_t)s->nvert);
@@ -475,6 +510,8 @@ int pn_canon(const pn_cgraph *g, uint8_t kind, pn_canon_out *out)
 	free(s.adj_tag);
 	free(s.scratch);
 	free(s.sorted);
+	free(s.set);
+	free(s.set_used);
 	free(c);
 	free(path);
 	if (rc)
@@ -495,6 +532,8 @@ int pn_canon_colours(const pn_cgraph *g, uint64_t *colours)
 	free(s.adj_tag);
 	free(s.scratch);
 	free(s.sorted);
+	free(s.set);
+	free(s.set_used);
 	return rc;
 }
 

@@ -104,6 +104,7 @@ typedef struct ctx {
 	char *err;
 	Passnet__WeightMeta **metas;
 	size_t n_metas;
+	int for_onnx;          /* a file for ONNX tools: boundary ranks must be known */
 	/* max version per domain, for opset_import */
 	const char *domains[16];
 	int64_t versions[16];
@@ -130,6 +131,8 @@ static void rd_type(reader *r, pn_type *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->kind = rd_u8(r);
+	if (t->kind == PN_KIND_OPTIONAL)
+		t->elem_kind = rd_u8(r);
 	t->dtype = (int32_t)rd_varint(r);
 	t->rank = (int32_t)rd_svarint(r);
 	if (t->rank > PN_MAX_RANK) {
@@ -182,6 +185,77 @@ static Onnx__TensorProto *rd_tensor(ctx *c, reader *r, const char *name)
 }
 
 /* --- attributes ------------------------------------------------------------------ */
+
+static Onnx__TypeProto *tensor_type_proto(ctx *c, const pn_type *t)
+{
+	Onnx__TypeProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
+	Onnx__TypeProto__Tensor *tt = pn_arena_alloc(c->a, sizeof(*tt));
+	if (!tp || !tt)
+		return NULL;
+	onnx__type_proto__init(tp);
+	onnx__type_proto__tensor__init(tt);
+	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp->tensor_type = tt;
+	tt->has_elem_type = 1;
+	tt->elem_type = t->dtype;
+	if (t->rank < 0)
+		return tp;
+	Onnx__TensorShapeProto *sh = pn_arena_alloc(c->a, sizeof(*sh));
+	if (!sh)
+		return NULL;
+	onnx__tensor_shape_proto__init(sh);
+	tt->shape = sh;
+	sh->n_dim = (size_t)t->rank;
+	sh->dim = pn_arena_alloc(c->a, sizeof(void *) * (sh->n_dim + 1));
+	for (size_t i = 0; sh->dim && i < sh->n_dim; i++) {
+		Onnx__TensorShapeProto__Dimension *d = pn_arena_alloc(c->a, sizeof(*d));
+		if (!d)
+			return NULL;
+		onnx__tensor_shape_proto__dimension__init(d);
+		if (t->dims[i] >= 0) {
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = t->dims[i];
+		}
+		sh->dim[i] = d;
+	}
+	return tp;
+}
+
+/* A TYPE_PROTO attribute (Optional's `type`): tensors, sequences of tensors
+ * and optionals of tensors, which is what the label records. */
+static Onnx__TypeProto *type_proto(ctx *c, const pn_type *t)
+{
+	Onnx__TypeProto *inner = tensor_type_proto(c, t);
+	if (!inner || t->kind == PN_KIND_TENSOR)
+		return inner;
+	Onnx__TypeProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
+	if (!tp)
+		return NULL;
+	onnx__type_proto__init(tp);
+	if (t->kind == PN_KIND_SEQUENCE) {
+		Onnx__TypeProto__Sequence *sq = pn_arena_alloc(c->a, sizeof(*sq));
+		if (!sq)
+			return NULL;
+		onnx__type_proto__sequence__init(sq);
+		sq->elem_type = inner;
+		tp->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+		tp->sequence_type = sq;
+	} else {
+		Onnx__TypeProto__Optional *op = pn_arena_alloc(c->a, sizeof(*op));
+		if (!op)
+			return NULL;
+		onnx__type_proto__optional__init(op);
+		if (t->elem_kind == PN_KIND_SEQUENCE) {   /* optional(sequence(tensor)) */
+			pn_type seq = *t;
+			seq.kind = PN_KIND_SEQUENCE;
+			inner = type_proto(c, &seq);
+		}
+		op->elem_type = inner;
+		tp->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+		tp->optional_type = op;
+	}
+	return tp;
+}
 
 static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *prefix)
 {
@@ -248,7 +322,8 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		pn_type t;
 		rd_type(r, &t);
 		(void)prefix;
-		return pn_fail(c->err, "type attributes are not supported in subgraphs");
+		ap->tp = type_proto(c, &t);
+		break;
 	}
 	default:
 		return pn_fail(c->err, "unknown attribute type %d", (int)ap->type);
@@ -264,7 +339,13 @@ static int rd_value(ctx *c, reader *r, dvalue *v, const char *name)
 	v->in_pos = (int32_t)rd_svarint(r);
 	v->out_pos = (int32_t)rd_svarint(r);
 	reader lb = rd_blob(r);
-	rd_type(&lb, &v->type);
+	if (lb.p < lb.end && *lb.p == 0xca) {   /* a body's captured value */
+		memset(&v->type, 0, sizeof(v->type));
+		v->type.rank = -1;
+		lb.p++;
+	} else {
+		rd_type(&lb, &v->type);
+	}
 	v->name = pn_arena_strdup(c->a, name);
 	if (v->kind == PN_CV_CONST) {
 		uint8_t how = rd_u8(&lb);
@@ -323,36 +404,12 @@ static int rd_node_label(ctx *c, reader lb, dnode *d, const char *name, pending_
 static Onnx__ValueInfoProto *value_info(ctx *c, const dvalue *v)
 {
 	Onnx__ValueInfoProto *vi = pn_arena_alloc(c->a, sizeof(*vi));
-	Onnx__TypeProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
-	Onnx__TypeProto__Tensor *tt = pn_arena_alloc(c->a, sizeof(*tt));
-	Onnx__TensorShapeProto *sh = pn_arena_alloc(c->a, sizeof(*sh));
-	if (!vi || !tp || !tt || !sh)
+	if (!vi)
 		return NULL;
 	onnx__value_info_proto__init(vi);
-	onnx__type_proto__init(tp);
-	onnx__type_proto__tensor__init(tt);
-	onnx__tensor_shape_proto__init(sh);
 	vi->name = v->name;
-	vi->type = tp;
-	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp->tensor_type = tt;
-	tt->has_elem_type = 1;
-	tt->elem_type = v->type.dtype;
-	if (v->type.rank >= 0) {
-		tt->shape = sh;
-		sh->n_dim = (size_t)v->type.rank;
-		sh->dim = pn_arena_alloc(c->a, sizeof(void *) * (sh->n_dim + 1));
-		for (size_t i = 0; i < sh->n_dim; i++) {
-			Onnx__TensorShapeProto__Dimension *d = pn_arena_alloc(c->a, sizeof(*d));
-			onnx__tensor_shape_proto__dimension__init(d);
-			if (v->type.dims[i] >= 0) {
-				d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-				d->dim_value = v->type.dims[i];
-			}
-			sh->dim[i] = d;
-		}
-	}
-	return vi;
+	vi->type = type_proto(c, &v->type);
+	return vi->type ? vi : NULL;
 }
 
 /* Nodes in a topological order, least canonical index first among ready. */
@@ -566,7 +623,7 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	gp->value_info = pn_arena_alloc(c->a, sizeof(void *) * nv);
 	gp->node = pn_arena_alloc(c->a, sizeof(void *) * ((size_t)g->nn + 1));
 	/* positional inputs/outputs keep their positions; sets keep canonical order */
-	for (int i = 0; !captured_names && i < g->nv; i++)
+	for (int i = 0; c->for_onnx && !captured_names && i < g->nv; i++)
 		if ((g->v[i].kind == PN_CV_INPUT || g->v[i].out_pos >= 0) && g->v[i].type.rank < 0) {
 			free(order);
 			return pn_fail(c->err, "boundary value %s has unknown rank (it depends on data)",
@@ -586,7 +643,8 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 		const dvalue *v = &g->v[i];
 		if (v->kind == PN_CV_CONST)
 			gp->initializer[gp->n_initializer++] = v->data ? v->data : meta_initializer(c, v);
-		else if (v->kind == PN_CV_INNER && v->out_pos < 0 && v->type.rank >= 0)
+		else if (v->kind == PN_CV_INNER && v->out_pos < 0 &&
+			 (v->type.dtype || v->type.kind != PN_KIND_TENSOR))
 			gp->value_info[gp->n_value_info++] = value_info(c, v);
 	}
 	for (int i = 0; i < g->nn; i++) {
@@ -598,10 +656,10 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	return gp;
 }
 
-Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, pn_arena *a,
+Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_onnx, pn_arena *a,
 				    Passnet__WeightMeta ***metas, size_t *n_metas, char *err)
 {
-	ctx c = {.a = a, .err = err};
+	ctx c = {.a = a, .err = err, .for_onnx = for_onnx};
 	reader r = {bytes, bytes + len, 0};
 	dgraph g;
 	Onnx__ModelProto *mp = NULL;
@@ -642,8 +700,11 @@ int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *er
 	pn_arena_init(&m->arena, 0);
 	Passnet__WeightMeta **metas = NULL;
 	size_t nm = 0;
-	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, &m->arena, &metas, &nm, err);
-	pn_decode_opts o = {.weights_as_meta = 1, .metas = metas, .n_metas = nm};
+	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, 0, &m->arena, &metas, &nm, err);
+	/* The canonical form already decided what is kept by value (folded
+	 * constants of any size) and what is metadata (bytes absent): no
+	 * policy is applied again. */
+	pn_decode_opts o = {.weights_as_meta = 0, .metas = metas, .n_metas = nm};
 	if (!mp || pn_model_from_proto(mp, &o, m, err)) {
 		pn_model_free(m);
 		return -1;

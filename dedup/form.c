@@ -13,17 +13,69 @@
 #include "schemas/ops.h"
 
 /* The problem under construction, with the IR value behind each value. */
+/* IR value -> cgraph value: a small open-addressing map, so building the
+ * problem of a 5-node cut of a 5000-value model costs 5 nodes, not 5000. */
+typedef struct slot_map {
+	int32_t *key, *val;
+	uint32_t cap, n;
+} slot_map;
+
 typedef struct builder {
 	pn_arena a;
 	pn_cgraph cg;
 	int32_t *ir_value;     /* cgraph value -> IR value */
-	int32_t *slot_of;      /* IR value -> cgraph value, -1 */
+	slot_map slots;        /* IR value -> cgraph value */
 	int cap_v;
 	int mode;
 	const pn_graph *g;
 	const pn_infer_result *r;   /* NULL for nested graphs */
 	const uint8_t *in_cut;      /* IR node -> in the cut (NULL: all) */
 } builder;
+
+static int slots_init(builder *b, uint32_t expected)
+{
+	uint32_t cap = 16;
+	while (cap < 2 * expected)
+		cap *= 2;
+	b->slots.key = pn_arena_alloc(&b->a, sizeof(int32_t) * cap);
+	b->slots.val = pn_arena_alloc(&b->a, sizeof(int32_t) * cap);
+	if (!b->slots.key || !b->slots.val)
+		return -1;
+	for (uint32_t i = 0; i < cap; i++)
+		b->slots.key[i] = -1;
+	b->slots.cap = cap;
+	b->slots.n = 0;
+	return 0;
+}
+
+static int32_t slot_get(const builder *b, int32_t v)
+{
+	for (uint32_t i = ((uint32_t)v * 2654435761u) & (b->slots.cap - 1);; i = (i + 1) & (b->slots.cap - 1)) {
+		if (b->slots.key[i] == v)
+			return b->slots.val[i];
+		if (b->slots.key[i] < 0)
+			return -1;
+	}
+}
+
+static int slot_put(builder *b, int32_t v, int32_t k)
+{
+	if (2 * (b->slots.n + 1) > b->slots.cap) {
+		slot_map old = b->slots;
+		if (slots_init(b, old.cap))
+			return -1;
+		for (uint32_t i = 0; i < old.cap; i++)
+			if (old.key[i] >= 0 && slot_put(b, old.key[i], old.val[i]))
+				return -1;
+	}
+	uint32_t i = ((uint32_t)v * 2654435761u) & (b->slots.cap - 1);
+	while (b->slots.key[i] >= 0)
+		i = (i + 1) & (b->slots.cap - 1);
+	b->slots.key[i] = v;
+	b->slots.val[i] = k;
+	b->slots.n++;
+	return 0;
+}
 
 static int grow_values(builder *b)
 {
@@ -78,8 +130,9 @@ static int produced_inside(const builder *b, int v)
 /* Adds IR value v (once) with its kind and label. */
 static int add_value(builder *b, int v)
 {
-	if (b->slot_of[v] >= 0)
-		return b->slot_of[v];
+	int32_t known_slot = slot_get(b, v);
+	if (known_slot >= 0)
+		return known_slot;
 	if (grow_values(b))
 		return -1;
 	int k = b->cg.nv++;
@@ -99,7 +152,13 @@ static int add_value(builder *b, int v)
 				if (b->g->inputs[i] == v)
 					in_pos = i;
 	}
-	pn_type_label(type_of(b, v), b->mode, &lb);
+	/* A body's captured value is typed by the outer operand it is wired
+	 * to (the owning node's label sees that); its own copy of the type is
+	 * whatever the file declared at that point, so it is left out. */
+	if (!b->r && val->role == PN_ROLE_OUTER)
+		pn_buf_u8(&lb, 0xca);
+	else
+		pn_type_label(type_of(b, v), b->mode, &lb);
 	if (kind == PN_CV_CONST) {
 		pn_buf_u8(&lb, known ? 1 : 2);
 		if (known && b->mode == PN_LABEL_EXACT)
@@ -112,9 +171,8 @@ static int add_value(builder *b, int v)
 	b->cg.v_out_pos[k] = -1;
 	b->cg.v_label[k] = (pn_blob){pn_arena_memdup(&b->a, lb.p, lb.n), lb.n};
 	b->ir_value[k] = v;
-	b->slot_of[v] = k;
 	pn_buf_free(&lb);
-	return k;
+	return slot_put(b, v, k) ? -1 : k;
 }
 
 /* Captured values of node n's nested graphs, in their canonical order. */
@@ -162,7 +220,10 @@ static int add_node(builder *b, int ni, int slot)
 	}
 	b->cg.n_label[slot] = (pn_blob){pn_arena_memdup(&b->a, lb.p, lb.n), lb.n};
 	pn_buf_free(&lb);
-	b->cg.n_comm[slot] = n->op >= 0 && (pn_ops[n->op].flags & F_COMM);
+	/* Before opset 7, Add/Mul/... broadcast B onto A when the node says
+	 * broadcast=1: then operand order matters. */
+	b->cg.n_comm[slot] = n->op >= 0 && (pn_ops[n->op].flags & F_COMM) &&
+			     !pn_attr_int(n, "broadcast", 0);
 	int nin = n->n_in + ncaps;
 	b->cg.n_nin[slot] = nin;
 	b->cg.n_in[slot] = pn_arena_alloc(&b->a, sizeof(int32_t) * (size_t)(nin + 1));
@@ -192,7 +253,6 @@ static int init_builder(builder *b, const pn_graph *g, const pn_infer_result *r,
 	b->g = g;
 	b->r = r;
 	b->mode = mode;
-	b->slot_of = pn_arena_alloc(&b->a, sizeof(int32_t) * (size_t)(g->n_values + 1));
 	b->cg.nn = nn;
 	b->cg.n_label = pn_arena_alloc(&b->a, sizeof(pn_blob) * (size_t)(nn + 1));
 	b->cg.n_comm = pn_arena_alloc(&b->a, (size_t)nn + 1);
@@ -200,11 +260,9 @@ static int init_builder(builder *b, const pn_graph *g, const pn_infer_result *r,
 	b->cg.n_nout = pn_arena_alloc(&b->a, sizeof(int32_t) * (size_t)(nn + 1));
 	b->cg.n_in = pn_arena_alloc(&b->a, sizeof(void *) * (size_t)(nn + 1));
 	b->cg.n_out = pn_arena_alloc(&b->a, sizeof(void *) * (size_t)(nn + 1));
-	if (!b->slot_of || !b->cg.n_label || !b->cg.n_comm || !b->cg.n_nin || !b->cg.n_nout ||
-	    !b->cg.n_in || !b->cg.n_out)
+	if (slots_init(b, (uint32_t)(4 * nn + 16)) || !b->cg.n_label || !b->cg.n_comm ||
+	    !b->cg.n_nin || !b->cg.n_nout || !b->cg.n_in || !b->cg.n_out)
 		return -1;
-	for (int v = 0; v < g->n_values; v++)
-		b->slot_of[v] = -1;
 	return 0;
 }
 

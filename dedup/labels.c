@@ -74,6 +74,8 @@ void pn_tensor_label(const pn_tensor *t, pn_buf *b)
 void pn_type_label(const pn_type *t, int mode, pn_buf *b)
 {
 	pn_buf_u8(b, t->kind);
+	if (t->kind == PN_KIND_OPTIONAL)
+		pn_buf_u8(b, t->elem_kind);
 	if (mode == PN_LABEL_EXACT) {
 		pn_buf_varint(b, (uint64_t)t->dtype);
 		pn_buf_svarint(b, t->rank);

@@ -276,17 +276,36 @@ int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
 	int rc = pn_writer_open(st, &w, 0, err);
 	pn_progress prog;
 	pn_progress_start(&prog, "dedup", (uint64_t)p.n);
-	for (int b = 0; !rc && b < p.n; b += BATCH_MODELS) {
-		int n = p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS;
+	/* A pipeline: while the workers hash batch b, this thread commits batch
+	 * b-1 (the store has one writer), then joins the hashing. */
+	int nt = threads > 0 ? threads : omp_get_max_threads();
+	int prev = -1, prev_n = 0;
+	for (int b = 0; !rc && (b < p.n || prev >= 0); b += BATCH_MODELS) {
+		int n = b < p.n ? (p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS) : 0;
 		mjob *jobs = p.jobs + b;
-		rc = load_records(st, jobs, n, err);
-		#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
-		for (int i = 0; i < n; i++)
-			if (!rc && !jobs[i].failed)
-				dedup_model(&jobs[i]);
-		for (int i = 0; i < n && !rc; i++)
-			rc = commit_job(w, &jobs[i], stats, err);
+		if (n)
+			rc = load_records(st, jobs, n, err);
+		int crc = 0;
+		/* master: the writer belongs to this thread; the others run the
+		 * tasks, and every thread helps at the region's closing barrier */
+		#pragma omp parallel num_threads(nt)
+		#pragma omp master
+		{
+			for (int i = 0; i < n; i++) {
+				#pragma omp task firstprivate(i)
+				if (!rc && !jobs[i].failed)
+					dedup_model(&jobs[i]);
+			}
+			for (int i = 0; prev >= 0 && i < prev_n && !crc; i++)
+				crc = commit_job(w, &p.jobs[prev + i], stats, err);
+		}
+		if (crc)
+			rc = crc;
+		for (int i = 0; prev >= 0 && i < prev_n; i++)
+			free_job(&p.jobs[prev + i]);
 		pn_progress_step(&prog, (uint64_t)(b + n), NULL);
+		prev = n ? b : -1;
+		prev_n = n;
 	}
 	for (int i = 0; i < p.n; i++)
 		free_job(&p.jobs[i]);

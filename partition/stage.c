@@ -236,21 +236,37 @@ int pn_partition_stage(pn_store *st, const char *const *strategies, int n_strate
 		rc = pn_writer_open(st, &w, 0, err);
 	pn_progress prog;
 	pn_progress_start(&prog, "partition", (uint64_t)p.n);
-	for (int b = 0; !rc && b < p.n; b += BATCH_MODELS) {
-		int n = p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS;
+	/* Pipelined like dedup: this thread (which owns the writer) commits
+	 * batch b-1 while the others cut batch b. */
+	int nt = threads > 0 ? threads : omp_get_max_threads();
+	int prev = -1, prev_n = 0;
+	for (int b = 0; !rc && (b < p.n || prev >= 0); b += BATCH_MODELS) {
+		int n = b < p.n ? (p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS) : 0;
 		job *jobs = p.jobs + b;
-		rc = load_records(st, jobs, n, err);
-		#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
-		for (int i = 0; i < n; i++)
-			if (!rc)
-				partition_model(&jobs[i]);
-		for (int i = 0; i < n; i++) {
-			if (!rc)
-				rc = commit_job(w, &jobs[i], stats, err);
-			free_job(&jobs[i]);
+		if (n)
+			rc = load_records(st, jobs, n, err);
+		int crc = 0;
+		#pragma omp parallel num_threads(nt)
+		#pragma omp master
+		{
+			for (int i = 0; i < n; i++) {
+				#pragma omp task firstprivate(i)
+				if (!rc)
+					partition_model(&jobs[i]);
+			}
+			for (int i = 0; prev >= 0 && i < prev_n && !crc; i++)
+				crc = commit_job(w, &p.jobs[prev + i], stats, err);
 		}
+		if (crc)
+			rc = crc;
+		for (int i = 0; prev >= 0 && i < prev_n; i++)
+			free_job(&p.jobs[prev + i]);
 		pn_progress_step(&prog, (uint64_t)(b + n), NULL);
+		prev = n ? b : -1;
+		prev_n = n;
 	}
+	for (int i = 0; i < p.n; i++)
+		free_job(&p.jobs[i]);
 	pn_progress_end(&prog);
 	if (w) {
 		char cerr[PN_ERRLEN];

@@ -42,12 +42,28 @@ int pn_op_effective_version(int op, int opset)
 	return best ? best : opset;
 }
 
+#define N_DEFAULTS ((int)(sizeof defaults / sizeof *defaults))
+
+/* Where each op's defaults start in the table (the generator writes them
+ * grouped by op), built once before main runs. */
+static int op_first[PN_OP_COUNT + 1];
+
+__attribute__((constructor)) static void index_defaults(void)
+{
+	for (int op = 0; op <= PN_OP_COUNT; op++)
+		op_first[op] = -1;
+	for (int i = N_DEFAULTS - 1; i >= 0; i--)
+		op_first[defaults[i].op] = i;
+}
+
 int pn_op_defaults(int op, int since, const pn_attr_default **first)
 {
 	int n = 0;
 	*first = NULL;
-	for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) {
-		if (defaults[i].op != op || defaults[i].since != since)
+	if (op < 0 || op >= PN_OP_COUNT || op_first[op] < 0)
+		return 0;
+	for (int i = op_first[op]; i < N_DEFAULTS && defaults[i].op == op; i++) {
+		if (defaults[i].since != since)
 			continue;
 		if (!n)
 			*first = &defaults[i];
