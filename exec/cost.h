@@ -1,0 +1,55 @@
+/*
+ * cost.h - what an op costs: floating-point work and memory traffic.
+ *
+ * Every op in schemas/ops.def may have int pn_cost_<Op>(pn_costctx *c),
+ * which reads the node and its input/output types (static shapes) and fills
+ * c->flops, c->bytes_read and c->bytes_written.  An op without one costs
+ * one operation per output element and reads its inputs and writes its
+ * outputs once (pn_cost_default), which is right for elementwise and
+ * layout ops.
+ *
+ * A subgraph's unfused traffic counts every node's inputs and outputs (every
+ * intermediate goes through memory); its fused traffic counts only what
+ * crosses its boundary: inputs, constants and weights, outputs.  With the
+ * machine's peak FLOP/s and bandwidth (passnet calibrate), the roofline
+ * bound is max(flops / peak, bytes / bandwidth).
+ */
+#ifndef PN_COST_H
+#define PN_COST_H
+
+#include "schemas/ir.h"
+#include "schemas/ops.h"
+
+struct pn_costctx {
+	const pn_node *node;
+	int opset;
+	int n_in, n_out;
+	const pn_type *const *in;    /* NULL for an absent input */
+	const pn_type *const *out;
+	const pn_tensor *const *in_value;   /* known contents (small constants), or NULL */
+	double flops;                /* to fill */
+	double bytes_read, bytes_written;
+};
+
+/* Bytes of a static tensor type (0 if not static). */
+double pn_type_bytes(const pn_type *t);
+double pn_type_numel(const pn_type *t);
+/* Every input read once, every output written once, one op per output
+ * element. */
+int pn_cost_default(pn_costctx *c);
+/* Cost of one node (its op's function or the default). */
+int pn_node_cost(const pn_node *n, const pn_type *const *in, const pn_type *const *out,
+		 const pn_tensor *const *in_value, double *flops, double *bytes_read,
+		 double *bytes_written);
+
+typedef struct pn_graph_cost {
+	double flops;
+	double bytes_unfused;   /* sum over nodes of their reads and writes */
+	double bytes_fused;     /* graph inputs, constants, outputs, once each */
+	int nodes;
+} pn_graph_cost;
+
+/* Cost of a whole graph whose value types are all static (a subgraph). */
+int pn_graph_cost_of(const pn_graph *g, const pn_type *types, pn_graph_cost *out, char *err);
+
+#endif
