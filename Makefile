@@ -15,6 +15,7 @@ CFLAGS  += -std=c11 -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -MMD -MP \
            -Wno-format-truncation \
            -I. -Ibuild/gen
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  += $(PKG_LIBS) -lm
 LDFLAGS += -fopenmp
@@ -29,7 +30,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GEN_DIR   := build/gen
 GEN_SRC   := $(GEN_DIR)/onnx/onnx.pb-c.c $(GEN_DIR)/passnet.pb-c.c $(GEN_DIR)/testdata.pb-c.c
-GEN_HDR   := $(GEN_SRC:.c=.h)
+GEN_HDR   := $(GEN_SRC:.c=.h) $(GEN_DIR)/exec_build.h
 LIB_DIRS  := common schemas extract store exec exec/ops partition dedup export cmd
 LIB_SRC   := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
@@ -37,9 +38,9 @@ LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps test unit-test cli-test conformance-test corpus clean \
+.PHONY: FORCE all deps test unit-test cli-test conformance-test corpus clean \
         bench-extract bench-dedup
-.SECONDARY: $(GEN_SRC) $(GEN_HDR)
+.SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
 deps:
@@ -53,6 +54,15 @@ deps:
 $(GEN_DIR)/onnx/onnx.pb-c.c $(GEN_DIR)/onnx/onnx.pb-c.h &: $(ONNX_PROTO_DIR)/onnx/onnx.proto
 	@mkdir -p $(GEN_DIR)
 	$(Q)protoc-c -I$(ONNX_PROTO_DIR) --c_out=$(GEN_DIR) onnx/onnx.proto
+
+# Profiles record which executor measured them: a hash of its sources,
+# rewritten only when it changes so that only its readers rebuild.
+$(GEN_DIR)/exec_build.h: FORCE
+	@mkdir -p $(GEN_DIR)
+	@h=$$(cat exec/*.c exec/*.h exec/ops/*.c exec/ops/*.h 2>/dev/null | sha256sum | cut -c1-16); \
+	echo "#define PN_EXECUTOR_BUILD \"$$h\"" > $@.tmp; \
+	cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
 
 $(GEN_DIR)/%.pb-c.c $(GEN_DIR)/%.pb-c.h: schemas/%.proto $(GEN_DIR)/onnx/onnx.pb-c.h
 	$(Q)protoc-c -I$(ONNX_PROTO_DIR) -Ischemas --c_out=$(GEN_DIR) schemas/$*.proto

@@ -28,6 +28,7 @@ typedef struct pn_cli {
 	X(doctor, "check the store's invariants")                                    \
 	X(partition, "cut stored models into candidate subgraphs")                  \
 	X(dedup, "hash candidates canonically and store each subgraph once")        \
+	X(exec, "profile every subgraph not yet measured and flag the slow ones")   \
 	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(run, "run a model on the reference executor")                              \
@@ -41,6 +42,8 @@ struct pn_stage_stats;
 int  pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *usage, char **strategy);
 int  pn_run_partition(const pn_cli *cli, char *strategies);
 int  pn_run_dedup(const pn_cli *cli);
+struct pn_profile_opts;
+int  pn_run_exec(const pn_cli *cli, const struct pn_profile_opts *o);
 void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
 
 struct pn_dimbind;

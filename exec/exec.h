@@ -46,5 +46,11 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
 /* Seeded input for a graph input of static type t (floats ~ N(0,1) clipped,
  * ints in [0, 4), bools alternating by generator). */
 pn_tensor *pn_input_random(const pn_type *t, const char *name, uint64_t seed, char *err);
+/* Seeded value for graph input `input` of g (a subgraph's boundary), typed
+ * ty: floats in [0.1, 1.1) so that what follows stays finite, integers
+ * chosen by what reads them (indices 0, counts and steps 1, data in
+ * [0, 4)), bools alternating by generator. */
+pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed, char *err);
+
 
 #endif

@@ -105,3 +105,75 @@ pn_tensor *pn_input_random(const pn_type *ty, const char *name, uint64_t seed, c
 			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) % 4));
 	return t;
 }
+
+/* --- inputs of a subgraph ----------------------------------------------------- */
+
+enum int_role { INT_DATA, INT_INDEX, INT_COUNT };
+
+/* What an integer input is for, from the op and slot that read it: an index
+ * (0 is in range of every non-empty axis), a count or step (1 keeps shapes
+ * and loops small and valid), or data. */
+static int int_role(const pn_graph *g, int v)
+{
+	const pn_value *val = &g->values[v];
+	for (int c = 0; c < val->n_consumers; c++) {
+		const pn_node *n = &g->nodes[val->consumers[c]];
+		for (int k = 0; k < n->n_in; k++) {
+			if (n->in[k] != v)
+				continue;
+			switch (n->op) {
+			case PN_OP_Gather: case PN_OP_GatherElements: case PN_OP_GatherND:
+			case PN_OP_Scatter: case PN_OP_ScatterElements: case PN_OP_ScatterND:
+			case PN_OP_Compress: case PN_OP_NegativeLogLikelihoodLoss:
+			case PN_OP_SoftmaxCrossEntropyLoss: case PN_OP_MaxUnpool:
+			case PN_OP_RoiAlign:
+				if (k >= 1)
+					return INT_INDEX;
+				break;
+			case PN_OP_OneHot: case PN_OP_SequenceAt: case PN_OP_SequenceErase:
+			case PN_OP_SequenceInsert:
+				return k == 0 && n->op == PN_OP_OneHot ? INT_INDEX : k >= 1 ? INT_INDEX : INT_DATA;
+			case PN_OP_Slice:
+				return k == 4 ? INT_COUNT : INT_INDEX;
+			case PN_OP_Tile: case PN_OP_Expand: case PN_OP_ConstantOfShape:
+			case PN_OP_Reshape: case PN_OP_Range: case PN_OP_TopK: case PN_OP_Resize:
+			case PN_OP_Upsample: case PN_OP_Loop: case PN_OP_Split: case PN_OP_Pad:
+			case PN_OP_Squeeze: case PN_OP_Unsqueeze: case PN_OP_CumSum:
+				if (k >= 1 || n->op == PN_OP_ConstantOfShape || n->op == PN_OP_Loop)
+					return INT_COUNT;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	return INT_DATA;
+}
+
+pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed, char *err)
+{
+	int v = g->inputs[input];
+	const char *name = g->values[v].name;
+	if (!pn_type_is_static(ty) || !pn_dtype_size(ty->dtype) || ty->dtype == PN_STRING)
+		return pn_fail(err, "input '%s' has no static numeric type", name), NULL;
+	pn_tensor *t = pn_tensor_new(ty->dtype, ty->rank, ty->dims);
+	if (!t)
+		return pn_fail(err, "cannot allocate input '%s'", name), NULL;
+	pn_rng r;
+	pn_rng_seed(&r, seed, name);
+	if (pn_dtype_is_float(ty->dtype)) {
+		/* positive and away from 0: Log, Sqrt, Div, Pow of what a model
+		 * computes stay finite whatever ops the cut starts with */
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, 0.1 + pn_rng_uniform(&r));
+	} else if (ty->dtype == PN_BOOL) {
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) & 1));
+	} else {
+		int role = int_role(g, v);
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, role == INT_INDEX ? 0 : role == INT_COUNT ? 1
+								: (double)(pn_rng_next(&r) % 4));
+	}
+	return t;
+}

@@ -1,0 +1,115 @@
+/*
+ * exec.c - `passnet exec`: profile the stored subgraphs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/err.h"
+#include "exec/profile.h"
+#include "partition/partition.h"
+
+static const char usage[] =
+	"usage: passnet exec [--threads N] [--warmup W] [--trials T] [--repeats R]\n"
+	"                    [--seed S] [--budget SECONDS] [--limit N]\n"
+	"                    [--strategy LIST] [--min-nodes K]\n"
+	"\n"
+	"Profiles every stored subgraph that this executor build has not measured:\n"
+	"seeded inputs, a correctness run (finite outputs, bitwise equal across two\n"
+	"runs and across thread counts), W warm-up runs (default 3), T timed trials\n"
+	"(default 5), median and IQR (repeated up to R times, default 3, while\n"
+	"IQR/median > 0.2, then marked unstable), roofline bounds from the\n"
+	"calibration (measured first if the store has none) and flags: slow,\n"
+	"fusible, overhead-bound, parallel-slowdown, unstable, failed.\n"
+	"Subgraphs are measured one at a time, in hash order; a killed run resumes.\n"
+	"  --budget SECONDS  start no new subgraph after this long (the rest waits\n"
+	"                    for the next run)\n"
+	"  --limit N         at most N subgraphs this run\n"
+	"  --strategy LIST   only subgraphs found by these strategies\n"
+	"  --min-nodes K     only subgraphs of at least K nodes\n";
+
+static int strategies_mask(char *list, unsigned *mask)
+{
+	*mask = 0;
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		const pn_strategy *s = pn_strategy_find(tok);
+		if (!s)
+			return -1;
+		*mask |= 1u << (s - pn_strategies);
+	}
+	return 0;
+}
+
+static void print_stats(const pn_profile_stats *s, int json)
+{
+	if (json) {
+		printf("{\"todo\":%lld,\"profiled\":%lld,\"failed\":%lld,\"unstable\":%lld,"
+		       "\"left_for_later\":%lld,\"seconds\":%.3f,\"flags\":{",
+		       (long long)s->todo, (long long)s->profiled, (long long)s->failed,
+		       (long long)s->unstable, (long long)s->skipped_budget, s->seconds);
+		for (int f = 0; f < pn_n_flags; f++)
+			printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flag_count[f]);
+		printf("}}\n");
+		return;
+	}
+	printf("exec: %lld subgraphs profiled (%lld failed, %lld unstable), %lld left for a later "
+	       "run, %.1f s; flags:", (long long)s->profiled, (long long)s->failed,
+	       (long long)s->unstable, (long long)(s->todo - s->profiled), s->seconds);
+	for (int f = 0; f < pn_n_flags; f++)
+		printf(" %s %lld", pn_flag_names[f], (long long)s->flag_count[f]);
+	printf("\n");
+}
+
+int pn_run_exec(const pn_cli *cli, const pn_profile_opts *o)
+{
+	pn_store *st;
+	char err[PN_ERRLEN];
+	if (pn_store_open(&st, cli->db, 0, err))
+		return pn_die("%s", err);
+	pn_profile_stats s;
+	int rc = pn_exec_stage(st, o, &s, err);
+	pn_store_close(st);
+	if (rc)
+		return pn_die("exec: %s", err);
+	print_stats(&s, cli->json);
+	return 0;
+}
+
+int cmd_exec(int argc, char **argv, const pn_cli *cli)
+{
+	if (pn_wants_help(argc, argv, usage))
+		return 0;
+	pn_profile_opts o = {.threads = cli->threads, .warmups = 3, .trials = 5, .max_repeats = 3,
+			     .seed = 1};
+	const char *v;
+	for (int i = 1; i < argc; i++) {
+		if ((v = pn_opt_value(argc, argv, &i, "--warmup")))
+			o.warmups = atoi(v);
+		else if ((v = pn_opt_value(argc, argv, &i, "--trials")))
+			o.trials = atoi(v);
+		else if ((v = pn_opt_value(argc, argv, &i, "--repeats")))
+			o.max_repeats = atoi(v);
+		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
+			o.seed = strtoull(v, NULL, 10);
+		else if ((v = pn_opt_value(argc, argv, &i, "--budget")))
+			o.budget_s = atof(v);
+		else if ((v = pn_opt_value(argc, argv, &i, "--limit")))
+			o.limit = atoll(v);
+		else if ((v = pn_opt_value(argc, argv, &i, "--min-nodes")))
+			o.min_nodes = atoi(v);
+		else if ((v = pn_opt_value(argc, argv, &i, "--strategy"))) {
+			char *copy = strdup(v);
+			int bad = strategies_mask(copy, &o.strategies);
+			free(copy);
+			if (bad)
+				return pn_die("--strategy: unknown strategy in '%s'", v);
+		} else {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (o.trials < 1 || o.warmups < 0 || o.max_repeats < 0)
+		return pn_die("--trials must be at least 1, --warmup and --repeats at least 0");
+	return pn_run_exec(cli, &o);
+}

@@ -1,0 +1,383 @@
+/*
+ * profile.c - measuring subgraphs (see profile.h).
+ *
+ * Flags, each recorded with its threshold in the profile:
+ *   slow               median time > PN_SLOW_RATIO x the fused roofline bound
+ *                      (what a kernel that keeps every intermediate in cache
+ *                      and runs at the machine's peak could do)
+ *   fusible            at least 2 nodes and unfused bytes > PN_FUSIBLE_RATIO x
+ *                      fused bytes (fusing would save that much traffic)
+ *   overhead-bound     nodes x the calibrated per-node overhead is more than
+ *                      PN_OVERHEAD_SHARE of the time (launch cost dominates)
+ *   parallel-slowdown  timed with more than one thread and slower than the
+ *                      same trials on 1 thread by more than PN_PARALLEL_SLOWDOWN
+ *   unstable           IQR/median stayed above PN_UNSTABLE_IQR after every
+ *                      repeat
+ *   failed             it could not be measured (reason recorded)
+ */
+#include "exec/profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "dedup/decode.h"
+#include "exec/cost.h"
+#include "exec/exec.h"
+#include "exec/infer.h"
+#include "exec_build.h"
+
+#define PN_SLOW_RATIO 10.0
+#define PN_FUSIBLE_RATIO 1.5
+#define PN_OVERHEAD_SHARE 0.5
+#define PN_PARALLEL_SLOWDOWN 1.1
+/* A timed trial of a tiny subgraph repeats it until the trial lasts this
+ * long, so the clock's resolution and the timer call do not dominate. */
+#define PN_MIN_TRIAL_US 20.0
+
+const char *const pn_flag_names[] = {"slow", "fusible", "overhead-bound", "parallel-slowdown",
+				     "failed", "unstable"};
+const int pn_n_flags = 6;
+
+enum { FLAG_SLOW, FLAG_FUSIBLE, FLAG_OVERHEAD, FLAG_PARALLEL, FLAG_FAILED, FLAG_UNSTABLE };
+
+typedef struct measure {
+	pn_model *m;
+	pn_type *types;          /* inferred, per value */
+	pn_tensor **in, **out;
+	pn_session *s, *s1;      /* timing threads, and 1 thread */
+	char err[PN_ERRLEN];
+} measure;
+
+/* --- small helpers ------------------------------------------------------------- */
+
+static void add_flag(Passnet__Profile *p, int flag)
+{
+	p->flags = realloc(p->flags, sizeof(char *) * (p->n_flags + 1));
+	p->flags[p->n_flags++] = strdup(pn_flag_names[flag]);
+}
+
+static void add_threshold(Passnet__Profile *p, const char *text)
+{
+	p->thresholds = realloc(p->thresholds, sizeof(char *) * (p->n_thresholds + 1));
+	p->thresholds[p->n_thresholds++] = strdup(text);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median and interquartile range (linear interpolation between ranks). */
+static double quantile(const double *sorted, int n, double q)
+{
+	double pos = q * (n - 1);
+	int lo = (int)pos;
+	double f = pos - lo;
+	return lo + 1 < n ? sorted[lo] * (1 - f) + sorted[lo + 1] * f : sorted[lo];
+}
+
+static void free_outputs(measure *ms)
+{
+	for (int i = 0; ms->m && i < ms->m->graph->n_outputs; i++) {
+		pn_tensor_free(ms->out[i]);
+		ms->out[i] = NULL;
+	}
+}
+
+static int run_once(measure *ms, pn_session *s)
+{
+	free_outputs(ms);
+	return pn_session_run(s, ms->in, ms->m->graph->n_inputs, ms->out, ms->err);
+}
+
+/* --- preparing a subgraph -------------------------------------------------------- */
+
+static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_profile_opts *o)
+{
+	if (pn_subgraph_model(canon, len, &ms->m, ms->err))
+		return -1;
+	const pn_graph *g = ms->m->graph;
+	pn_type *decl = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
+	for (int i = 0; decl && i < g->n_inputs; i++) {
+		decl[i] = g->values[g->inputs[i]].type;
+		if (!pn_type_is_static(&decl[i])) {
+			free(decl);
+			return pn_fail(ms->err, "data-dependent shape: input %s is %s", g->values[g->inputs[i]].name,
+				       "not static");
+		}
+	}
+	pn_infer_result r;
+	int rc = decl ? pn_infer_graph(g, NULL, decl, &r, ms->err) : -1;
+	free(decl);
+	if (rc)
+		return -1;
+	ms->types = malloc(sizeof(pn_type) * (size_t)(g->n_values + 1));
+	for (int v = 0; ms->types && v < g->n_values; v++)
+		ms->types[v] = r.v[v].type;
+	pn_infer_result_free(&r);
+	ms->in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+	ms->out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	if (!ms->types || !ms->in || !ms->out)
+		return pn_fail(ms->err, "out of memory");
+	for (int i = 0; i < g->n_inputs; i++)
+		if (!(ms->in[i] = pn_input_for(g, i, &ms->types[g->inputs[i]], o->seed, ms->err)))
+			return -1;
+	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
+	pn_exec_opts e1 = {.seed = o->seed, .threads = 1};
+	if (pn_session_new(g, &eo, &ms->s, ms->err) || pn_session_new(g, &e1, &ms->s1, ms->err))
+		return -1;
+	return 0;
+}
+
+static void release(measure *ms)
+{
+	free_outputs(ms);
+	for (int i = 0; ms->m && ms->in && i < ms->m->graph->n_inputs; i++)
+		pn_tensor_free(ms->in[i]);
+	free(ms->in);
+	free(ms->out);
+	free(ms->types);
+	pn_session_free(ms->s);
+	pn_session_free(ms->s1);
+	pn_model_free(ms->m);
+}
+
+/* --- the correctness run ---------------------------------------------------------- */
+
+static int all_finite(const pn_tensor *t)
+{
+	if (t->kind != PN_KIND_TENSOR || !pn_dtype_is_float(t->dtype))
+		return 1;
+	for (int64_t i = 0; i < t->numel; i++)
+		if (!isfinite(pn_tensor_get_f64(t, i)))
+			return 0;
+	return 1;
+}
+
+static int same_bits(const pn_tensor *a, const pn_tensor *b)
+{
+	if (a->kind != PN_KIND_TENSOR || b->kind != PN_KIND_TENSOR)
+		return a->kind == b->kind;
+	if (a->dtype != b->dtype || a->numel != b->numel || a->dtype == PN_STRING)
+		return a->dtype == b->dtype && a->numel == b->numel;
+	return !memcmp(a->data, b->data, pn_tensor_nbytes(a));
+}
+
+/* Finite, and bitwise equal across two runs and across thread counts. */
+static int check_outputs(measure *ms, int threads)
+{
+	const pn_graph *g = ms->m->graph;
+	pn_tensor **first = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	int rc = first ? run_once(ms, ms->s) : pn_fail(ms->err, "out of memory");
+	for (int i = 0; !rc && i < g->n_outputs; i++) {
+		if (!all_finite(ms->out[i]))
+			rc = pn_fail(ms->err, "output %s is not finite on the seeded inputs",
+				     g->values[g->outputs[i]].name);
+		first[i] = ms->out[i];
+		ms->out[i] = NULL;
+	}
+	pn_session *again[2] = {ms->s, threads > 1 ? ms->s1 : NULL};
+	const char *what[2] = {"a second run", "1 thread"};
+	for (int k = 0; k < 2 && !rc && again[k]; k++) {
+		rc = run_once(ms, again[k]);
+		for (int i = 0; !rc && i < g->n_outputs; i++)
+			if (!same_bits(first[i], ms->out[i]))
+				rc = pn_fail(ms->err, "output %s differs on %s (not deterministic)",
+					     g->values[g->outputs[i]].name, what[k]);
+	}
+	for (int i = 0; first && i < g->n_outputs; i++)
+		pn_tensor_free(first[i]);
+	free(first);
+	return rc;
+}
+
+/* --- timing --------------------------------------------------------------------------- */
+
+/* Runs per timed trial, so that a trial lasts PN_MIN_TRIAL_US. */
+static int reps_for(measure *ms, pn_session *s, int *reps)
+{
+	double t0 = pn_now();
+	if (run_once(ms, s))
+		return -1;
+	double us = (pn_now() - t0) * 1e6;
+	*reps = us >= PN_MIN_TRIAL_US ? 1 : (int)ceil(PN_MIN_TRIAL_US / (us > 0.01 ? us : 0.01));
+	if (*reps > 10000)
+		*reps = 10000;
+	return 0;
+}
+
+static int trials(measure *ms, pn_session *s, const pn_profile_opts *o, double *times)
+{
+	int reps;
+	for (int w = 0; w < o->warmups; w++)
+		if (run_once(ms, s))
+			return -1;
+	if (reps_for(ms, s, &reps))
+		return -1;
+	for (int t = 0; t < o->trials; t++) {
+		double t0 = pn_now();
+		for (int r = 0; r < reps; r++)
+			if (run_once(ms, s))
+				return -1;
+		times[t] = (pn_now() - t0) * 1e6 / reps;
+	}
+	return 0;
+}
+
+static void summarise(const double *times, int n, double *median, double *iqr)
+{
+	double *s = malloc(sizeof(double) * (size_t)n);
+	memcpy(s, times, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	*median = quantile(s, n, 0.5);
+	*iqr = quantile(s, n, 0.75) - quantile(s, n, 0.25);
+	free(s);
+}
+
+/* Trials on the timing threads, repeated while unstable. */
+static int time_subgraph(measure *ms, const pn_profile_opts *o, Passnet__Profile *p)
+{
+	double *times = malloc(sizeof(double) * (size_t)o->trials);
+	if (!times)
+		return pn_fail(ms->err, "out of memory");
+	double median = 0, iqr = 0;
+	int rep = 0, rc = 0;
+	for (;;) {
+		rc = trials(ms, ms->s, o, times);
+		if (rc)
+			break;
+		summarise(times, o->trials, &median, &iqr);
+		if (median <= 0 || iqr / median <= PN_UNSTABLE_IQR || rep == o->max_repeats)
+			break;
+		rep++;
+	}
+	p->n_times_us = (size_t)o->trials;
+	p->times_us = times;
+	p->has_median_us = p->has_iqr_us = p->has_repeats = 1;
+	p->median_us = median;
+	p->iqr_us = iqr;
+	p->repeats = (uint32_t)rep;
+	if (!rc && median > 0 && iqr / median > PN_UNSTABLE_IQR)
+		add_flag(p, FLAG_UNSTABLE);
+	return rc;
+}
+
+/* --- cost, bounds and flags ------------------------------------------------------------ */
+
+static void bounds_and_flags(measure *ms, const pn_profile_opts *o, const pn_calibration *cal,
+			     int threads, Passnet__Profile *p)
+{
+	pn_graph_cost gc;
+	char err[PN_ERRLEN];
+	if (pn_graph_cost_of(ms->m->graph, ms->types, &gc, err))
+		memset(&gc, 0, sizeof(gc));
+	p->has_flops = p->has_bytes_fused = p->has_bytes_unfused = 1;
+	p->flops = gc.flops;
+	p->bytes_fused = gc.bytes_fused;
+	p->bytes_unfused = gc.bytes_unfused;
+	int t = threads <= cal->max_threads ? threads : cal->max_threads;
+	double peak = cal->peak_gflops[t] * 1e9, bw = cal->bandwidth_gbs[t] * 1e9;
+	if (peak > 0 && bw > 0) {
+		p->has_bound_fused_us = p->has_bound_unfused_us = 1;
+		p->bound_fused_us = fmax(gc.flops / peak, gc.bytes_fused / bw) * 1e6;
+		p->bound_unfused_us = fmax(gc.flops / peak, gc.bytes_unfused / bw) * 1e6;
+	}
+	p->has_overhead_us = 1;
+	p->overhead_us = ms->m->graph->n_nodes * cal->node_overhead_us;
+	char text[96];
+	snprintf(text, sizeof text, "slow: median > %g x bound_fused", PN_SLOW_RATIO);
+	add_threshold(p, text);
+	snprintf(text, sizeof text, "fusible: nodes >= 2 and bytes_unfused > %g x bytes_fused",
+		 PN_FUSIBLE_RATIO);
+	add_threshold(p, text);
+	snprintf(text, sizeof text, "overhead-bound: overhead > %g x median", PN_OVERHEAD_SHARE);
+	add_threshold(p, text);
+	snprintf(text, sizeof text, "parallel-slowdown: median > %g x median_1thread",
+		 PN_PARALLEL_SLOWDOWN);
+	add_threshold(p, text);
+	snprintf(text, sizeof text, "unstable: iqr > %g x median after %d repeats", PN_UNSTABLE_IQR,
+		 o->max_repeats);
+	add_threshold(p, text);
+	if (p->bound_fused_us > 0 && p->median_us > PN_SLOW_RATIO * p->bound_fused_us)
+		add_flag(p, FLAG_SLOW);
+	if (ms->m->graph->n_nodes >= 2 && gc.bytes_fused > 0 &&
+	    gc.bytes_unfused > PN_FUSIBLE_RATIO * gc.bytes_fused)
+		add_flag(p, FLAG_FUSIBLE);
+	if (p->overhead_us > PN_OVERHEAD_SHARE * p->median_us)
+		add_flag(p, FLAG_OVERHEAD);
+	if (p->has_median_1thread_us && p->median_us > PN_PARALLEL_SLOWDOWN * p->median_1thread_us)
+		add_flag(p, FLAG_PARALLEL);
+}
+
+/* --- one subgraph ------------------------------------------------------------------------ */
+
+static void fail(Passnet__Profile *p, const char *why)
+{
+	p->status = strdup("failed");
+	p->reason = strdup(why);
+	add_flag(p, FLAG_FAILED);
+}
+
+void pn_profile_one(const uint8_t *canon, size_t len, const pn_profile_opts *o,
+		    const pn_calibration *cal, Passnet__Profile *p)
+{
+	passnet__profile__init(p);
+	p->has_version = p->has_threads = p->has_warmups = p->has_trials = p->has_seed = 1;
+	p->version = 1;
+	p->executor_build = strdup(PN_EXECUTOR_BUILD);
+	int threads = o->threads > 0 ? o->threads : cal->max_threads > 0 ? cal->max_threads : 1;
+	p->threads = (uint32_t)threads;
+	p->warmups = (uint32_t)o->warmups;
+	p->trials = (uint32_t)o->trials;
+	p->seed = o->seed;
+	measure ms;
+	memset(&ms, 0, sizeof(ms));
+	int rc = prepare(&ms, canon, len, o);
+	if (!rc) {
+		p->has_nodes = 1;
+		p->nodes = (uint32_t)ms.m->graph->n_nodes;
+	}
+	if (!rc)
+		rc = check_outputs(&ms, threads);
+	if (!rc)
+		rc = time_subgraph(&ms, o, p);
+	if (!rc && threads > 1) {
+		double *t1 = malloc(sizeof(double) * (size_t)o->trials), med, iqr;
+		if (t1 && !(rc = trials(&ms, ms.s1, o, t1))) {
+			summarise(t1, o->trials, &med, &iqr);
+			p->has_median_1thread_us = 1;
+			p->median_1thread_us = med;
+		}
+		free(t1);
+	}
+	if (rc) {
+		fail(p, ms.err);
+	} else {
+		bounds_and_flags(&ms, o, cal, threads, p);
+		int unstable = 0;
+		for (size_t i = 0; i < p->n_flags; i++)
+			unstable |= !strcmp(p->flags[i], "unstable");
+		p->status = strdup(unstable ? "unstable" : "ok");
+	}
+	release(&ms);
+}
+
+void pn_profile_clear(Passnet__Profile *p)
+{
+	free(p->executor_build);
+	free(p->times_us);
+	for (size_t i = 0; i < p->n_flags; i++)
+		free(p->flags[i]);
+	free(p->flags);
+	for (size_t i = 0; i < p->n_thresholds; i++)
+		free(p->thresholds[i]);
+	free(p->thresholds);
+	free(p->status);
+	free(p->reason);
+	passnet__profile__init(p);
+}

@@ -1,0 +1,61 @@
+/*
+ * profile.h - measuring one subgraph, and the `passnet exec` stage that
+ * measures every subgraph not yet measured by this executor build.
+ *
+ * One measurement:
+ *   1. decode the subgraph (dedup/decode.h); its boundary must have static
+ *      shapes, else it fails with "data-dependent shape";
+ *   2. seeded inputs (pn_input_for), weights regenerated from metadata;
+ *   3. a correctness run: every output finite, bitwise equal on a second
+ *      run and with 1 thread against the timing thread count;
+ *   4. W warm-up runs, then T timed runs; median and IQR; when
+ *      IQR/median > PN_UNSTABLE_IQR the trials are measured again, up to
+ *      max_repeats times, then the profile is marked unstable;
+ *   5. with more than one timing thread, the same trials on 1 thread;
+ *   6. cost (exec/cost.h) against the calibration: roofline bounds, fused
+ *      and unfused, and the flags, each with the threshold recorded in the
+ *      profile (see profile.c for their definitions).
+ */
+#ifndef PN_PROFILE_H
+#define PN_PROFILE_H
+
+#include <stdint.h>
+
+#include "exec/calibrate.h"
+#include "passnet.pb-c.h"
+#include "store/store.h"
+
+#define PN_UNSTABLE_IQR 0.2
+
+typedef struct pn_profile_opts {
+	int threads;         /* timing threads (0: all) */
+	int warmups;         /* default 3 */
+	int trials;          /* default 5 */
+	int max_repeats;     /* default 3 */
+	uint64_t seed;       /* default 1 */
+	double budget_s;     /* stop starting new subgraphs after this (0: none) */
+	int64_t limit;       /* at most this many subgraphs (0: all) */
+	unsigned strategies; /* bit i: pn_strategies[i]; 0: every subgraph */
+	int min_nodes;       /* only subgraphs with at least this many nodes */
+} pn_profile_opts;
+
+typedef struct pn_profile_stats {
+	int64_t todo, profiled, failed, unstable, skipped_budget;
+	int64_t flag_count[8];
+	double seconds;
+} pn_profile_stats;
+
+/* Flag names, in the order of pn_profile_stats.flag_count. */
+extern const char *const pn_flag_names[];
+extern const int pn_n_flags;
+
+int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stats, char *err);
+
+/* Measures one subgraph from its canonical bytes into p (strings and arrays
+ * malloc'd: free with pn_profile_clear).  Never fails as a call: a subgraph
+ * that cannot run gets status "failed" and the reason. */
+void pn_profile_one(const uint8_t *canon, size_t len, const pn_profile_opts *o,
+		    const pn_calibration *cal, Passnet__Profile *p);
+void pn_profile_clear(Passnet__Profile *p);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * profile_stage.c - `passnet exec`: every subgraph without a profile from
+ * this executor build is measured, one at a time (timings must not share
+ * the machine), and its profile committed right away in small batches, so a
+ * killed run loses at most the subgraph being measured.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "exec/profile.h"
+#include "exec_build.h"
+#include "partition/partition.h"
+#include "store/records.h"
+#include "store/subgraphs.h"
+
+#define COMMIT_EVERY 32
+
+typedef struct pplan {
+	pn_rtxn *t;
+	const pn_profile_opts *o;
+	uint8_t (*keys)[16];
+	int64_t n, cap;
+} pplan;
+
+static int measured_by_this_build(pn_rtxn *t, const uint8_t *key)
+{
+	pn_bytes v;
+	if (pn_get(t, PN_T_PROFILES, key, 16, &v) != 0)
+		return 0;
+	Passnet__Profile *p = passnet__profile__unpack(NULL, v.len, v.data);
+	int same = p && p->executor_build && !strcmp(p->executor_build, PN_EXECUTOR_BUILD);
+	if (p)
+		passnet__profile__free_unpacked(p, NULL);
+	return same;
+}
+
+static int wanted(pplan *pl, pn_bytes key, pn_bytes val)
+{
+	const pn_profile_opts *o = pl->o;
+	if (o->min_nodes > 1) {
+		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+		int small = !sg || (int)sg->nodes < o->min_nodes;
+		if (sg)
+			passnet__subgraph__free_unpacked(sg, NULL);
+		if (small)
+			return 0;
+	}
+	if (o->strategies) {
+		pn_occ_summary occ;
+		pn_occurrences(pl->t, key.data, NULL, &occ);
+		int any = 0;
+		for (int i = 0; i < pn_n_strategies && i < 8; i++)
+			any |= (o->strategies >> i & 1) && occ.per_strategy[i];
+		if (!any)
+			return 0;
+	}
+	return !measured_by_this_build(pl->t, key.data);
+}
+
+static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
+{
+	pplan *pl = ud;
+	if (key.len != 16 || !wanted(pl, key, val))
+		return 0;
+	if (pl->n == pl->cap) {
+		pl->cap = pl->cap ? pl->cap * 2 : 1024;
+		pl->keys = realloc(pl->keys, 16 * (size_t)pl->cap);
+		if (!pl->keys)
+			return -1;
+	}
+	memcpy(pl->keys[pl->n++], key.data, 16);
+	return 0;
+}
+
+/* The calibration stored with the store, measured now if there is none. */
+static int calibration(pn_store *st, int threads, pn_calibration *cal, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	int rc = pn_calibration_get(t, cal, err);
+	pn_rtxn_end(t);
+	if (rc <= 0)
+		return rc;
+	pn_info("exec: no calibration in the store yet; measuring this machine (passnet calibrate)");
+	if (pn_calibrate(threads, cal, err))
+		return -1;
+	pn_writer *w;
+	if (pn_writer_open(st, &w, 0, err))
+		return -1;
+	rc = pn_calibration_put(w, cal, err);
+	char cerr[PN_ERRLEN];
+	if (pn_writer_close(w, rc ? cerr : err))
+		rc = -1;
+	return rc;
+}
+
+/* A copy of the subgraph's canonical bytes (the read must not outlive its
+ * transaction, and the measurement takes a while). */
+static uint8_t *load_canon(pn_store *st, const uint8_t *key, size_t *len, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return NULL;
+	pn_bytes v;
+	uint8_t *out = NULL;
+	if (pn_get(t, PN_T_SUBGRAPHS, key, 16, &v) == 0) {
+		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
+		if (sg && sg->has_canonical && (out = malloc(sg->canonical.len + 1))) {
+			memcpy(out, sg->canonical.data, sg->canonical.len);
+			*len = sg->canonical.len;
+		}
+		if (sg)
+			passnet__subgraph__free_unpacked(sg, NULL);
+	}
+	pn_rtxn_end(t);
+	if (!out)
+		pn_fail(err, "subgraph record is missing or corrupt");
+	return out;
+}
+
+static void count_flags(const Passnet__Profile *p, pn_profile_stats *s)
+{
+	for (size_t i = 0; i < p->n_flags; i++)
+		for (int f = 0; f < pn_n_flags; f++)
+			if (!strcmp(p->flags[i], pn_flag_names[f]))
+				s->flag_count[f]++;
+	s->failed += !strcmp(p->status, "failed");
+	s->unstable += !strcmp(p->status, "unstable");
+}
+
+int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stats, char *err)
+{
+	memset(stats, 0, sizeof(*stats));
+	double t0 = pn_now();
+	int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	pn_profile_opts opts = *o;
+	opts.threads = threads;
+	pn_calibration cal;
+	if (calibration(st, threads, &cal, err))
+		return -1;
+	pplan pl = {.o = o};
+	if (pn_rtxn_begin(st, &pl.t, err))
+		return -1;
+	int rc = pn_foreach(pl.t, PN_T_SUBGRAPHS, NULL, 0, plan_subgraph, &pl) < 0 ? -1 : 0;
+	pn_rtxn_end(pl.t);
+	stats->todo = pl.n;
+	int64_t n = o->limit > 0 && o->limit < pl.n ? o->limit : pl.n;
+	pn_writer *w = NULL;
+	if (!rc)
+		rc = pn_writer_open(st, &w, 0, err);
+	pn_progress prog;
+	pn_progress_start(&prog, "exec", (uint64_t)n);
+	for (int64_t i = 0; !rc && i < n; i++) {
+		if (o->budget_s > 0 && pn_now() - t0 > o->budget_s) {
+			stats->skipped_budget = n - i;
+			break;
+		}
+		size_t len = 0;
+		uint8_t *canon = load_canon(st, pl.keys[i], &len, err);
+		if (!canon) {
+			rc = -1;
+			break;
+		}
+		Passnet__Profile p;
+		pn_profile_one(canon, len, &opts, &cal, &p);
+		free(canon);
+		count_flags(&p, stats);
+		stats->profiled++;
+		rc = pn_put_msg(w, PN_T_PROFILES, pl.keys[i], 16, &p.base, err);
+		pn_profile_clear(&p);
+		if (!rc && (i + 1) % COMMIT_EVERY == 0)
+			rc = pn_writer_flush(w, err);
+		char note[64];
+		snprintf(note, sizeof note, "%lld failed", (long long)stats->failed);
+		pn_progress_step(&prog, (uint64_t)(i + 1), note);
+	}
+	pn_progress_end(&prog);
+	if (w) {
+		char cerr[PN_ERRLEN];
+		if (pn_writer_close(w, rc ? cerr : err))
+			rc = -1;
+	}
+	free(pl.keys);
+	stats->seconds = pn_now() - t0;
+	return rc;
+}
