@@ -14,6 +14,7 @@
 #include "partition/partition.h"
 #include "schemas/ops.h"
 #include "store/subgraphs.h"
+#include "exec/profile.h"
 #include "store/query.h"
 
 static const char usage[] =
@@ -42,6 +43,8 @@ typedef struct stats {
 	pattern_stat *patterns;
 	int n_patterns, cap_patterns;
 	pn_strmap pattern_index;     /* pattern hex -> index in patterns */
+	/* profiles */
+	int64_t profiled, prof_failed, prof_unstable, flags[8];
 	pn_arena pattern_arena;
 	pn_rtxn *t;
 	int list_unknown, brief;
@@ -296,6 +299,37 @@ static int by_occurrences(const void *a, const void *b)
 	return memcmp(x->pattern, y->pattern, 16);
 }
 
+static int on_profile(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	stats *s = ud;
+	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
+	if (!p)
+		return 0;
+	s->profiled++;
+	s->prof_failed += p->status && !strcmp(p->status, "failed");
+	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
+	for (size_t i = 0; i < p->n_flags; i++)
+		for (int f = 0; f < pn_n_flags && f < 8; f++)
+			if (!strcmp(p->flags[i], pn_flag_names[f]))
+				s->flags[f]++;
+	passnet__profile__free_unpacked(p, NULL);
+	return 0;
+}
+
+static void print_profile_stats(stats *s)
+{
+	if (!s->profiled)
+		return;
+	int64_t measured = s->profiled - s->prof_failed;
+	printf("profiles    %lld subgraphs profiled (%lld failed, %lld unstable); slow: %.1f%% of "
+	       "those measured\nflags      ", (long long)s->profiled, (long long)s->prof_failed,
+	       (long long)s->prof_unstable, measured ? 100.0 * (double)s->flags[0] / (double)measured : 0.0);
+	for (int f = 0; f < pn_n_flags; f++)
+		printf(" %s %lld", pn_flag_names[f], (long long)s->flags[f]);
+	printf("\n");
+}
+
 static void print_subgraph_stats(stats *s)
 {
 	if (!s->candidates)
@@ -330,6 +364,7 @@ static void print_brief(stats *s)
 	       (long long)s->candidates, (long long)s->subgraphs,
 	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0, (long long)s->once,
 	       s->n_patterns);
+	print_profile_stats(s);
 }
 
 static void print_text(stats *s)
@@ -351,6 +386,7 @@ static void print_text(stats *s)
 		pn_tally_print(&s->gaps, "gaps by op:", 0, stdout);
 	pn_tally_print(&s->errors, "errors by kind:", 0, stdout);
 	print_subgraph_stats(s);
+	print_profile_stats(s);
 }
 
 static void print_json(stats *s)
@@ -379,6 +415,10 @@ static void print_json(stats *s)
 	for (int i = 0; i < pn_n_strategies; i++)
 		printf("%s\"%s\":{\"candidates\":%lld,\"unique\":%lld}", i ? "," : "",
 		       pn_strategies[i].name, (long long)s->per_cand[i], (long long)s->per_unique[i]);
+	printf("},\"profiled\":%lld,\"profile_failed\":%lld,\"profile_unstable\":%lld,\"flags\":{",
+	       (long long)s->profiled, (long long)s->prof_failed, (long long)s->prof_unstable);
+	for (int f = 0; f < pn_n_flags; f++)
+		printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flags[f]);
 	printf("}}\n");
 }
 
@@ -409,6 +449,7 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 	pn_foreach(t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, &s);
 	close_hash(&s);
 	pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, &s);
+	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &s);
 	if (s.n_patterns)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
 	pn_rtxn_end(t);
