@@ -30,8 +30,13 @@ struct pn_session {
 	int nw, maxw;
 };
 
+#define PN_MAX_SCRATCH 16
+
 typedef struct pn_run {
 	pn_session *s;
+	void *scratch[PN_MAX_SCRATCH];   /* taken by the running kernel */
+	size_t scratch_cap[PN_MAX_SCRATCH];
+	int n_scratch;
 	const pn_graph *g;
 	pn_tensor **vals;    /* tensor of each value once known */
 	uint8_t *own;        /* vals[i] belongs to this run: released to the pool */
@@ -124,6 +129,28 @@ pn_tensor *pn_out_alloc(pn_kctx *k, int i, int dtype, int rank, const int64_t *d
 	if (give_storage(pool, t))
 		return pn_kfail(k, "cannot allocate output %d (%d dims)", i, rank), NULL;
 	return t;
+}
+
+void *pn_kscratch(pn_kctx *k, size_t bytes)
+{
+	pn_run *r = k->run;
+	if (r->n_scratch == PN_MAX_SCRATCH)
+		return pn_kfail(k, "more than %d scratch buffers", PN_MAX_SCRATCH), NULL;
+	size_t cap;
+	void *p = pn_pool_get(&r->s->pool, bytes ? bytes : 1, &cap);
+	if (!p)
+		return pn_kfail(k, "out of memory for %zu bytes of scratch", bytes), NULL;
+	r->scratch[r->n_scratch] = p;
+	r->scratch_cap[r->n_scratch++] = cap;
+	return p;
+}
+
+static void release_scratch(pn_run *r)
+{
+	while (r->n_scratch > 0) {
+		r->n_scratch--;
+		pn_pool_put(&r->s->pool, r->scratch[r->n_scratch], r->scratch_cap[r->n_scratch]);
+	}
 }
 
 pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype)
@@ -337,7 +364,9 @@ static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **
 		return -1;
 	pn_kctx k = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out, .in = in,
 		     .out = out, .run = r, .seed = node_seed(r, n), .err = err};
-	if (op->kernel(&k))
+	int rc = op->kernel(&k);
+	release_scratch(r);
+	if (rc)
 		return -1;
 	for (int i = 0; i < n->n_out; i++) {
 		const pn_tensor *t = out[i];

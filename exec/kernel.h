@@ -43,6 +43,12 @@ static inline pn_tensor *pn_kin(pn_kctx *k, int i)
 }
 /* (Re)allocates output i with this dtype and shape; NULL with k->err set. */
 pn_tensor *pn_out_alloc(pn_kctx *k, int i, int dtype, int rank, const int64_t *dims);
+/* Scratch memory for the duration of this kernel call (64-byte aligned),
+ * from the session's buffer pool: after a graph's first run, a kernel that
+ * takes its scratch here allocates nothing.  NULL with k->err set if out of
+ * memory.  Released automatically when the kernel returns. */
+void *pn_kscratch(pn_kctx *k, size_t bytes);
+
 /* Makes output i a sequence / optional container (items added by the kernel
  * with pn_seq_push, which takes ownership of a heap tensor). */
 pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype);
