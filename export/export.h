@@ -46,11 +46,19 @@
 
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include "store/store.h"
 
 /* The tolerance ladder of the ES_t score: levels t = -10..4. */
 #define PN_TOL_MIN_LEVEL (-10)
 #define PN_TOL_MAX_LEVEL 4
+
+/* Writes a subgraph (its canonical bytes) as a standalone ONNX file: graph
+ * inputs and outputs its boundary, weights kept as metadata regenerated
+ * with seed as initializers (exactly the values the executor uses). */
+int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
+			    char *err);
 
 /* rtol and atol at level t for a dtype (float32, float16, bfloat16, float64;
  * other dtypes use the float32 ladder). */

@@ -1,0 +1,360 @@
+/*
+ * write.c - the export directory (see export.h for the layout).
+ */
+#include "export/write.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "exec/exec.h"
+#include "export/export.h"
+#include "extract/onnx.h"
+#include "passnet.pb-c.h"
+#include "store/subgraphs.h"
+
+static const char *const split_names[3] = {"train", "val", "test"};
+
+static int mkdirs(const char *path, char *err)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return pn_fail(err, "%s: %s", tmp, strerror(errno));
+			*p = '/';
+		}
+	if (mkdir(tmp, 0755) && errno != EEXIST)
+		return pn_fail(err, "%s: %s", tmp, strerror(errno));
+	return 0;
+}
+
+static int write_bytes(const char *path, const void *data, size_t len, char *err)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : pn_fail(err, "%s: cannot write", path);
+}
+
+static void task_id(const pn_task *t, int rank, char *out, size_t cap)
+{
+	char hex[33];
+	pn_hex(t->pattern, 16, hex);
+	snprintf(out, cap, "t%04d-%.12s", rank + 1, hex);
+}
+
+static void variant_name(const pn_variant *v, int i, char *out, size_t cap)
+{
+	char hex[33];
+	pn_hex(v->hash, 16, hex);
+	snprintf(out, cap, "v%02d-%.12s", i + 1, hex);
+}
+
+/* --- one variant: model.onnx and its test set ------------------------------------------ */
+
+static uint8_t *canonical_bytes(pn_store *st, const uint8_t *hash, size_t *len, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return NULL;
+	pn_bytes v;
+	uint8_t *out = NULL;
+	if (pn_get(t, PN_T_SUBGRAPHS, hash, 16, &v) == 0) {
+		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
+		if (sg && sg->has_canonical && (out = malloc(sg->canonical.len + 1))) {
+			memcpy(out, sg->canonical.data, sg->canonical.len);
+			*len = sg->canonical.len;
+		}
+		if (sg)
+			passnet__subgraph__free_unpacked(sg, NULL);
+	}
+	pn_rtxn_end(t);
+	if (!out)
+		pn_fail(err, "subgraph record missing");
+	return out;
+}
+
+static int write_tensor(const char *dir, const char *what, int i, const pn_tensor *t,
+			const char *name, char *err)
+{
+	char path[4200];
+	void *bytes;
+	size_t len;
+	snprintf(path, sizeof path, "%s/%s_%d.pb", dir, what, i);
+	if (pn_tensor_write_pb(t, name, &bytes, &len, err))
+		return -1;
+	int rc = write_bytes(path, bytes, len, err);
+	free(bytes);
+	return rc;
+}
+
+/* Runs the model.onnx just written (the very file users get) on seeded
+ * inputs and writes both into test_data_set_0. */
+static int write_test_set(const char *vdir, const pn_export_opts *o, char *err)
+{
+	pn_model *m = NULL;
+	char set[4200];
+	snprintf(set, sizeof set, "%s/test_data_set_0", vdir);
+	if (mkdirs(set, err) || pn_model_load_path(vdir, 0, &m, err))
+		return -1;
+	const pn_graph *g = m->graph;
+	pn_tensor **in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	pn_session *s = NULL;
+	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
+	int rc = in && out ? 0 : pn_fail(err, "out of memory");
+	for (int i = 0; !rc && i < g->n_inputs; i++) {
+		in[i] = pn_input_for(g, i, &g->values[g->inputs[i]].type, o->seed, err);
+		rc = in[i] ? write_tensor(set, "input", i, in[i], g->values[g->inputs[i]].name, err) : -1;
+	}
+	if (!rc)
+		rc = pn_session_new(g, &eo, &s, err);
+	if (!rc)
+		rc = pn_session_run(s, in, g->n_inputs, out, err);
+	for (int i = 0; !rc && i < g->n_outputs; i++)
+		rc = write_tensor(set, "output", i, out[i], g->values[g->outputs[i]].name, err);
+	for (int i = 0; in && i < g->n_inputs; i++)
+		pn_tensor_free(in[i]);
+	for (int i = 0; out && i < g->n_outputs; i++)
+		pn_tensor_free(out[i]);
+	free(in);
+	free(out);
+	pn_session_free(s);
+	pn_model_free(m);
+	return rc;
+}
+
+/* --- task.json ------------------------------------------------------------------------------ */
+
+static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n; i++) {
+		const pn_value *v = &g->values[ids[i]];
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		pn_json_str(f, v->name);
+		fprintf(f, ",\"dtype\":\"%s\",\"shape\":[", pn_dtype_name(v->type.dtype));
+		for (int d = 0; d < v->type.rank; d++)
+			fprintf(f, d ? ",%lld" : "%lld", (long long)v->type.dims[d]);
+		fprintf(f, "]}");
+	}
+	fputc(']', f);
+}
+
+typedef struct prov_walk {
+	pn_rtxn *t;
+	FILE *f;
+	int n;
+	uint8_t last[16];
+	int64_t occurrences;
+} prov_walk;
+
+/* Lists each model the subgraph was found in (once), with source and path. */
+static int provenance(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	prov_walk *w = ud;
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	if (!o)
+		return 0;
+	w->occurrences++;
+	if (o->has_model && o->model.len == 16 && (!w->n || memcmp(w->last, o->model.data, 16))) {
+		memcpy(w->last, o->model.data, 16);
+		pn_bytes mv;
+		Passnet__Model *m = pn_get(w->t, PN_T_MODELS, o->model.data, 16, &mv) == 0
+					    ? passnet__model__unpack(NULL, mv.len, mv.data) : NULL;
+		if (m) {
+			fprintf(w->f, "%s{\"source\":", w->n ? "," : "");
+			pn_json_str(w->f, m->source);
+			fprintf(w->f, ",\"path\":");
+			pn_json_str(w->f, m->path);
+			fputc('}', w->f);
+			w->n++;
+			passnet__model__free_unpacked(m, NULL);
+		}
+	}
+	passnet__occurrence__free_unpacked(o, NULL);
+	return 0;
+}
+
+static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *name, const pn_graph *g)
+{
+	char hex[33];
+	pn_hex(v->hash, 16, hex);
+	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"inputs\":", name, hex);
+	json_type_list(f, g, g->inputs, g->n_inputs);
+	fprintf(f, ",\"outputs\":");
+	json_type_list(f, g, g->outputs, g->n_outputs);
+	fprintf(f, ",\"flops\":%.17g,\"bytes_fused\":%.17g,\"bytes_unfused\":%.17g,"
+		   "\"baseline_us\":%.17g,\"baseline_threads\":%u,\"bound_fused_us\":%.17g,",
+		v->flops, v->bytes_fused, v->bytes_unfused, v->median_us, v->threads, v->bound_fused_us);
+	prov_walk w = {.t = t, .f = f};
+	fprintf(f, "\"models\":[");
+	pn_foreach(t, PN_T_OCCURRENCES, v->hash, 16, provenance, &w);
+	fprintf(f, "],\"occurrences\":%lld}", (long long)w.occurrences);
+}
+
+/* Flags every variant of the task has. */
+static void json_shared_flags(FILE *f, const pn_task *t)
+{
+	fputc('[', f);
+	int first = 1;
+	for (int i = 0; t->n_variants && i < t->v[0].n_flags; i++) {
+		const char *flag = t->v[0].flags[i];
+		int all = 1;
+		for (int k = 1; k < t->n_variants && all; k++) {
+			all = 0;
+			for (int j = 0; j < t->v[k].n_flags; j++)
+				all |= !strcmp(t->v[k].flags[j], flag);
+		}
+		if (all) {
+			fprintf(f, "%s\"%s\"", first ? "" : ",", flag);
+			first = 0;
+		}
+	}
+	fputc(']', f);
+}
+
+static void json_tolerances(FILE *f)
+{
+	fprintf(f, "  \"tolerance\": {\"levels\":\"t = -10..4\","
+		   "\"float32\":{\"rtol\":\"10^(5.886t/5)\",\"atol\":\"10^t\"},"
+		   "\"float16\":{\"rtol\":\"10^(3t/5)\",\"atol\":\"10^t\"},"
+		   "\"bfloat16\":{\"rtol\":\"10^(1.796t/5)\",\"atol\":\"10^t\"},"
+		   "\"float64\":{\"rtol\":\"10^(7t/5)\",\"atol\":\"10^(7t/5)\"}},\n");
+}
+
+static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_opts *o, char *err)
+{
+	char id[64], tdir[4096];
+	task_id(t, rank, id, sizeof id);
+	snprintf(tdir, sizeof tdir, "%s/tasks/%s", o->out, id);
+	if (mkdirs(tdir, err))
+		return -1;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/task.json", tdir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return pn_fail(err, "%s: %s", path, strerror(errno));
+	char hex[33];
+	pn_hex(t->pattern, 16, hex);
+	fprintf(f, "{\n  \"task\": \"%s\",\n  \"pattern\": \"%s\",\n  \"split\": \"%s\",\n  \"ops\": [",
+		id, hex, split_names[t->split]);
+	for (int i = 0; i < t->n_ops; i++)
+		fprintf(f, "%s\"%s\"", i ? "," : "", t->ops[i]);
+	fprintf(f, "],\n  \"flags\": ");
+	json_shared_flags(f, t);
+	fprintf(f, ",\n  \"seed\": %llu,\n  \"check_seed_rule\": \"passnet check draws fresh inputs "
+		   "from a seed derived from this seed and the variant hash; they are never "
+		   "exported\",\n", (unsigned long long)o->seed);
+	json_tolerances(f);
+	fprintf(f, "  \"variants\": [\n");
+	pn_rtxn *txn = NULL;
+	int rc = pn_rtxn_begin(st, &txn, err);
+	for (int i = 0; !rc && i < t->n_variants; i++) {
+		char vname[64], vdir[4200], model[4300];
+		variant_name(&t->v[i], i, vname, sizeof vname);
+		snprintf(vdir, sizeof vdir, "%s/%s", tdir, vname);
+		snprintf(model, sizeof model, "%s/model.onnx", vdir);
+		size_t len = 0;
+		uint8_t *canon = NULL;
+		pn_rtxn_end(txn);   /* the writes below take a while: no reader held */
+		txn = NULL;
+		rc = mkdirs(vdir, err);
+		if (!rc && !(canon = canonical_bytes(st, t->v[i].hash, &len, err)))
+			rc = -1;
+		if (!rc)
+			rc = pn_export_subgraph_onnx(canon, len, o->seed, model, err);
+		free(canon);
+		if (!rc)
+			rc = write_test_set(vdir, o, err);
+		pn_model *m = NULL;
+		if (!rc)
+			rc = pn_model_load_path(vdir, 0, &m, err);
+		if (!rc)
+			rc = pn_rtxn_begin(st, &txn, err);
+		if (!rc) {
+			json_variant(f, txn, &t->v[i], vname, m->graph);
+			fprintf(f, "%s\n", i + 1 < t->n_variants ? "," : "");
+		}
+		pn_model_free(m);
+	}
+	if (txn)
+		pn_rtxn_end(txn);
+	fprintf(f, "  ]\n}\n");
+	if (fclose(f) && !rc)
+		rc = pn_fail(err, "%s: write error", path);
+	if (rc)
+		pn_errprefix(err, "task %s", id);
+	return rc;
+}
+
+/* --- splits ------------------------------------------------------------------------------- */
+
+static int write_splits(const pn_selection *sel, const char *dir, char *err)
+{
+	char sdir[4096];
+	snprintf(sdir, sizeof sdir, "%s/splits", dir);
+	if (mkdirs(sdir, err))
+		return -1;
+	for (int sp = 0; sp < 3; sp++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s.csv", sdir, split_names[sp]);
+		FILE *f = fopen(path, "w");
+		if (!f)
+			return pn_fail(err, "%s: %s", path, strerror(errno));
+		fprintf(f, "task_id,pattern,variants,ops,flags\n");
+		for (int i = 0; i < sel->n; i++) {
+			const pn_task *t = &sel->tasks[i];
+			if (t->split != sp)
+				continue;
+			char id[64], hex[33];
+			task_id(t, i, id, sizeof id);
+			pn_hex(t->pattern, 16, hex);
+			fprintf(f, "%s,%s,%d,", id, hex, t->n_variants);
+			for (int k = 0; k < t->n_ops; k++)
+				fprintf(f, "%s%s", k ? " " : "", t->ops[k]);
+			fputc(',', f);
+			for (int k = 0; t->n_variants && k < t->v[0].n_flags; k++)
+				fprintf(f, "%s%s", k ? " " : "", t->v[0].flags[k]);
+			fputc('\n', f);
+		}
+		if (fclose(f))
+			return pn_fail(err, "%s: write error", path);
+	}
+	return 0;
+}
+
+int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, char *err)
+{
+	struct stat sb;
+	if (!stat(o->out, &sb)) {
+		char probe[4200];
+		snprintf(probe, sizeof probe, "%s/MANIFEST.tsv", o->out);
+		if (!stat(probe, &sb))
+			return pn_fail(err, "%s already holds an export (remove it first)", o->out);
+	}
+	if (mkdirs(o->out, err) || write_splits(sel, o->out, err))
+		return -1;
+	pn_progress prog;
+	pn_progress_start(&prog, "export", (uint64_t)sel->n);
+	int rc = 0;
+	for (int i = 0; !rc && i < sel->n; i++) {
+		rc = write_task(st, &sel->tasks[i], i, o, err);
+		pn_progress_step(&prog, (uint64_t)(i + 1), NULL);
+	}
+	pn_progress_end(&prog);
+	if (!rc)
+		rc = pn_write_manifest(o->out, err);
+	if (!rc && o->archive)
+		rc = pn_write_archive(o->out, o->archive, err);
+	return rc;
+}

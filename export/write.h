@@ -1,0 +1,27 @@
+/*
+ * write.h - writing a selection as an export directory (layout in
+ * export.h), its MANIFEST.tsv, and optionally the same tree as a tar.gz.
+ */
+#ifndef PN_WRITE_H
+#define PN_WRITE_H
+
+#include <stdint.h>
+
+#include "export/select.h"
+#include "store/store.h"
+
+typedef struct pn_export_opts {
+	const char *out;        /* directory (created; must be empty or absent) */
+	const char *archive;    /* also write DIR as this .tar.gz (NULL: no) */
+	uint64_t seed;
+	int threads;
+} pn_export_opts;
+
+int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, char *err);
+/* Writes DIR/MANIFEST.tsv over every other file below DIR. */
+int pn_write_manifest(const char *dir, char *err);
+/* The tree below dir as a deterministic .tar.gz (sorted, zero times, no
+ * owners). */
+int pn_write_archive(const char *dir, const char *path, char *err);
+
+#endif
