@@ -31,6 +31,7 @@ typedef struct pn_cli {
 	X(exec, "profile every subgraph not yet measured and flag the slow ones")   \
 	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
+	X(export, "write a curated benchmark task set")                             \
 	X(run, "run a model on the reference executor")                              \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
@@ -51,10 +52,6 @@ struct pn_dimbind;
 int pn_parse_dim(struct pn_dimbind *b, const char *arg);
 void pn_dimbind_free(struct pn_dimbind *b);
 
-/* Writes a subgraph (its canonical bytes) as an ONNX file, weights
- * regenerated with seed. */
-int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
-			    char *err);
 
 /* True if argv holds -h or --help; prints usage when so. */
 int pn_wants_help(int argc, char **argv, const char *usage);
