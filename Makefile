@@ -21,11 +21,12 @@ LDLIBS  += $(PKG_LIBS) -lm
 LDFLAGS += -fopenmp
 
 # Debian packages: building, the store tools the tests read with, the test
-# framework, and the oracles (ONNX backend tests, python3-onnx checker).
+# framework, the oracles (ONNX backend tests, python3-onnx checker), and a
+# headless browser that renders the HTML report.
 DEB_BUILD := gcc make pkg-config libarchive-dev libprotobuf-c-dev protobuf-c-compiler \
              liblmdb-dev libxxhash-dev libonnx-dev
 DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-numpy \
-             zip unzip xz-utils bzip2
+             zip unzip xz-utils bzip2 chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GEN_DIR   := build/gen
@@ -93,11 +94,17 @@ build/tests/%: tests/unit/%.c $(LIB_OBJ) | $(GEN_HDR)
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lcmocka -o $@
 
 # Fixture tools the tests build their inputs with.
-TOOLS := build/tools/mkarchive
+TOOLS := build/tools/mkarchive build/tools/mkprofiles
 build/tools/%: tests/tools/%.c
 	@mkdir -p build/tools
 	@$(if $(Q),echo "  TOOL    $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(LDLIBS) -o $@
+
+# mkprofiles writes store records, so it links passnet's objects.
+build/tools/mkprofiles: tests/tools/mkprofiles.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/tools
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
 
 # --- tests -------------------------------------------------------------------
 

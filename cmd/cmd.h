@@ -33,6 +33,7 @@ typedef struct pn_cli {
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(export, "write a curated benchmark task set")                             \
 	X(run, "run a model on the reference executor")                              \
+	X(report, "write an HTML report of the profiled subgraphs")                  \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);

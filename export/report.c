@@ -1,0 +1,914 @@
+/*
+ * report.c - `passnet report`: one HTML page on the profiled subgraphs
+ * (see report.h for what is read from a Profile).
+ *
+ * The store is read in key order, table by table: subgraphs, profiles
+ * (joined by hash), sources, model places, then occurrences, which tie each
+ * subgraph to the sources of the models it was found in.  Everything the
+ * page shows is then sorted on full keys, so nothing depends on timing.
+ */
+#include "export/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/err.h"
+#include "common/tally.h"
+#include "common/util.h"
+#include "dedup/decode.h"
+#include "exec/calibrate.h"
+#include "export/svg.h"
+#include "passnet.pb-c.h"
+#include "store/query.h"
+
+/* Calibration is written by another part of passnet (exec/calibrate.c);
+ * weak, so the report links and simply leaves the figures out where that
+ * part is not built in. */
+extern int pn_calibration_get(pn_rtxn *t, pn_calibration *out, char *err) __attribute__((weak));
+
+enum { FL_SLOW, FL_FUSIBLE, FL_OVERHEAD, FL_PARALLEL, FL_FAILED, FL_UNSTABLE, N_FLAGS };
+static const char *const flag_names[N_FLAGS] = {
+	"slow", "fusible", "overhead-bound", "parallel-slowdown", "failed", "unstable",
+};
+
+#define DEFAULT_TOP 25
+#define MAX_OPS_SHOWN 12
+#define MAX_SHAPES_SHOWN 6
+
+typedef struct rsub {
+	uint8_t hash[16], pattern[16];
+	int64_t occurrences;
+	double time, bound;    /* median_us, bound_fused_us */
+	uint8_t profiled, measured, flags;
+} rsub;
+
+typedef struct rsource {
+	char *name, *kind;
+	int64_t models, subgraphs, profiled, flags[N_FLAGS];
+	double *ratios;
+	size_t n_ratios, cap_ratios;
+	size_t stamp;          /* 1 + last subgraph counted: each counts once */
+} rsource;
+
+typedef struct mplace {
+	uint8_t model[16];
+	int src;
+} mplace;
+
+typedef struct rpattern {
+	uint8_t pattern[16];
+	size_t example;        /* subs index of the measured variant with the worst ratio */
+	int64_t variants, measured, occurrences, slow;
+	double time, bound;
+} rpattern;
+
+typedef struct report {
+	pn_rtxn *t;
+	rsub *subs;
+	size_t n_subs, cap_subs;
+	rsource *srcs;
+	int n_srcs, n_sorted_srcs, cap_srcs;
+	mplace *places;
+	size_t n_places, cap_places;
+	rpattern *pats;
+	size_t n_pats;
+	double *ratios;        /* of every measured subgraph, sorted */
+	size_t n_measured;
+	double median;         /* of ratios */
+	int64_t models, occurrences, profiled, orphans, flags[N_FLAGS];
+	pn_tally other_flags, builds, threads, thresholds, reasons;
+	size_t cur;            /* occurrence walk: subs index of the current key */
+	int have_cur;
+	int top;
+	pn_calibration calib;
+	int have_calib;
+	char *err;
+} report;
+
+/* Grows *p (n used of *cap) to hold one more element of size sz. */
+static int grow(void *p, size_t n, size_t *cap, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q = realloc(*(void **)p, c * sz);
+	if (!q)
+		return -1;
+	*(void **)p = q;
+	*cap = c;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --- reading the store ---------------------------------------------------- */
+
+static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
+{
+	report *r = ud;
+	if (key.len != 16)
+		return 0;
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!sg)
+		return 0;
+	int rc = grow(&r->subs, r->n_subs, &r->cap_subs, sizeof(*r->subs));
+	if (!rc) {
+		rsub *s = &r->subs[r->n_subs++];
+		memset(s, 0, sizeof(*s));
+		memcpy(s->hash, key.data, 16);
+		if (sg->has_pattern && sg->pattern.len == 16)
+			memcpy(s->pattern, sg->pattern.data, 16);
+	}
+	passnet__subgraph__free_unpacked(sg, NULL);
+	return rc ? pn_fail(r->err, "out of memory") : 0;
+}
+
+static int cmp_hash(const void *key, const void *elem)
+{
+	return memcmp(key, ((const rsub *)elem)->hash, 16);
+}
+
+/* Subgraphs were read in key order, so they are sorted by hash. */
+static rsub *find_sub(report *r, const void *hash)
+{
+	return bsearch(hash, r->subs, r->n_subs, sizeof(*r->subs), cmp_hash);
+}
+
+static void profile_flags(report *r, rsub *s, const Passnet__Profile *p)
+{
+	for (size_t i = 0; i < p->n_flags; i++) {
+		int k = 0;
+		while (k < N_FLAGS && strcmp(flag_names[k], p->flags[i]))
+			k++;
+		if (k < N_FLAGS)
+			s->flags |= (uint8_t)(1u << k);
+		else
+			pn_tally_add(&r->other_flags, p->flags[i], 1);
+	}
+	if (p->status && !strcmp(p->status, "failed"))
+		s->flags |= 1u << FL_FAILED;
+	if (p->status && !strcmp(p->status, "unstable"))
+		s->flags |= 1u << FL_UNSTABLE;
+}
+
+static void profile_notes(report *r, const Passnet__Profile *p, int failed)
+{
+	char buf[64];
+	pn_tally_add(&r->builds, p->executor_build ? p->executor_build : "(not recorded)", 1);
+	if (p->has_threads) {
+		snprintf(buf, sizeof buf, "%u", p->threads);
+		pn_tally_add(&r->threads, buf, 1);
+	}
+	for (size_t i = 0; i < p->n_thresholds; i++)
+		pn_tally_add(&r->thresholds, p->thresholds[i], 1);
+	if (failed) {
+		char kind[256];
+		pn_message_kind(p->reason ? p->reason : "(no reason recorded)", kind, sizeof kind);
+		pn_tally_add(&r->reasons, kind, 1);
+	}
+}
+
+static int on_profile(void *ud, pn_bytes key, pn_bytes val)
+{
+	report *r = ud;
+	rsub *s = key.len == 16 ? find_sub(r, key.data) : NULL;
+	if (!s) {
+		r->orphans++;
+		return 0;
+	}
+	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
+	if (!p) {
+		r->orphans++;
+		return 0;
+	}
+	s->profiled = 1;
+	r->profiled++;
+	profile_flags(r, s, p);
+	int failed = (s->flags >> FL_FAILED) & 1;
+	s->time = p->has_median_us ? p->median_us : 0;
+	s->bound = p->has_bound_fused_us ? p->bound_fused_us : 0;
+	s->measured = !failed && s->time > 0 && s->bound > 0 && isfinite(s->time) &&
+		      isfinite(s->bound);
+	for (int k = 0; k < N_FLAGS; k++)
+		r->flags[k] += (s->flags >> k) & 1;
+	profile_notes(r, p, failed);
+	passnet__profile__free_unpacked(p, NULL);
+	return 0;
+}
+
+static int add_source(report *r, const char *name, const char *kind)
+{
+	size_t cap = (size_t)r->cap_srcs;
+	if (grow(&r->srcs, (size_t)r->n_srcs, &cap, sizeof(*r->srcs)))
+		return -1;
+	r->cap_srcs = (int)cap;
+	rsource *s = &r->srcs[r->n_srcs];
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name);
+	s->kind = strdup(kind ? kind : "");
+	if (!s->name || !s->kind)
+		return -1;
+	return r->n_srcs++;
+}
+
+static int on_source(void *ud, pn_bytes key, pn_bytes val)
+{
+	report *r = ud;
+	Passnet__Source *s = passnet__source__unpack(NULL, val.len, val.data);
+	/* The key is the name; the record's copy is only informative. */
+	char *name = strndup(key.data, key.len);
+	int rc = name ? add_source(r, name, s ? s->kind : NULL) : -1;
+	free(name);
+	if (s)
+		passnet__source__free_unpacked(s, NULL);
+	return rc < 0 ? pn_fail(r->err, "out of memory") : 0;
+}
+
+static int cmp_source_name(const void *key, const void *elem)
+{
+	return strcmp(key, ((const rsource *)elem)->name);
+}
+
+/* Sources read from their table are in key (byte) order; a place naming a
+ * source missing there (a damaged store) is appended after them. */
+static int source_index(report *r, const char *name)
+{
+	rsource *s = bsearch(name, r->srcs, (size_t)r->n_sorted_srcs, sizeof(*r->srcs),
+			     cmp_source_name);
+	if (s)
+		return (int)(s - r->srcs);
+	for (int i = r->n_sorted_srcs; i < r->n_srcs; i++)
+		if (!strcmp(r->srcs[i].name, name))
+			return i;
+	return add_source(r, name, "?");
+}
+
+static int on_place(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	report *r = ud;
+	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
+	if (!mp)
+		return 0;
+	int rc = 0;
+	if (mp->has_model && mp->model.len == 16 && mp->source) {
+		int src = source_index(r, mp->source);
+		rc = src < 0 || grow(&r->places, r->n_places, &r->cap_places, sizeof(*r->places));
+		if (!rc) {
+			memcpy(r->places[r->n_places].model, mp->model.data, 16);
+			r->places[r->n_places++].src = src;
+		}
+	}
+	passnet__model_path__free_unpacked(mp, NULL);
+	return rc ? pn_fail(r->err, "out of memory") : 0;
+}
+
+static int cmp_place(const void *a, const void *b)
+{
+	const mplace *x = a, *y = b;
+	int c = memcmp(x->model, y->model, 16);
+	return c ? c : (x->src > y->src) - (x->src < y->src);
+}
+
+/* Sorts places by model, drops repeats (one model twice in one source),
+ * and counts each source's distinct models. */
+static void index_places(report *r)
+{
+	if (r->n_places)
+		qsort(r->places, r->n_places, sizeof(*r->places), cmp_place);
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_places; i++)
+		if (!n || cmp_place(&r->places[i], &r->places[n - 1]))
+			r->places[n++] = r->places[i];
+	r->n_places = n;
+	for (size_t i = 0; i < n; i++)
+		r->srcs[r->places[i].src].models++;
+}
+
+static size_t first_place(const report *r, const uint8_t *model)
+{
+	size_t lo = 0, hi = r->n_places;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (memcmp(r->places[mid].model, model, 16) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int source_counts(report *r, rsource *src, size_t sub)
+{
+	const rsub *s = &r->subs[sub];
+	if (src->stamp == sub + 1)
+		return 0;
+	src->stamp = sub + 1;
+	src->subgraphs++;
+	if (!s->profiled)
+		return 0;
+	src->profiled++;
+	for (int k = 0; k < N_FLAGS; k++)
+		src->flags[k] += (s->flags >> k) & 1;
+	if (!s->measured)
+		return 0;
+	if (grow(&src->ratios, src->n_ratios, &src->cap_ratios, sizeof(double)))
+		return -1;
+	src->ratios[src->n_ratios++] = s->time / s->bound;
+	return 0;
+}
+
+static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
+{
+	report *r = ud;
+	if (key.len != 16)
+		return 0;
+	if (!r->have_cur || memcmp(r->subs[r->cur].hash, key.data, 16)) {
+		rsub *s = find_sub(r, key.data);
+		r->have_cur = s != NULL;
+		if (!s)
+			return 0;
+		r->cur = (size_t)(s - r->subs);
+	}
+	r->subs[r->cur].occurrences++;
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	if (!o)
+		return 0;
+	int rc = 0;
+	if (o->has_model && o->model.len == 16)
+		for (size_t i = first_place(r, o->model.data);
+		     !rc && i < r->n_places && !memcmp(r->places[i].model, o->model.data, 16); i++)
+			rc = source_counts(r, &r->srcs[r->places[i].src], r->cur);
+	passnet__occurrence__free_unpacked(o, NULL);
+	return rc ? pn_fail(r->err, "out of memory") : 0;
+}
+
+static int load(report *r)
+{
+	r->models = pn_count(r->t, PN_T_MODELS);
+	r->occurrences = pn_count(r->t, PN_T_OCCURRENCES);
+	if (pn_foreach(r->t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, r) ||
+	    pn_foreach(r->t, PN_T_PROFILES, NULL, 0, on_profile, r) ||
+	    pn_foreach(r->t, PN_T_SOURCES, NULL, 0, on_source, r))
+		return -1;
+	r->n_sorted_srcs = r->n_srcs;
+	if (pn_foreach(r->t, PN_T_MODEL_PATHS, NULL, 0, on_place, r))
+		return -1;
+	index_places(r);
+	if (pn_foreach(r->t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, r))
+		return -1;
+	if (pn_calibration_get) {
+		char err[PN_ERRLEN];
+		r->have_calib = pn_calibration_get(r->t, &r->calib, err) == 0;
+	}
+	return 0;
+}
+
+/* --- patterns and medians ------------------------------------------------------ */
+
+static int cmp_by_pattern(const void *a, const void *b)
+{
+	const rsub *x = *(rsub *const *)a, *y = *(rsub *const *)b;
+	int c = memcmp(x->pattern, y->pattern, 16);
+	return c ? c : memcmp(x->hash, y->hash, 16);
+}
+
+static void pattern_add(rpattern *p, const rsub *s, size_t idx, const rsub *subs)
+{
+	memcpy(p->pattern, s->pattern, 16);
+	p->variants++;
+	p->occurrences += s->occurrences;
+	if (!s->measured)
+		return;
+	p->slow += (s->flags >> FL_SLOW) & 1;
+	p->time += s->time;
+	p->bound += s->bound;
+	/* Variants arrive in hash order: the first of equal ratios stays. */
+	const rsub *e = &subs[p->example];
+	if (!p->measured++ || s->time / s->bound > e->time / e->bound)
+		p->example = idx;
+}
+
+/* Worst ratio first; equal ratios by pattern hash, so the order is total. */
+static int pattern_order(const void *a, const void *b)
+{
+	const rpattern *x = a, *y = b;
+	double rx = x->time / x->bound, ry = y->time / y->bound;
+	if (rx != ry)
+		return rx < ry ? 1 : -1;
+	return memcmp(x->pattern, y->pattern, 16);
+}
+
+static int build_patterns(report *r)
+{
+	rsub **by = malloc(sizeof(*by) * (r->n_subs ? r->n_subs : 1));
+	r->pats = calloc(r->n_subs ? r->n_subs : 1, sizeof(*r->pats));
+	if (!by || !r->pats) {
+		free(by);
+		return pn_fail(r->err, "out of memory");
+	}
+	for (size_t i = 0; i < r->n_subs; i++)
+		by[i] = &r->subs[i];
+	if (r->n_subs)
+		qsort(by, r->n_subs, sizeof(*by), cmp_by_pattern);
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_subs; i++) {
+		if (!i || memcmp(by[i]->pattern, by[i - 1]->pattern, 16))
+			n++;
+		pattern_add(&r->pats[n - 1], by[i], (size_t)(by[i] - r->subs), r->subs);
+	}
+	r->n_pats = n;
+	free(by);
+	return 0;
+}
+
+/* Only patterns with a measured variant can be ranked; they go first,
+ * worst ratio first. */
+static size_t rank_patterns(report *r)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < r->n_pats; i++)
+		if (r->pats[i].measured) {
+			rpattern tmp = r->pats[m];
+			r->pats[m++] = r->pats[i];
+			r->pats[i] = tmp;
+		}
+	if (m)
+		qsort(r->pats, m, sizeof(*r->pats), pattern_order);
+	return m;
+}
+
+static int collect_ratios(report *r)
+{
+	r->ratios = malloc(sizeof(double) * (r->n_subs ? r->n_subs : 1));
+	if (!r->ratios)
+		return pn_fail(r->err, "out of memory");
+	for (size_t i = 0; i < r->n_subs; i++)
+		if (r->subs[i].measured)
+			r->ratios[r->n_measured++] = r->subs[i].time / r->subs[i].bound;
+	r->median = median_of(r->ratios, r->n_measured);
+	return 0;
+}
+
+/* --- HTML ------------------------------------------------------------------------ */
+
+static const char css[] =
+	"body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px 40px;"
+	"color:#222;background:#fff;max-width:1300px}\n"
+	"h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;"
+	"border-bottom:1px solid #ddd;padding-bottom:4px}\n"
+	".lede,.note{color:#555;font-size:14px;max-width:900px}\n"
+	".cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0;padding:0}\n"
+	".card{border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:110px;"
+	"background:#fafafa}\n"
+	".card dt{font-size:12px;color:#666}.card dd{margin:2px 0 0;font-size:22px;"
+	"font-weight:600}\n"
+	"table{border-collapse:collapse;font-size:13px;margin:8px 0}\n"
+	"th,td{border-bottom:1px solid #e5e5e5;padding:4px 8px;text-align:left;"
+	"vertical-align:top}\n"
+	"th{background:#f3f3f3}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+	"code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}\n"
+	".ops{max-width:380px}.shapes{max-width:360px;color:#444}\n"
+	".plots{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}\n"
+	"figure{margin:0}figcaption{font-size:13px;color:#555;max-width:620px}\n"
+	"svg.plot{background:#fff}\n";
+
+static void fmt_num(double v, char *buf, size_t cap)
+{
+	if (!isfinite(v))
+		snprintf(buf, cap, "&ndash;");
+	else if (fabs(v) >= 1000)
+		snprintf(buf, cap, "%.0f", v);
+	else if (fabs(v) >= 10)
+		snprintf(buf, cap, "%.1f", v);
+	else
+		snprintf(buf, cap, "%.3g", v);
+}
+
+static void card(FILE *f, const char *id, const char *label, const char *value)
+{
+	fprintf(f, "<div class=\"card\"><dt>%s</dt><dd id=\"%s\">%s</dd></div>\n", label, id, value);
+}
+
+static void card_int(FILE *f, const char *id, const char *label, int64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", (long long)v);
+	card(f, id, label, buf);
+}
+
+static int64_t patterns_profiled(const report *r)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < r->n_pats; i++)
+		n += r->pats[i].measured > 0;
+	return n;
+}
+
+static void write_headline(FILE *f, const report *r)
+{
+	char buf[64];
+	fputs("<section id=\"headline\"><h2>Headline</h2><dl class=\"cards\">\n", f);
+	card_int(f, "n-models", "models", r->models);
+	card_int(f, "n-sources", "sources", r->n_srcs);
+	card_int(f, "n-subgraphs", "unique subgraphs", (int64_t)r->n_subs);
+	card_int(f, "n-patterns", "patterns", (int64_t)r->n_pats);
+	card_int(f, "n-occurrences", "occurrences", r->occurrences);
+	card_int(f, "n-profiled", "profiled", r->profiled);
+	card_int(f, "n-measured", "measured", (int64_t)r->n_measured);
+	card_int(f, "n-failed", "failed", r->flags[FL_FAILED]);
+	card_int(f, "n-slow", "slow", r->flags[FL_SLOW]);
+	fmt_num(r->median, buf, sizeof buf);
+	card(f, "median-ratio", "median time / bound", buf);
+	fputs("</dl>\n", f);
+	if (!r->profiled)
+		fputs("<p class=\"note\" id=\"no-profiles\">No subgraph has been profiled yet: "
+		      "run <code>passnet exec</code> to measure them.</p>\n", f);
+	if (r->orphans)
+		fprintf(f, "<p class=\"note\">%lld profile records name no stored subgraph "
+			"(or do not decode) and are left out.</p>\n", (long long)r->orphans);
+	fputs("</section>\n", f);
+}
+
+static void write_calibration(FILE *f, const report *r)
+{
+	if (!r->have_calib)
+		return;
+	const pn_calibration *c = &r->calib;
+	int mt = c->max_threads < 1 ? 1 : c->max_threads > PN_CALIB_MAX_THREADS
+						 ? PN_CALIB_MAX_THREADS : c->max_threads;
+	char a[32], b[32], d[32], e[32], g[32], lab[64];
+	fmt_num(c->peak_gflops[1], a, sizeof a);
+	fmt_num(c->peak_gflops[mt], b, sizeof b);
+	fmt_num(c->bandwidth_gbs[1], d, sizeof d);
+	fmt_num(c->bandwidth_gbs[mt], e, sizeof e);
+	fmt_num(c->node_overhead_us, g, sizeof g);
+	fputs("<section id=\"calibration\"><h2>Machine calibration</h2><dl class=\"cards\">\n", f);
+	card(f, "cal-gflops-1", "peak GFLOP/s, 1 thread", a);
+	snprintf(lab, sizeof lab, "peak GFLOP/s, %d threads", mt);
+	card(f, "cal-gflops-n", lab, b);
+	card(f, "cal-gbs-1", "bandwidth GB/s, 1 thread", d);
+	snprintf(lab, sizeof lab, "bandwidth GB/s, %d threads", mt);
+	card(f, "cal-gbs-n", lab, e);
+	card(f, "cal-overhead", "overhead per node (&micro;s)", g);
+	fputs("</dl></section>\n", f);
+}
+
+static void write_histogram(FILE *f, const report *r)
+{
+	pn_loghist h;
+	if (pn_loghist_build(&h, r->ratios, r->n_measured, 4))
+		memset(&h, 0, sizeof h);
+	pn_plot p = {.id = "efficiency-histogram",
+		     .title = "distribution of measured time / fused roofline bound",
+		     .xlabel = "time / fused roofline bound (log scale)",
+		     .ylabel = "subgraphs",
+		     .w = 620, .h = 360, .ml = 56, .mr = 16, .mt = 40, .mb = 46};
+	fputs("<figure>", f);
+	pn_svg_loghist(f, &p, &h, 1, "time = bound");
+	fprintf(f, "<figcaption>%zu measured subgraphs, four bins per factor of ten. Left of the "
+		"dashed line a subgraph ran faster than its fused roofline bound (the bound "
+		"assumes perfect fusion and peak hardware).</figcaption></figure>\n",
+		r->n_measured);
+	pn_loghist_free(&h);
+}
+
+static void write_flag_bars(FILE *f, const report *r)
+{
+	const char *labels[N_FLAGS + 16];
+	int64_t counts[N_FLAGS + 16];
+	int n = 0;
+	for (int k = 0; k < N_FLAGS; k++) {
+		labels[n] = flag_names[k];
+		counts[n++] = r->flags[k];
+	}
+	/* other flags a profiler may add, most frequent first */
+	for (int i = 0; i < r->other_flags.n && n < N_FLAGS + 16; i++) {
+		labels[n] = r->other_flags.items[i].name;
+		counts[n++] = r->other_flags.items[i].n;
+	}
+	pn_plot p = {.id = "flag-shares", .title = "share of profiled subgraphs with each flag",
+		     .w = 560, .h = 40 + 30 * n, .ml = 130, .mr = 10, .mt = 10, .mb = 30,
+		     .xlabel = "share of profiled subgraphs"};
+	fputs("<figure>", f);
+	pn_svg_bars(f, &p, labels, counts, n, r->profiled);
+	fprintf(f, "<figcaption>Flags of the %lld profiled subgraphs; one subgraph may carry "
+		"several.</figcaption></figure>\n", (long long)r->profiled);
+}
+
+static void write_scatter(FILE *f, const report *r)
+{
+	pn_point *pts = malloc(sizeof(*pts) * (r->n_subs ? r->n_subs : 1));
+	size_t n = 0;
+	for (size_t i = 0; pts && i < r->n_subs; i++) {
+		const rsub *s = &r->subs[i];
+		if (s->measured)
+			pts[n++] = (pn_point){s->bound, s->time, (s->flags >> FL_SLOW) & 1};
+	}
+	static const char *const cls[] = {"not slow", "slow"};
+	pn_plot p = {.id = "time-vs-bound", .title = "measured time against fused roofline bound",
+		     .xlabel = "fused roofline bound (\xc2\xb5s, log)",
+		     .ylabel = "measured median time (\xc2\xb5s, log)",
+		     .w = 640, .h = 540, .ml = 60, .mr = 130, .mt = 16, .mb = 74};
+	fputs("<figure>", f);
+	pn_svg_scatter(f, &p, pts, n, cls, 2);
+	fputs("<figcaption>One point per measured subgraph (points on the same pixel are drawn "
+	      "once). On the solid line a subgraph runs at its bound; the dotted lines are 10 and "
+	      "100 times slower.</figcaption></figure>\n", f);
+	free(pts);
+}
+
+static void write_plots(FILE *f, const report *r)
+{
+	fputs("<section id=\"plots\"><h2>Efficiency and flags</h2><div class=\"plots\">\n", f);
+	write_histogram(f, r);
+	write_flag_bars(f, r);
+	fputs("</div><h2>Time against bound</h2><div class=\"plots\">\n", f);
+	write_scatter(f, r);
+	fputs("</div></section>\n", f);
+}
+
+static void write_ops(FILE *f, const Passnet__Subgraph *sg)
+{
+	for (size_t i = 0; i < sg->n_ops && i < MAX_OPS_SHOWN; i++) {
+		if (i)
+			fputc(' ', f);
+		pn_html_escape(f, sg->ops[i]);
+	}
+	if (sg->n_ops > MAX_OPS_SHOWN)
+		fprintf(f, " &hellip; (+%zu)", sg->n_ops - MAX_OPS_SHOWN);
+}
+
+static void write_types(FILE *f, const pn_graph *g, const int32_t *ids, int n)
+{
+	for (int i = 0; i < n && i < MAX_SHAPES_SHOWN; i++) {
+		char buf[256];
+		if (i)
+			fputs(", ", f);
+		pn_html_escape(f, pn_type_desc(&g->values[ids[i]].type, buf, sizeof buf));
+	}
+	if (n > MAX_SHAPES_SHOWN)
+		fprintf(f, ", &hellip; (+%d)", n - MAX_SHAPES_SHOWN);
+	if (!n)
+		fputs("(none)", f);
+}
+
+/* The ops and boundary types of one variant, decoded from its canonical
+ * bytes (the same whichever model it came from). */
+static void write_example(FILE *f, report *r, const rsub *s)
+{
+	pn_bytes val;
+	Passnet__Subgraph *sg = NULL;
+	if (pn_get(r->t, PN_T_SUBGRAPHS, s->hash, 16, &val) == 0)
+		sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	fputs("<td class=\"ops\">", f);
+	if (sg)
+		write_ops(f, sg);
+	fputs("</td><td class=\"shapes\"><code>", f);
+	pn_model *m = NULL;
+	char err[PN_ERRLEN];
+	if (sg && sg->has_canonical &&
+	    !pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err)) {
+		write_types(f, m->graph, m->graph->inputs, m->graph->n_inputs);
+		fputs(" &rarr; ", f);
+		write_types(f, m->graph, m->graph->outputs, m->graph->n_outputs);
+	} else {
+		fputs("?", f);
+	}
+	fputs("</code></td>", f);
+	pn_model_free(m);
+	if (sg)
+		passnet__subgraph__free_unpacked(sg, NULL);
+}
+
+static void write_pattern_row(FILE *f, report *r, size_t rank, const rpattern *p)
+{
+	const rsub *e = &r->subs[p->example];
+	char pat[33], hash[33], t[32], b[32], q[32];
+	pn_hex(e->pattern, 16, pat);
+	pn_hex(e->hash, 16, hash);
+	fmt_num(p->time, t, sizeof t);
+	fmt_num(p->bound, b, sizeof b);
+	fmt_num(p->time / p->bound, q, sizeof q);
+	fprintf(f, "<tr><td class=\"n\">%zu</td><td><code title=\"%s\">%.12s</code><br>"
+		"<small>e.g. <code title=\"%s\">%.12s</code></small></td>",
+		rank, pat, pat, hash, hash);
+	write_example(f, r, e);
+	fprintf(f, "<td class=\"n\">%lld / %lld</td><td class=\"n\">%lld</td><td class=\"n\">%s</td>"
+		"<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n",
+		(long long)p->measured, (long long)p->variants, (long long)p->occurrences, t, b, q,
+		(long long)p->slow);
+}
+
+static void write_patterns(FILE *f, report *r)
+{
+	size_t ranked = rank_patterns(r);
+	size_t top = (size_t)r->top < ranked ? (size_t)r->top : ranked;
+	fprintf(f, "<section id=\"patterns\"><h2>Top slow patterns</h2>\n<p class=\"note\">The %zu "
+		"patterns (of %lld with a measured variant) whose measured variants are furthest "
+		"above their bound: time and bound are sums over the measured variants, ratio is "
+		"their quotient. Ops and shapes are those of the worst variant (<code>passnet show "
+		"HASH</code> shows it); occurrences count every variant in every model.</p>\n",
+		top, (long long)patterns_profiled(r));
+	if (!top) {
+		fputs("<p class=\"note\">No measured subgraph yet.</p></section>\n", f);
+		return;
+	}
+	fputs("<table id=\"slow-patterns\"><thead><tr><th class=\"n\">#</th><th>pattern</th>"
+	      "<th>ops</th><th>example shapes (inputs &rarr; outputs)</th>"
+	      "<th class=\"n\">variants measured / all</th><th class=\"n\">occurrences</th>"
+	      "<th class=\"n\">time (&micro;s)</th><th class=\"n\">bound (&micro;s)</th>"
+	      "<th class=\"n\">time / bound</th><th class=\"n\">slow variants</th></tr></thead>"
+	      "<tbody>\n", f);
+	for (size_t i = 0; i < top; i++)
+		write_pattern_row(f, r, i + 1, &r->pats[i]);
+	fputs("</tbody></table></section>\n", f);
+}
+
+static int cmp_src_name(const void *a, const void *b)
+{
+	return strcmp(((const rsource *)a)->name, ((const rsource *)b)->name);
+}
+
+static void write_sources(FILE *f, report *r)
+{
+	/* Appended unknown sources join the sorted ones for display. */
+	if (r->n_srcs)
+		qsort(r->srcs, (size_t)r->n_srcs, sizeof(*r->srcs), cmp_src_name);
+	fputs("<section id=\"sources\"><h2>Sources</h2>\n<p class=\"note\">A subgraph counts for "
+	      "every source holding a model it was found in; the median is over that source's "
+	      "measured subgraphs.</p>\n<table id=\"source-table\"><thead><tr><th>source</th>"
+	      "<th>kind</th><th class=\"n\">models</th><th class=\"n\">subgraphs</th>"
+	      "<th class=\"n\">profiled</th><th class=\"n\">median time / bound</th>", f);
+	for (int k = 0; k < N_FLAGS; k++)
+		fprintf(f, "<th class=\"n\">%s</th>", flag_names[k]);
+	fputs("</tr></thead><tbody>\n", f);
+	for (int i = 0; i < r->n_srcs; i++) {
+		rsource *s = &r->srcs[i];
+		char med[32];
+		fmt_num(median_of(s->ratios, s->n_ratios), med, sizeof med);
+		fputs("<tr><td>", f);
+		pn_html_escape(f, s->name);
+		fputs("</td><td>", f);
+		pn_html_escape(f, s->kind);
+		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
+			"<td class=\"n\">%lld</td><td class=\"n\">%s</td>",
+			(long long)s->models, (long long)s->subgraphs, (long long)s->profiled, med);
+		for (int k = 0; k < N_FLAGS; k++)
+			fprintf(f, "<td class=\"n\">%lld</td>", (long long)s->flags[k]);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table></section>\n", f);
+}
+
+static void write_tally(FILE *f, const char *title, pn_tally *t, int max)
+{
+	if (!t->n)
+		return;
+	pn_tally_sort(t);
+	fputs("<h3>", f);
+	pn_html_escape(f, title);
+	fputs("</h3><table><tbody>\n", f);
+	for (int i = 0; i < t->n && (!max || i < max); i++) {
+		fputs("<tr><td><code>", f);
+		pn_html_escape(f, t->items[i].name);
+		fprintf(f, "</code></td><td class=\"n\">%lld</td></tr>\n", (long long)t->items[i].n);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+static void write_measurement(FILE *f, report *r)
+{
+	if (!r->profiled)
+		return;
+	fputs("<section id=\"measurement\"><h2>How it was measured</h2>\n", f);
+	write_tally(f, "executor builds (profiles)", &r->builds, 0);
+	write_tally(f, "threads (profiles)", &r->threads, 0);
+	write_tally(f, "flag thresholds as applied (profiles)", &r->thresholds, 0);
+	write_tally(f, "why profiling failed (kinds of message)", &r->reasons, 20);
+	fputs("</section>\n", f);
+}
+
+static void write_page(FILE *f, report *r)
+{
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		"<title>passnet report</title>\n<style>\n%s</style></head>\n<body>\n"
+		"<h1>passnet report</h1>\n<p class=\"lede\">The unique subgraphs mined from the "
+		"store's models, as timed on passnet's reference executor and compared with their "
+		"fused roofline bound (what the machine could do if the subgraph were one kernel "
+		"reading its inputs and weights and writing its outputs once).</p>\n", css);
+	write_headline(f, r);
+	write_calibration(f, r);
+	write_plots(f, r);
+	write_patterns(f, r);
+	write_sources(f, r);
+	write_measurement(f, r);
+	fputs("<footer class=\"note\">Written by <code>passnet report</code>.</footer>\n"
+	      "</body></html>\n", f);
+}
+
+/* --- files ------------------------------------------------------------------------- */
+
+static int mkdirs(const char *dir, char *err)
+{
+	char p[4096];
+	if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+		return pn_fail(err, "%s: path too long", dir);
+	for (char *s = p + 1;; s++) {
+		if (*s && *s != '/')
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0777) && errno != EEXIST)
+			return pn_fail(err, "%s: %s", p, strerror(errno));
+		*s = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* Written beside the page and renamed over it: a reader never sees half a
+ * page. */
+static int write_file(report *r, const char *path)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return pn_fail(r->err, "%s: %s", tmp, strerror(errno));
+	write_page(f, r);
+	int bad = ferror(f);
+	if (fclose(f) || bad) {
+		remove(tmp);
+		return pn_fail(r->err, "%s: write failed", tmp);
+	}
+	if (rename(tmp, path))
+		return pn_fail(r->err, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+static void report_free(report *r)
+{
+	for (int i = 0; i < r->n_srcs; i++) {
+		free(r->srcs[i].name);
+		free(r->srcs[i].kind);
+		free(r->srcs[i].ratios);
+	}
+	free(r->srcs);
+	free(r->subs);
+	free(r->places);
+	free(r->pats);
+	free(r->ratios);
+	pn_tally_free(&r->other_flags);
+	pn_tally_free(&r->builds);
+	pn_tally_free(&r->threads);
+	pn_tally_free(&r->thresholds);
+	pn_tally_free(&r->reasons);
+}
+
+int pn_report_write(pn_rtxn *t, const pn_report_opts *o, pn_report_summary *sum, char *err)
+{
+	report r = {.t = t, .err = err, .top = o->top > 0 ? o->top : DEFAULT_TOP};
+	memset(sum, 0, sizeof(*sum));
+	err[0] = 0;
+	int rc = mkdirs(o->out_dir, err);
+	if (!rc && snprintf(sum->path, sizeof sum->path, "%s/index.html", o->out_dir) >=
+			   (int)sizeof sum->path)
+		rc = pn_fail(err, "%s: path too long", o->out_dir);
+	if (!rc && load(&r))
+		rc = err[0] ? -1 : pn_fail(err, "reading the store failed");
+	if (!rc)
+		rc = build_patterns(&r);
+	if (!rc)
+		rc = collect_ratios(&r);
+	if (!rc) {
+		pn_tally_sort(&r.other_flags);
+		rc = write_file(&r, sum->path);
+	}
+	sum->models = r.models;
+	sum->sources = r.n_srcs;
+	sum->subgraphs = (int64_t)r.n_subs;
+	sum->patterns = (int64_t)r.n_pats;
+	sum->profiled = r.profiled;
+	sum->measured = (int64_t)r.n_measured;
+	sum->orphans = r.orphans;
+	report_free(&r);
+	return rc;
+}
