@@ -1,0 +1,64 @@
+# `passnet export` over a profiled store writes a task set that onnx's checker
+# accepts model by model, whose MANIFEST.tsv lists every file with correct
+# checksums, that is byte-identical when exported twice (directory and
+# archive), and whose splits share no pattern and no subgraph.
+. "$ROOT/tests/cli/lib.sh"
+need_shared
+PY=${PYTHON:-/usr/bin/python3}
+db="$TEST_TMP/db"
+pn --db "$db" build "$SHARED/zoo" "$SHARED/models/resnet18" "$SHARED/models/mobilenet_v2"
+[ "$status" -eq 0 ] || fail "build: $out"
+pn --db "$db" exec --strategy fusion --min-nodes 2 --limit 250 --warmup 1 --trials 3
+[ "$status" -eq 0 ] || fail "exec: $out"
+echo "$out"
+
+for run in a b; do
+	mkdir -p "$TEST_TMP/$run"
+	pn --db "$db" export --out "$TEST_TMP/$run/set" --tasks 30 --seed 7 --archive "$TEST_TMP/$run/set.tar.gz"
+	[ "$status" -eq 0 ] || fail "export $run: $out"
+done
+echo "$out"
+expect_contains "$out" "export: 30 tasks" "30 tasks selected"
+set_dir="$TEST_TMP/a/set"
+cmp "$set_dir/MANIFEST.tsv" "$TEST_TMP/b/set/MANIFEST.tsv" || fail "two exports differ (MANIFEST.tsv)"
+cmp "$TEST_TMP/a/set.tar.gz" "$TEST_TMP/b/set.tar.gz" || fail "two exports differ (archive)"
+diff -r "$set_dir" "$TEST_TMP/b/set" > /dev/null || fail "two exports differ (files)"
+
+# the manifest lists every file, with the right sizes and SHA-256
+cd "$set_dir"
+listed=$(tail -n +2 MANIFEST.tsv | cut -f1 | sort)
+present=$(find . -type f ! -name MANIFEST.tsv | sed 's|^\./||' | sort)
+[ "$listed" = "$present" ] || fail "MANIFEST.tsv does not list exactly the files"
+tail -n +2 MANIFEST.tsv | while IFS="$(printf '\t')" read -r path bytes xxh sha; do
+	[ "$(stat -c %s "$path")" = "$bytes" ] || { echo "size of $path"; exit 1; }
+	[ "$(sha256sum "$path" | cut -c1-64)" = "$sha" ] || { echo "sha256 of $path"; exit 1; }
+done || fail "a MANIFEST.tsv entry is wrong"
+
+# splits: no pattern and no subgraph in two of them
+for s in train val test; do
+	tail -n +2 "splits/$s.csv" | cut -d, -f2 | sort > "$TEST_TMP/$s.patterns"
+	for t in $(tail -n +2 "splits/$s.csv" | cut -d, -f1); do
+		sed -n 's/.*"hash":"\([0-9a-f]*\)".*/\1/p' "tasks/$t/task.json"
+		grep -o '"hash":"[0-9a-f]*"' "tasks/$t/task.json"
+	done | grep -o '[0-9a-f]\{32\}' | sort -u > "$TEST_TMP/$s.hashes"
+done
+for pair in "train val" "train test" "val test"; do
+	set -- $pair
+	[ -z "$(comm -12 "$TEST_TMP/$1.patterns" "$TEST_TMP/$2.patterns")" ] || fail "a pattern is in $1 and $2"
+	[ -z "$(comm -12 "$TEST_TMP/$1.hashes" "$TEST_TMP/$2.hashes")" ] || fail "a subgraph is in $1 and $2"
+done
+total=$(cat "$TEST_TMP"/*.patterns | wc -l)
+[ "$total" -eq 30 ] || fail "the splits hold $total tasks, not 30"
+
+# every model is valid ONNX, and every variant has its test set
+"$PY" "$ROOT/tests/fixtures/check_onnx.py" tasks/*/*/model.onnx > "$TEST_TMP/checked"
+bad=$(grep -c '^bad ' "$TEST_TMP/checked" || true)
+ok=$(grep -c '^ok ' "$TEST_TMP/checked" || true)
+[ "$bad" -eq 0 ] || { grep '^bad ' "$TEST_TMP/checked" | head -5; fail "$bad exported models fail onnx.checker"; }
+for v in tasks/*/v*/; do
+	[ -f "$v/test_data_set_0/input_0.pb" ] && [ -f "$v/test_data_set_0/output_0.pb" ] || fail "$v has no test set"
+done
+echo "$ok exported models pass onnx.checker"
+# and passnet reproduces its own reference outputs from the files alone
+pn conformance "$set_dir/tasks"
+[ "$status" -eq 0 ] || fail "the exported test sets do not reproduce: $(echo "$out" | tail -3)"
