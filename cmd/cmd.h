@@ -31,6 +31,7 @@ typedef struct pn_cli {
 	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(run, "run a model on the reference executor")                              \
+	X(calibrate, "measure this machine's peak FLOP/s, bandwidth and per-node overhead") \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);
