@@ -33,6 +33,7 @@ typedef struct pn_cli {
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(export, "write a curated benchmark task set")                             \
 	X(run, "run a model on the reference executor")                              \
+	X(calibrate, "measure this machine's peak FLOP/s, bandwidth and per-node overhead") \
 	X(report, "write an HTML report of the profiled subgraphs")                  \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 

@@ -5,8 +5,12 @@
  * which reads the node and its input/output types (static shapes) and fills
  * c->flops, c->bytes_read and c->bytes_written.  An op without one costs
  * one operation per output element and reads its inputs and writes its
- * outputs once (pn_cost_default), which is right for elementwise and
- * layout ops.
+ * outputs once (pn_cost_default), which is right for simple elementwise
+ * ops (layout ops have functions that count 0 FLOPs).  pn_node_cost fills the default before calling the op's
+ * function, which changes only what differs and returns 0, or returns
+ * non-zero (a shape it needs is unknown) to keep the default.  Unknown
+ * shapes, sequences and optionals cost 0 bytes; nothing here ever fails.
+ * The FLOP conventions of each family are in exec/ops/cost_*.c.
  *
  * A subgraph's unfused traffic counts every node's inputs and outputs (every
  * intermediate goes through memory); its fused traffic counts only what
@@ -49,7 +53,11 @@ typedef struct pn_graph_cost {
 	int nodes;
 } pn_graph_cost;
 
-/* Cost of a whole graph whose value types are all static (a subgraph). */
+/* Cost of a whole graph whose value types are all static (a subgraph).
+ * types[v] is the type of value v (g->n_values entries), or NULL to use
+ * g->values[v].type.  Known contents come from g->values[v].data; nested
+ * bodies (If/Loop/Scan) are costed from their own value types.  Fails only
+ * when out of memory. */
 int pn_graph_cost_of(const pn_graph *g, const pn_type *types, pn_graph_cost *out, char *err);
 
 #endif

@@ -1,0 +1,57 @@
+# passnet calibrate measures peak FLOP/s, bandwidth and the per-node
+# overhead, keeps them in the store's meta table, and a second process
+# (`calibrate --show`, read-only) reads back exactly what was measured.  A
+# new calibration replaces the old one.  Timings are only checked to be
+# positive and finite: the machine is shared.
+. "$ROOT/tests/cli/lib.sh"
+PY=${PYTHON:-/usr/bin/python3}
+db="$TEST_TMP/db"
+
+pn calibrate --help
+[ "$status" -eq 0 ] || fail "--help exited $status"
+expect_contains "$out" "--show" "usage"
+pn calibrate --bogus
+[ "$status" -eq 2 ] || fail "a bad option exits 2, got $status: $out"
+pn --db "$db" calibrate --show
+[ "$status" -eq 1 ] || fail "--show without a store exits 1, got $status: $out"
+expect_contains "$out" "no store at $db" "missing store"
+
+# check_json JSON THREADS: one object, THREADS rows, every figure > 0 and finite.
+check_json() {
+	printf '%s\n' "$1" | "$PY" -c '
+import json, math, sys
+c = json.loads(sys.stdin.read())
+t = int(sys.argv[1])
+assert c["threads"] == t, c
+for k in ("peak_gflops", "bandwidth_gbs"):
+    assert len(c[k]) == t, (k, c)
+    assert all(isinstance(v, (int, float)) and v > 0 and math.isfinite(v) for v in c[k]), (k, c)
+v = c["node_overhead_us"]
+assert isinstance(v, (int, float)) and v > 0 and math.isfinite(v), c
+' "$2" || fail "implausible calibration (want $2 thread rows): $1"
+}
+
+pn --db "$db" -j 2 --json calibrate
+[ "$status" -eq 0 ] || fail "calibrate exited $status: $out"
+measured=$out
+echo "$measured"
+check_json "$measured" 2
+
+pn --db "$db" --json calibrate --show
+[ "$status" -eq 0 ] || fail "calibrate --show exited $status: $out"
+expect_eq "$out" "$measured" "stored calibration read back"
+
+pn --db "$db" calibrate --show
+[ "$status" -eq 0 ] || fail "calibrate --show exited $status: $out"
+expect_contains "$out" "threads  peak GFLOP/s  bandwidth GB/s" "table header"
+expect_contains "$out" "node overhead" "overhead line"
+[ "$(printf '%s\n' "$out" | grep -c '^ *[12]  ')" -eq 2 ] || fail "two thread rows expected: $out"
+
+# Text output of a measurement, with one thread: it replaces the record.
+pn --db "$db" -j 1 calibrate
+[ "$status" -eq 0 ] || fail "calibrate -j 1 exited $status: $out"
+echo "$out"
+expect_contains "$out" "stored in $db" "where it went"
+pn --db "$db" --json calibrate --show
+check_json "$out" 1
+echo "calibration stored, read back and replaced"
