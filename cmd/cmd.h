@@ -32,7 +32,9 @@ typedef struct pn_cli {
 	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(run, "run a model on the reference executor")                              \
-	X(conformance, "run ONNX backend-test folders and compare outputs")
+	X(conformance, "run ONNX backend-test folders and compare outputs")         \
+	X(check, "check a candidate against an exported task: correctness and speedup") \
+	X(score, "compute ES_t scores from check results")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);
 PN_CMDS(PN_DECLARE_CMD)
