@@ -35,6 +35,8 @@ typedef struct pn_cli {
 	X(run, "run a model on the reference executor")                              \
 	X(calibrate, "measure this machine's peak FLOP/s, bandwidth and per-node overhead") \
 	X(report, "write an HTML report of the profiled subgraphs")                  \
+	X(check, "check a candidate against an exported task: correctness and speedup") \
+	X(score, "compute ES_t scores from check results")                          \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);

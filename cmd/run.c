@@ -16,8 +16,8 @@
 #include "store/query.h"
 
 static const char usage[] =
-	"usage: passnet run MODEL_OR_KEY [--inputs DIR] [--outputs DIR] [--seed S]\n"
-	"                   [--dim NAME=V]...\n"
+	"usage: passnet run MODEL_OR_KEY [--inputs DIR] [--outputs DIR] [--inputs-out DIR]\n"
+	"                   [--seed S] [--dim NAME=V]...\n"
 	"\n"
 	"Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
 	"folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
@@ -25,6 +25,8 @@ static const char usage[] =
 	"  --inputs DIR   input_N.pb files (default: the model's test_data_set_0,\n"
 	"                 else seeded random inputs)\n"
 	"  --outputs DIR  write output_N.pb files there (created if missing)\n"
+	"  --inputs-out DIR  write the inputs the model ran on as input_N.pb there\n"
+	"                 (with --outputs DIR: a backend-test folder)\n"
 	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
 	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
 	"  --check-shapes infer every value's shape from the inputs' shapes, then\n"
@@ -33,7 +35,7 @@ static const char usage[] =
 	"Prints one line per output: name, type, and summary statistics.\n";
 
 typedef struct run_opts {
-	const char *target, *inputs, *outputs;
+	const char *target, *inputs, *outputs, *inputs_out;
 	uint64_t seed;
 	pn_dimbind bind;
 	int check_shapes;
@@ -168,16 +170,18 @@ static void summarise(const char *name, const pn_tensor *t)
 	       sum / (double)t->numel, lo, hi);
 }
 
-static int write_outputs(const pn_graph *g, pn_tensor **out, const char *dir, char *err)
+/* dir/<prefix>_N.pb for each tensor, named after the graph values. */
+static int write_tensors(const pn_graph *g, const int32_t *values, pn_tensor *const *t, int n,
+			 const char *dir, const char *prefix, char *err)
 {
 	if (mkdir(dir, 0777) && errno != EEXIST)
 		return pn_fail(err, "%s: %s", dir, strerror(errno));
-	for (int i = 0; i < g->n_outputs; i++) {
+	for (int i = 0; i < n; i++) {
 		char path[4096];
 		void *bytes;
 		size_t len;
-		snprintf(path, sizeof path, "%s/output_%d.pb", dir, i);
-		if (pn_tensor_write_pb(out[i], g->values[g->outputs[i]].name, &bytes, &len, err))
+		snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, i);
+		if (pn_tensor_write_pb(t[i], g->values[values[i]].name, &bytes, &len, err))
 			return -1;
 		FILE *f = fopen(path, "wb");
 		int ok = f && fwrite(bytes, 1, len, f) == len;
@@ -232,7 +236,12 @@ static int execute(const run_opts *o, const pn_cli *cli, char *err)
 	for (int i = 0; !rc && i < g->n_outputs; i++)
 		summarise(g->values[g->outputs[i]].name, out[i]);
 	if (!rc && o->outputs)
-		rc = write_outputs(g, out, o->outputs, err);
+		rc = write_tensors(g, g->outputs, out, g->n_outputs, o->outputs, "output", err);
+	if (!rc && o->inputs_out && nfeed < g->n_inputs)
+		rc = pn_fail(err, "only %d of the %d inputs were given; not writing them", nfeed,
+			     g->n_inputs);
+	if (!rc && o->inputs_out)
+		rc = write_tensors(g, g->inputs, feed, g->n_inputs, o->inputs_out, "input", err);
 	for (int i = 0; i < g->n_inputs; i++)
 		pn_tensor_free(in[i]);
 	for (int i = 0; i < g->n_outputs; i++)
@@ -255,6 +264,8 @@ int cmd_run(int argc, char **argv, const pn_cli *cli)
 			o.inputs = v;
 		else if ((v = pn_opt_value(argc, argv, &i, "--outputs")))
 			o.outputs = v;
+		else if ((v = pn_opt_value(argc, argv, &i, "--inputs-out")))
+			o.inputs_out = v;
 		else if (!strcmp(argv[i], "--check-shapes"))
 			o.check_shapes = 1;
 		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))

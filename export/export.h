@@ -40,6 +40,13 @@
  *                  within tolerance (null if none or not comparable),
  *    "max_abs", "max_rel", "speedup": reference time / candidate time,
  *    "time_ref_us", "time_cand_us", "reason": text when not "none"}
+ * error_class is "none" whenever pass_level is not null: which levels count
+ * as correct is the scorer's decision (export/score.h), so "accuracy" means
+ * no level up to 4 passes.  Numbers that were not measured or are not
+ * finite are null (speedup and times when the candidate did not run,
+ * max_abs/max_rel when shapes or types differ); "reason" is "" when there
+ * is nothing to say, and also explains a "none" result obtained on the
+ * exported inputs (a candidate given as outputs, not as a model).
  */
 #ifndef PN_EXPORT_H
 #define PN_EXPORT_H
@@ -59,6 +66,15 @@
  * with seed as initializers (exactly the values the executor uses). */
 int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
 			    char *err);
+
+/* How `passnet check` derives its fresh inputs from task.json's "seed"; the
+ * exporter writes this text as "check_seed_rule" (export/check.c implements
+ * it as pn_check_seed). */
+#define PN_CHECK_SEED_RULE \
+	"XXH64 (seed 0) of the text passnet-check/<seed>/<variant>/<k>, where <seed> is " \
+	"this task's seed in decimal, <variant> the variant folder name and k the input " \
+	"set (0: outputs compared and timed; 1: only to see that outputs follow inputs); " \
+	"each input is then drawn with that seed by pn_input_for on the reference graph"
 
 /* rtol and atol at level t for a dtype (float32, float16, bfloat16, float64;
  * other dtypes use the float32 ladder). */

@@ -252,9 +252,9 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		fprintf(f, "%s\"%s\"", i ? "," : "", t->ops[i]);
 	fprintf(f, "],\n  \"flags\": ");
 	json_shared_flags(f, t);
-	fprintf(f, ",\n  \"seed\": %llu,\n  \"check_seed_rule\": \"passnet check draws fresh inputs "
-		   "from a seed derived from this seed and the variant hash; they are never "
-		   "exported\",\n", (unsigned long long)o->seed);
+	fprintf(f, ",\n  \"seed\": %llu,\n  \"check_seed_rule\": ", (unsigned long long)o->seed);
+	pn_json_str(f, PN_CHECK_SEED_RULE);
+	fprintf(f, ",\n");
 	json_tolerances(f);
 	fprintf(f, "  \"variants\": [\n");
 	pn_rtxn *txn = NULL;

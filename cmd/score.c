@@ -1,0 +1,131 @@
+/*
+ * score.c - `passnet score RESULTS.jsonl`: ES_t at every tolerance level and
+ * the weighted aggregate, from the lines `passnet check` wrote.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/err.h"
+#include "export/score.h"
+
+static const char usage[] =
+	"usage: passnet score RESULTS.jsonl [--p P] [--b B] [--json]\n"
+	"\n"
+	"Computes ES_t for t = -10..4 and their weighted aggregate over the\n"
+	"samples (one per line) of `passnet check` results.  At level t a sample\n"
+	"is correct when its error_class is none and pass_level <= t (from t = 1\n"
+	"on: <= 1); its rectified speedup is s, or s^(p+1) when s < 1; a sample\n"
+	"that is not correct scores b, or 1 from t = 1 when its error class is\n"
+	"tolerated there (accuracy from 1; nan_inf, shape, dtype from 2; runtime\n"
+	"from 3; cheat never).  ES_t is the geometric mean.\n"
+	"  --p P     penalty exponent for slowdowns (default 0)\n"
+	"  --b B     score of a failed sample (default 0.1)\n"
+	"  --json    one JSON object instead of the table\n";
+
+typedef struct samples {
+	pn_sample *v;
+	size_t n, cap;
+} samples;
+
+static int add_sample(samples *s, const pn_sample *x)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		pn_sample *v = realloc(s->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *x;
+	return 0;
+}
+
+static int read_samples(const char *path, samples *s)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!f)
+		return pn_die("%s: %s", path, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+	for (long no = 1; !rc && (len = getline(&line, &cap, f)) >= 0; no++) {
+		if (strspn(line, " \t\r\n") == (size_t)len)
+			continue;
+		pn_sample x;
+		char err[PN_ERRLEN];
+		if (pn_sample_parse(line, (size_t)len, &x, err))
+			rc = pn_die("%s:%ld: %s", path, no, err);
+		else if (add_sample(s, &x))
+			rc = pn_die("out of memory");
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (!rc && !s->n)
+		rc = pn_die("%s: no samples", path);
+	return rc;
+}
+
+static void print_json(const double *es, double agg, size_t n, double p, double b)
+{
+	printf("{\"samples\":%zu,\"p\":%.10g,\"b\":%.10g,\"es_t\":{", n, p, b);
+	for (int i = 0; i < PN_N_LEVELS; i++)
+		printf("%s\"%d\":%.10g", i ? "," : "", PN_TOL_MIN_LEVEL + i, es[i]);
+	printf("},\"aggregate\":%.10g}\n", agg);
+}
+
+static void print_table(const double *es, double agg, size_t n, double p, double b)
+{
+	printf("%5s  %10s  %8s\n", "t", "ES_t", "weight");
+	for (int i = 0; i < PN_N_LEVELS; i++)
+		printf("%5d  %10.6g  %8g\n", PN_TOL_MIN_LEVEL + i, es[i],
+		       pn_es_weight(PN_TOL_MIN_LEVEL + i));
+	printf("aggregate  %.6g  (%zu samples, p %g, b %g)\n", agg, n, p, b);
+}
+
+int cmd_score(int argc, char **argv, const pn_cli *cli)
+{
+	if (pn_wants_help(argc, argv, usage))
+		return 0;
+	const char *path = NULL, *v;
+	double p = 0, b = 0.1;
+	for (int i = 1; i < argc; i++) {
+		if ((v = pn_opt_value(argc, argv, &i, "--p"))) {
+			p = atof(v);
+		} else if ((v = pn_opt_value(argc, argv, &i, "--b"))) {
+			b = atof(v);
+		} else if ((argv[i][0] == '-' && argv[i][1]) || path) {
+			fputs(usage, stderr);
+			return 2;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!(b > 0) || !(p >= 0))
+		return pn_die("--b must be positive and --p non-negative");
+	samples s = {0};
+	if (read_samples(path, &s)) {
+		free(s.v);
+		return 1;
+	}
+	double es[PN_N_LEVELS];
+	for (int i = 0; i < PN_N_LEVELS; i++)
+		es[i] = pn_es_t(s.v, s.n, PN_TOL_MIN_LEVEL + i, p, b);
+	double agg = pn_es_aggregate(es);
+	if (cli->json)
+		print_json(es, agg, s.n, p, b);
+	else
+		print_table(es, agg, s.n, p, b);
+	free(s.v);
+	return 0;
+}

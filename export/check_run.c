@@ -1,0 +1,396 @@
+/*
+ * check_run.c - running a model for `passnet check` in a child process.
+ *
+ * A candidate is untrusted code for the executor: it may crash it, loop, or
+ * exhaust memory.  So each model loads and runs in a forked child with an
+ * alarm (the time limit); the child sends its outputs and timing back
+ * through a pipe as .pb encoded tensors, and whatever goes wrong there
+ * becomes a "runtime" verdict instead of taking passnet down.  The parent
+ * runs no OpenMP region before forking, so the child's thread pool starts
+ * clean.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "exec/exec.h"
+#include "export/check_impl.h"
+#include "export/score.h"
+#include "extract/onnx.h"
+
+/* A timed sample repeats the run until it lasts this long, so that timer
+ * resolution and one-off stalls do not decide a small subgraph's speedup. */
+#define SAMPLE_TARGET_US 5000.0
+#define SAMPLE_MAX_REPS 1000
+
+static void set_reason(pn_runres *r, int cls, const char *what, const char *err)
+{
+	r->cls = cls;
+	snprintf(r->reason, sizeof r->reason, "%s%s%s", what, err ? ": " : "", err ? err : "");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *x, int n)
+{
+	qsort(x, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* A model loaded in the child with its session. */
+typedef struct loaded {
+	pn_model *m;
+	pn_session *s;
+	pn_tensor **out;   /* scratch for timed runs */
+	int reps;          /* runs per timed sample */
+} loaded;
+
+static int load(const char *path, const pn_check_opts *o, loaded *l, pn_runres *r)
+{
+	char err[PN_ERRLEN] = "";
+	pn_exec_opts eo = {.seed = 1, .threads = o->threads};
+	if (pn_model_load_path(path, 0, &l->m, err)) {
+		set_reason(r, PN_EC_RUNTIME, "the model does not load", err);
+		return -1;
+	}
+	if (pn_session_new(l->m->graph, &eo, &l->s, err)) {
+		set_reason(r, PN_EC_RUNTIME, "the executor rejects the model", err);
+		return -1;
+	}
+	l->out = calloc((size_t)l->m->graph->n_outputs + 1, sizeof(void *));
+	return 0;
+}
+
+static void unload(loaded *l)
+{
+	free(l->out);
+	pn_session_free(l->s);
+	pn_model_free(l->m);
+}
+
+/* One run on inputs in; outputs dropped.  Returns its time in us, or -1. */
+static double run_once(loaded *l, pn_tensor **in, int n_in, pn_runres *r)
+{
+	char err[PN_ERRLEN] = "";
+	double t0 = pn_now();
+	int rc = pn_session_run(l->s, in, n_in, l->out, err);
+	double us = (pn_now() - t0) * 1e6;
+	for (int k = 0; k < l->m->graph->n_outputs; k++) {
+		pn_tensor_free(l->out[k]);
+		l->out[k] = NULL;
+	}
+	if (rc)
+		set_reason(r, PN_EC_RUNTIME, "run failed", err);
+	return rc ? -1 : us;
+}
+
+/* --- outputs --------------------------------------------------------------------- */
+
+typedef struct outputs_job {
+	const pn_runspec *spec;
+	const pn_check_opts *o;
+} outputs_job;
+
+static void outputs_body(void *ud, pn_runres *r)
+{
+	const outputs_job *j = ud;
+	const pn_runspec *spec = j->spec;
+	loaded l = {0};
+	char err[PN_ERRLEN] = "";
+	if (!load(spec->model, j->o, &l, r) && spec->precheck)
+		r->cls = spec->precheck(spec->precheck_ud, l.m->graph, r);
+	if (r->cls == PN_EC_NONE) {
+		r->n_sets = spec->n_sets;
+		r->n_out = l.m->graph->n_outputs;
+		r->out = calloc((size_t)(r->n_sets * r->n_out) + 1, sizeof(void *));
+	}
+	for (int k = 0; r->cls == PN_EC_NONE && k < spec->n_sets; k++)
+		if (pn_session_run(l.s, spec->inputs + k * spec->n_in, spec->n_in,
+				   r->out + k * r->n_out, err))
+			set_reason(r, PN_EC_RUNTIME, "run failed", err);
+	unload(&l);
+}
+
+/* --- timing ---------------------------------------------------------------------- */
+
+typedef struct timing_job {
+	const pn_runspec *spec;
+	const char *candidate;
+	const pn_check_opts *o;
+} timing_job;
+
+/* Warm-up run (it also fills the session's buffer pool), a second one
+ * measured unless the first took over a second, then how many runs make
+ * one sample last SAMPLE_TARGET_US. */
+static double warm_up(loaded *l, const pn_runspec *spec, pn_runres *r)
+{
+	double us = run_once(l, spec->inputs, spec->n_in, r);
+	if (us >= 0 && us < 1e6)
+		us = run_once(l, spec->inputs, spec->n_in, r);
+	int reps = us > 0 ? (int)ceil(SAMPLE_TARGET_US / us) : SAMPLE_MAX_REPS;
+	l->reps = reps < 1 ? 1 : reps > SAMPLE_MAX_REPS ? SAMPLE_MAX_REPS : reps;
+	return us;
+}
+
+static double sample(loaded *l, const pn_runspec *spec, pn_runres *r)
+{
+	double t0 = pn_now();
+	for (int j = 0; j < l->reps; j++)
+		if (run_once(l, spec->inputs, spec->n_in, r) < 0)
+			return -1;
+	return (pn_now() - t0) * 1e6 / l->reps;
+}
+
+/* Samples alternate between the two models.  Fewer are taken when they
+ * would not fit in half of the time left, so a slow model is timed less
+ * precisely instead of hitting the limit; when not even one round fits,
+ * the warm-up runs are the measurement. */
+static void timing_body(void *ud, pn_runres *r)
+{
+	const timing_job *j = ud;
+	double deadline = pn_now() + j->o->time_limit;
+	loaded l[2] = {{0}, {0}};
+	double first[2] = {0, 0};
+	for (int m = 0; m < 2 && r->cls == PN_EC_NONE; m++)
+		if (!load(m ? j->candidate : j->spec->model, j->o, &l[m], r))
+			first[m] = warm_up(&l[m], j->spec, r);
+	int runs = j->o->runs > 0 ? j->o->runs : 1;
+	double round_us = first[0] * l[0].reps + first[1] * l[1].reps;
+	while (runs > 0 && runs * round_us > (deadline - pn_now()) * 1e6 / 2)
+		runs--;
+	double *t[2] = {calloc((size_t)runs + 1, sizeof(double)),
+			calloc((size_t)runs + 1, sizeof(double))};
+	if (!t[0] || !t[1])
+		set_reason(r, PN_EC_RUNTIME, "out of memory", NULL);
+	for (int i = 0; i < runs && r->cls == PN_EC_NONE; i++)
+		for (int m = 0; m < 2 && r->cls == PN_EC_NONE; m++)
+			t[m][i] = sample(&l[m], j->spec, r);
+	if (r->cls == PN_EC_NONE) {
+		r->ref_us = runs ? median(t[0], runs) : first[0];
+		r->cand_us = runs ? median(t[1], runs) : first[1];
+	}
+	free(t[0]);
+	free(t[1]);
+	unload(&l[0]);
+	unload(&l[1]);
+}
+
+/* --- the result over the pipe ---------------------------------------------------- */
+
+typedef struct wbuf {
+	uint8_t *p;
+	size_t n, cap;
+	int oom;
+} wbuf;
+
+static void put(wbuf *b, const void *data, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n)
+			cap *= 2;
+		uint8_t *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, data, n);
+	b->n += n;
+}
+
+/* Layout: int32 cls, double ref_us, cand_us, int32 n_sets, n_out, uint32 reason
+ * length, reason, then per output: uint8 kind (255: absent), uint64 length,
+ * its .pb bytes. */
+static int encode(const pn_runres *r, wbuf *b, char *err)
+{
+	int32_t head[3] = {r->cls, r->n_sets, r->n_out};
+	uint32_t rl = (uint32_t)strlen(r->reason);
+	put(b, &head[0], 4);
+	put(b, &r->ref_us, sizeof(double));
+	put(b, &r->cand_us, sizeof(double));
+	put(b, &head[1], 4);
+	put(b, &head[2], 4);
+	put(b, &rl, 4);
+	put(b, r->reason, rl);
+	for (int i = 0; r->out && i < r->n_sets * r->n_out; i++) {
+		uint8_t kind = r->out[i] ? r->out[i]->kind : 255;
+		void *bytes = NULL;
+		size_t len = 0;
+		if (r->out[i] && pn_tensor_write_pb(r->out[i], "", &bytes, &len, err))
+			return -1;
+		uint64_t l64 = len;
+		put(b, &kind, 1);
+		put(b, &l64, 8);
+		put(b, bytes, len);
+		free(bytes);
+	}
+	return b->oom ? pn_fail(err, "out of memory") : 0;
+}
+
+typedef struct rbuf {
+	const uint8_t *p;
+	size_t n, at;
+} rbuf;
+
+static int take(rbuf *b, void *out, size_t n)
+{
+	if (b->n - b->at < n)
+		return -1;
+	memcpy(out, b->p + b->at, n);
+	b->at += n;
+	return 0;
+}
+
+static int decode(const uint8_t *p, size_t n, pn_runres *r, char *err)
+{
+	rbuf b = {p, n, 0};
+	int32_t cls, sets, outs;
+	uint32_t rl;
+	if (take(&b, &cls, 4) || take(&b, &r->ref_us, sizeof(double)) ||
+	    take(&b, &r->cand_us, sizeof(double)) || take(&b, &sets, 4) ||
+	    take(&b, &outs, 4) || take(&b, &rl, 4) || rl >= sizeof r->reason ||
+	    take(&b, r->reason, rl) || sets < 0 || outs < 0 || sets > 16 || outs > 1 << 20)
+		return pn_fail(err, "truncated result");
+	r->reason[rl] = 0;
+	r->cls = cls;
+	r->n_sets = sets;
+	r->n_out = outs;
+	r->out = calloc((size_t)(sets * outs) + 1, sizeof(void *));
+	for (int i = 0; r->out && i < sets * outs; i++) {
+		uint8_t kind;
+		uint64_t len;
+		if (take(&b, &kind, 1) || take(&b, &len, 8) || len > b.n - b.at)
+			return pn_fail(err, "truncated result");
+		if (kind != 255 &&
+		    pn_tensor_read_pb(b.p + b.at, (size_t)len, kind, &r->out[i], NULL, err))
+			return -1;
+		b.at += (size_t)len;
+	}
+	return r->out ? 0 : pn_fail(err, "out of memory");
+}
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static int read_all(int fd, wbuf *b)
+{
+	uint8_t chunk[65536];
+	for (;;) {
+		ssize_t r = read(fd, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -1 : 0;
+		put(b, chunk, (size_t)r);
+	}
+}
+
+typedef void (*body_fn)(void *ud, pn_runres *r);
+
+static void run_child(int fd, body_fn body, void *ud, int time_limit)
+{
+	alarm((unsigned)time_limit);
+	pn_runres r = {0};
+	char err[PN_ERRLEN] = "";
+	body(ud, &r);
+	wbuf b = {0};
+	if (encode(&r, &b, err)) {
+		pn_runres_free(&r);
+		r = (pn_runres){0};
+		set_reason(&r, PN_EC_RUNTIME, "cannot send the outputs", err);
+		b.n = 0;
+		b.oom = 0;
+		encode(&r, &b, err);
+	}
+	write_all(fd, b.p, b.n);
+	_exit(0);
+}
+
+/* Runs body in a child process and collects what it sends back. */
+static void forked(body_fn body, void *ud, int time_limit, pn_runres *r)
+{
+	memset(r, 0, sizeof *r);
+	int fds[2];
+	if (pipe(fds)) {
+		set_reason(r, PN_EC_RUNTIME, "pipe", strerror(errno));
+		return;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		set_reason(r, PN_EC_RUNTIME, "fork", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		run_child(fds[1], body, ud, time_limit);
+	}
+	close(fds[1]);
+	wbuf b = {0};
+	read_all(fds[0], &b);
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	char err[PN_ERRLEN] = "", what[128];
+	if (WIFSIGNALED(status)) {
+		if (WTERMSIG(status) == SIGALRM)
+			snprintf(what, sizeof what, "time limit of %d s exceeded", time_limit);
+		else
+			snprintf(what, sizeof what, "crashed: %s", strsignal(WTERMSIG(status)));
+		set_reason(r, PN_EC_RUNTIME, what, NULL);
+	} else if (b.oom || decode(b.p, b.n, r, err)) {
+		pn_runres_free(r);
+		set_reason(r, PN_EC_RUNTIME, "no result from the child process",
+			   b.oom ? "out of memory" : err);
+	}
+	free(b.p);
+}
+
+void pn_run_forked(const pn_runspec *spec, const pn_check_opts *o, pn_runres *r)
+{
+	outputs_job j = {spec, o};
+	forked(outputs_body, &j, o->time_limit, r);
+}
+
+void pn_time_forked(const pn_runspec *spec, const char *candidate, const pn_check_opts *o,
+		    pn_runres *r)
+{
+	timing_job j = {spec, candidate, o};
+	forked(timing_body, &j, o->time_limit, r);
+}
+
+void pn_runres_free(pn_runres *r)
+{
+	for (int i = 0; r->out && i < r->n_sets * r->n_out; i++)
+		pn_tensor_free(r->out[i]);
+	free(r->out);
+	r->out = NULL;
+	r->n_sets = r->n_out = 0;
+}
