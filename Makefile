@@ -122,12 +122,21 @@ cli-test: all $(TOOLS)
 
 # --- the main job --------------------------------------------------------------
 
+# The main job: every stage over the default corpus.  exec measures with a
+# short protocol and a time budget (what is left is measured by the next
+# run); the report and the task set are written beside the store.
 DB ?= passnet.lmdb
+EXEC_BUDGET ?= 300
+OUT ?= passnet-out
 corpus: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	bin/passnet --db $(DB) build --manifest data-manifest.txt
+	bin/passnet --db $(DB) exec --warmup 1 --trials 3 --budget $(EXEC_BUDGET)
+	bin/passnet --db $(DB) report --out $(OUT)/report
+	rm -rf $(OUT)/tasks
+	bin/passnet --db $(DB) export --out $(OUT)/tasks --tasks 200 --archive $(OUT)/tasks.tar.gz
 	bin/passnet --db $(DB) stats --brief
-	@echo "the store is $(DB); look inside with bin/passnet --db $(DB) stats | ls | show KEY"
+	@echo "store: $(DB); report: $(OUT)/report/index.html; task set: $(OUT)/tasks (and $(OUT)/tasks.tar.gz)"
 
 # --- benchmarks ----------------------------------------------------------------
 

@@ -83,7 +83,7 @@ static double quantile(const double *sorted, int n, double q)
 
 static void free_outputs(measure *ms)
 {
-	for (int i = 0; ms->m && i < ms->m->graph->n_outputs; i++) {
+	for (int i = 0; ms->m && ms->out && i < ms->m->graph->n_outputs; i++) {
 		pn_tensor_free(ms->out[i]);
 		ms->out[i] = NULL;
 	}

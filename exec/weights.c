@@ -137,8 +137,12 @@ static int int_role(const pn_graph *g, int v)
 				return k == 4 ? INT_COUNT : INT_INDEX;
 			case PN_OP_Tile: case PN_OP_Expand: case PN_OP_ConstantOfShape:
 			case PN_OP_Reshape: case PN_OP_Range: case PN_OP_TopK: case PN_OP_Resize:
+			case PN_OP_CumSum:   /* its axis: 0 exists in every rank */
+				if (k == 1)
+					return INT_INDEX;
+				break;
 			case PN_OP_Upsample: case PN_OP_Loop: case PN_OP_Split: case PN_OP_Pad:
-			case PN_OP_Squeeze: case PN_OP_Unsqueeze: case PN_OP_CumSum:
+			case PN_OP_Squeeze: case PN_OP_Unsqueeze:
 				if (k >= 1 || n->op == PN_OP_ConstantOfShape || n->op == PN_OP_Loop)
 					return INT_COUNT;
 				break;
