@@ -4,7 +4,8 @@
 #   make deps         install the Debian packages passnet needs (apt-get)
 #   make test         deps + build + every test (unit, CLI, conformance)
 #   make corpus       deps + build + the main job on the default corpus
-#   make bench-...    benchmarks; each prints its figures
+#   make bench-...    benchmarks; each prints its figures (bench-ort: against
+#                     ONNX Runtime, needs node and npm)
 
 CC      ?= gcc
 PKGS    := libarchive libprotobuf-c lmdb libxxhash
@@ -38,7 +39,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps test unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup
+        bench-extract bench-dedup bench-ort
 .SECONDARY: $(GEN_SRC) $(GEN_HDR)
 all: bin/passnet
 
@@ -122,6 +123,14 @@ bench-extract: deps
 bench-dedup: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/dedup.sh $(SHARED) /usr/share/libonnx-testdata/data
+
+# passnet's executor against ONNX Runtime (onnxruntime-node from npm, CPU,
+# 1 thread each) on a sample of the corpus's fusion subgraphs; N, TRIALS,
+# WARMUP, RTOL, ATOL, KEEP as bench/ort.sh describes.
+bench-ort: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@command -v node >/dev/null || { echo "bench-ort needs node and npm (node >= 18)"; exit 1; }
+	@bench/ort.sh $(SHARED)
 
 clean:
 	rm -rf build bin

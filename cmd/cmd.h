@@ -31,7 +31,8 @@ typedef struct pn_cli {
 	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
 	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
 	X(run, "run a model on the reference executor")                              \
-	X(conformance, "run ONNX backend-test folders and compare outputs")
+	X(conformance, "run ONNX backend-test folders and compare outputs")         \
+	X(time, "time ONNX models or backend-test folders on the executor")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);
 PN_CMDS(PN_DECLARE_CMD)
