@@ -90,6 +90,13 @@ build/tools/%: tests/tools/%.c
 	@$(if $(Q),echo "  TOOL    $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(LDLIBS) -o $@
 
+# ONNX Runtime's C API, timed like `passnet time` (bench/ort/ort_time.c); the
+# library is opened at run time, so building needs no ORT.
+build/bench/ort_time: bench/ort/ort_time.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/bench
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -ldl -o $@
+
 # --- tests -------------------------------------------------------------------
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -128,7 +135,7 @@ bench-dedup: deps
 # 1 thread each) on a sample of the corpus's fusion subgraphs; N, TRIALS,
 # WARMUP, RTOL, ATOL, KEEP as bench/ort.sh describes.
 bench-ort: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
 	@command -v node >/dev/null || { echo "bench-ort needs node and npm (node >= 18)"; exit 1; }
 	@bench/ort.sh $(SHARED)
 

@@ -12,9 +12,12 @@
 #    weights regenerated with seed 1 into the file) plus
 #    CASE/test_data_set_0/input_N.pb (seeded random inputs, written by
 #    `passnet run --write-inputs`) and output_N.pb (passnet's outputs);
-# 4. times every case with `passnet -j1 time` and with bench/ort/time.js:
-#    both read the same model.onnx and the same input_N.pb files, and ORT's
-#    outputs are compared with passnet's output_N.pb;
+# 4. times every case with `passnet -j1 time`, with build/bench/ort_time
+#    (ORT's C API, from the library the npm package ships: the same timed
+#    region and clock as passnet's; the headline) and with bench/ort/time.js
+#    (ORT through Node: its profiler's times and the wall time of
+#    session.run, for comparison).  All read the same model.onnx and the same
+#    input_N.pb files; ORT's outputs are compared with passnet's output_N.pb;
 # 5. prints the summary (bench/ort/report.js).
 # Cases that fail a step are counted and listed with the reason, never
 # dropped silently.  KEEP=DIR keeps the work folder (cases, JSON Lines).
@@ -42,6 +45,8 @@ if [ ! -d bench/ort/node_modules/onnxruntime-node ]; then
 	(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2)
 fi
 ort_version=$(cd bench/ort && node -e 'console.log(require("onnxruntime-node").env.versions.node)')
+ort_lib=$(ls bench/ort/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so.1 | head -n 1)
+[ -f build/bench/ort_time ] || make --no-print-directory build/bench/ort_time >&2
 
 bin/passnet --db "$work/db" -q build "$corpus" >/dev/null
 bin/passnet --db "$work/db" --json ls --subgraphs --strategy fusion > "$work/subgraphs.jsonl"
@@ -74,12 +79,15 @@ echo "timing $(wc -l < "$work/case_list") cases with passnet" >&2
 # shellcheck disable=SC2046
 bin/passnet -j1 --json time --trials "$TRIALS" --warmup "$WARMUP" $(cat "$work/case_list") \
 	> "$work/passnet.jsonl" 2> "$work/passnet.err" || true
-echo "timing them with ONNX Runtime $ort_version" >&2
+echo "timing them with ONNX Runtime $ort_version (C API, then Node)" >&2
+# shellcheck disable=SC2046
+build/bench/ort_time --lib "$ort_lib" --trials "$TRIALS" --warmup "$WARMUP" --rtol "$RTOL" \
+	--atol "$ATOL" $(cat "$work/case_list") > "$work/ort_c.jsonl" 2> "$work/ort_c.err" || true
 # shellcheck disable=SC2046
 node bench/ort/time.js --json --trials "$TRIALS" --warmup "$WARMUP" --rtol "$RTOL" --atol "$ATOL" \
-	$(cat "$work/case_list") > "$work/ort.jsonl" 2> "$work/ort.err" || true
+	$(cat "$work/case_list") > "$work/ort_node.jsonl" 2> "$work/ort_node.err" || true
 
 PN_ORT_VERSION=$ort_version PN_TRIALS=$TRIALS PN_WARMUP=$WARMUP PN_RTOL=$RTOL PN_ATOL=$ATOL \
 PN_SAMPLE=$(wc -l < "$work/sample") PN_POPULATION=$population \
-	node bench/ort/report.js "$work/subgraphs.jsonl" "$work/passnet.jsonl" "$work/ort.jsonl" \
-	"$work/failures"
+	node bench/ort/report.js "$work/subgraphs.jsonl" "$work/passnet.jsonl" "$work/ort_c.jsonl" \
+	"$work/ort_node.jsonl" "$work/failures"

@@ -8,7 +8,6 @@
  * freeing the outputs are not, so the figure is the executor's own cost and
  * can be set beside another runtime's run call (bench/ort/).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "cmd/cmd.h"
 #include "cmd/feed.h"
 #include "common/err.h"
+#include "common/timing.h"
 #include "common/util.h"
 #include "exec/exec.h"
 #include "extract/onnx.h"
@@ -46,32 +46,13 @@ typedef struct time_opts {
 	pn_dimbind bind;
 } time_opts;
 
-typedef struct time_stats {
-	double median, iqr, min;   /* milliseconds */
-} time_stats;
+typedef pn_time_summary time_stats;   /* milliseconds */
 
 static double now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Quantile q of sorted x[0..n) with linear interpolation between order
- * statistics (numpy's default), so the median of an even count is the mean
- * of the middle two and the IQR of few trials is not all-or-nothing. */
-static double quantile(const double *x, int n, double q)
-{
-	double pos = q * (n - 1);
-	int lo = (int)floor(pos);
-	int hi = lo + 1 < n ? lo + 1 : lo;
-	return x[lo] + (pos - lo) * (x[hi] - x[lo]);
 }
 
 /* One run: only the run call is timed; the outputs are freed after. */
@@ -99,12 +80,8 @@ static int measure(pn_session *s, const pn_feed *f, int n_out, const time_opts *
 		rc = timed_run(s, f, out, n_out, &dummy, err);
 	for (int i = 0; !rc && i < o->trials; i++)
 		rc = timed_run(s, f, out, n_out, &t[i], err);
-	if (!rc) {
-		qsort(t, (size_t)o->trials, sizeof *t, cmp_double);
-		st->median = quantile(t, o->trials, 0.5);
-		st->iqr = quantile(t, o->trials, 0.75) - quantile(t, o->trials, 0.25);
-		st->min = t[0];
-	}
+	if (!rc)
+		*st = pn_summarise_times(t, o->trials);
 	free(out);
 	free(t);
 	return rc;

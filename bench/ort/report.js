@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 'use strict';
-// report.js - the summary of bench/ort.sh: joins `passnet time --json` and
-// `bench/ort/time.js --json` records by path (each case folder is named
+// report.js - the summary of bench/ort.sh: joins the records of
+// `passnet time --json`, build/bench/ort_time (ORT's C API) and
+// bench/ort/time.js (ORT through Node) by path (each case folder is named
 // after its subgraph hash) and prints the passnet/ORT time ratios, the
 // worst cases with their ops, and the output comparison.
 //
-//   node bench/ort/report.js SUBGRAPHS.jsonl PASSNET.jsonl ORT.jsonl [FAILURES.txt]
+//   node bench/ort/report.js SUBGRAPHS.jsonl PASSNET.jsonl ORT_C.jsonl ORT_NODE.jsonl [FAILURES.txt]
 //
+// The headline ratios use ORT's C API times: the same timed region and
+// clock as passnet's.  The Node figures are printed beside them to show how
+// much the way of timing ORT moves the answer.
 // SUBGRAPHS.jsonl is `passnet ls --subgraphs --json` (for the ops of each
 // hash); FAILURES.txt holds "stage<TAB>hash<TAB>reason" lines of cases that
 // never reached the timing (export refused, passnet run failed).
@@ -14,6 +18,8 @@ const fs = require('fs');
 const path = require('path');
 
 const SMALL_MS = 0.010;   // the "under 10 us on ORT" class of the issue
+const DENSE = new Set(['Conv', 'ConvTranspose', 'ConvInteger', 'QLinearConv', 'MatMul', 'MatMulInteger',
+  'QLinearMatMul', 'Gemm', 'Einsum']);
 
 function jsonl(file) {
   return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -48,25 +54,33 @@ function fmtStats(label, st) {
 const us = (ms) => `${(ms * 1e3).toFixed(1)}us`;
 
 function main() {
-  const [subFile, pnFile, ortFile, failFile] = process.argv.slice(2);
-  if (!ortFile) {
-    process.stderr.write('usage: node bench/ort/report.js SUBGRAPHS.jsonl PASSNET.jsonl ORT.jsonl [FAILURES.txt]\n');
+  const [subFile, pnFile, ortFile, nodeFile, failFile] = process.argv.slice(2);
+  if (!nodeFile) {
+    process.stderr.write('usage: node bench/ort/report.js SUBGRAPHS.jsonl PASSNET.jsonl ORT_C.jsonl ORT_NODE.jsonl [FAILURES.txt]\n');
     process.exit(2);
   }
-  const ops = new Map(jsonl(subFile).map((s) => [s.hash, s.ops]));
+  const subs = jsonl(subFile);
+  const ops = new Map(subs.map((s) => [s.hash, s.ops]));
+  // A subgraph without boundary inputs is all constants: ORT folds it into
+  // an initializer when the session is made, so its "run" copies a result.
+  const noInputs = new Set(subs.filter((s) => s.inputs === 0).map((s) => s.hash));
   const pn = new Map(jsonl(pnFile).map((r) => [path.basename(r.path), r]));
   const ort = new Map(jsonl(ortFile).map((r) => [path.basename(r.path), r]));
+  const viaNode = new Map(jsonl(nodeFile).map((r) => [path.basename(r.path), r]));
   const failures = failFile && fs.existsSync(failFile)
     ? fs.readFileSync(failFile, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')) : [];
 
   const cases = [];
   const ortFailed = [];
   const pnFailed = [];
-  for (const [hash, o] of ort) {
+  const hashes = [...new Set([...pn.keys(), ...ort.keys(), ...viaNode.keys()])].sort();
+  for (const hash of hashes) {
+    const o = ort.get(hash) || { error: 'no record (did ort_time stop early?)' };
     if (o.error) { ortFailed.push([hash, o.error]); continue; }
     const p = pn.get(hash);
     if (!p) { pnFailed.push(hash); continue; }
-    cases.push({ hash, pn: p.median_ms, ort: o.median_ms, ortJs: o.js_median_ms, ortProfJs: o.prof_js_median_ms, o, ops: ops.get(hash) || [] });
+    const nd = viaNode.get(hash) || {};
+    cases.push({ hash, pn: p.median_ms, ort: o.median_ms, ortProf: nd.median_ms, ortJs: nd.js_median_ms, ortProfJs: nd.prof_js_median_ms, nd, o, ops: ops.get(hash) || [] });
   }
   const sample = Number(process.env.PN_SAMPLE || 0);
   const popul = Number(process.env.PN_POPULATION || 0);
@@ -80,22 +94,38 @@ function main() {
   console.log(`compared: ${cases.length} subgraphs (not compared: ${lost.join(', ')})`);
 
   const ratio = (c) => c.pn / c.ort;
-  // model_run is reported in whole microseconds; 0 would make the ratio
-  // infinite, so such cases are left out of the ratios (and counted).
   const timed = cases.filter((c) => c.ort > 0 && c.pn > 0);
   const small = timed.filter((c) => c.ort < SMALL_MS);
-  console.log('\npassnet/ORT time ratio, ORT timed by its profiler (model_run: native Run call, 1 us resolution):');
+  console.log('\npassnet/ORT time ratio, ORT timed around its C API Run call (as passnet around pn_session_run):');
   const all = ratioStats(timed.map(ratio));
   const sm = ratioStats(small.map(ratio));
   console.log(fmtStats('all', all));
   console.log(fmtStats('ORT under 10 us', sm));
+  const live = timed.filter((c) => !noInputs.has(c.hash));
+  if (live.length < timed.length) {
+    console.log(fmtStats('with inputs', ratioStats(live.map(ratio))));
+    console.log(fmtStats('with inputs, ORT < 10 us', ratioStats(live.filter((c) => c.ort < SMALL_MS).map(ratio))));
+    console.log(`  (${timed.length - live.length} subgraphs have no inputs: all constants, which ORT folds at load)`);
+  }
+  // The two kinds of work behave differently (kernel speed against
+  // per-run overhead), so the geometric mean of all hides as much as it shows.
+  const dense = (c) => c.ops.some((op) => DENSE.has(op));
+  console.log(fmtStats('with Conv/MatMul/Gemm', ratioStats(timed.filter(dense).map(ratio))));
+  console.log(fmtStats('without them', ratioStats(timed.filter((c) => !dense(c)).map(ratio))));
   if (timed.length < cases.length) console.log(`  (${cases.length - timed.length} cases with an ORT time of 0 us left out)`);
   const sum = (xs) => xs.reduce((a, b) => a + b, 0);
   console.log(`  total time: passnet ${sum(timed.map((c) => c.pn)).toFixed(1)} ms, ORT ${sum(timed.map((c) => c.ort)).toFixed(1)} ms` +
     ` (ratio of sums ${(sum(timed.map((c) => c.pn)) / sum(timed.map((c) => c.ort))).toFixed(2)}x)`);
 
+  // model_run is reported in whole microseconds; 0 would make the ratio
+  // infinite, so such cases are left out.
+  const profCases = cases.filter((c) => c.ortProf > 0);
+  console.log('\nthe same with ORT timed through Node, for comparison: by its profiler (model_run events, whole us,');
+  console.log('plus the profiler\'s own per-node cost):');
+  console.log(fmtStats('all', ratioStats(profCases.map((c) => c.pn / c.ortProf))));
+  console.log(fmtStats('ORT under 10 us', ratioStats(profCases.filter((c) => c.ortProf < SMALL_MS).map((c) => c.pn / c.ortProf))));
   const jsCases = cases.filter((c) => c.ortJs > 0);
-  console.log('\npassnet/ORT time ratio, ORT timed around `await session.run()` in Node (includes the binding):');
+  console.log('and around `await session.run()` (includes the Node binding):');
   console.log(fmtStats('all', ratioStats(jsCases.map((c) => c.pn / c.ortJs))));
   console.log(fmtStats('ORT under 10 us', ratioStats(jsCases.filter((c) => c.ortJs < SMALL_MS).map((c) => c.pn / c.ortJs))));
   const profOver = cases.filter((c) => c.ortProfJs > 0).map((c) => c.ortProfJs - c.ortJs).sort((a, b) => a - b);
@@ -110,12 +140,13 @@ function main() {
   }
 
   console.log('\nworst 10 ratios:');
-  console.log('  ratio      passnet        ORT  nodes  hash                              ops');
+  console.log('  ratio      passnet        ORT  nodes  hash                              ops  (* no inputs: ORT folds it at load)');
   for (const c of [...timed].sort((a, b) => ratio(b) - ratio(a)).slice(0, 10)) {
     const o = c.ops.length > 8 ? [...c.ops.slice(0, 8), `... (${c.ops.length})`] : c.ops;
-    console.log(`  ${ratio(c).toFixed(1).padStart(6)}x ${us(c.pn).padStart(10)} ${us(c.ort).padStart(10)}  ${String(c.ops.length).padStart(5)}  ${c.hash}  ${o.join(' ')}`);
+    console.log(`  ${ratio(c).toFixed(1).padStart(6)}x ${us(c.pn).padStart(10)} ${us(c.ort).padStart(10)}  ${String(c.ops.length).padStart(5)}  ${c.hash}  ${o.join(' ')}${noInputs.has(c.hash) ? '  *' : ''}`);
   }
 
+  const nodeBad = cases.filter((c) => c.nd.agree === false).map((c) => c.hash);
   const checked = cases.filter((c) => c.o.agree !== undefined);
   const bad = checked.filter((c) => !c.o.agree);
   const worstAbs = Math.max(0, ...checked.map((c) => c.o.max_abs).filter(Number.isFinite));
@@ -126,8 +157,11 @@ function main() {
   for (const c of bad) {
     console.log(`  disagree  ${c.hash}  max_abs ${c.o.max_abs.toExponential(2)}  max_rel ${c.o.max_rel.toExponential(2)}  ${c.o.diff || ''}  [${c.ops.slice(0, 8).join(' ')}]`);
   }
+  console.log(`  cross-check through Node: ${nodeBad.length} disagree` +
+    (nodeBad.length ? ` (${nodeBad.map((h) => h.slice(0, 8)).join(' ')})` : ''));
   if (ortFailed.length || failures.length || pnFailed.length) console.log('\nnot compared:');
   for (const [stage, hash, why] of failures) console.log(`  ${stage}  ${hash}  ${why}  [${(ops.get(hash) || []).slice(0, 6).join(' ')}]`);
+  for (const [h, r] of viaNode) if (r.error) console.log(`  ORT through Node failed (timed in C)  ${h}  ${r.error.slice(0, 200)}`);
   for (const h of pnFailed) console.log(`  passnet time failed  ${h}  [${(ops.get(h) || []).slice(0, 6).join(' ')}]`);
   for (const [h, why] of ortFailed) console.log(`  ORT failed  ${h}  ${why.slice(0, 200)}  [${(ops.get(h) || []).slice(0, 6).join(' ')}]`);
 }
