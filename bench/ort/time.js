@@ -14,9 +14,8 @@
 // execution, graph optimisation level 'all' (ORT's default), CPU provider.
 //
 // bench/ort.sh takes its headline ORT times from bench/ort/ort_time.c (ORT's
-// C API, timed like `passnet time`): the two Node times below are both
-// inflated for small graphs, in opposite-looking but same-direction ways,
-// and are printed beside it to show by how much.
+// C API, timed like `passnet time`): both Node times below inflate ORT's
+// time on small graphs, and are printed beside it to show by how much.
 //
 // Two times are taken for each model, in two sessions:
 //  - median_ms/iqr_ms/min_ms: ORT's own time for InferenceSession::Run, the
