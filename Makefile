@@ -4,7 +4,8 @@
 #   make deps         install the Debian packages passnet needs (apt-get)
 #   make test         deps + build + every test (unit, CLI, conformance)
 #   make corpus       deps + build + the main job on the default corpus
-#   make bench-...    benchmarks; each prints its figures
+#   make bench-...    benchmarks; each prints its figures (bench-ort: against
+#                     ONNX Runtime, needs node and npm)
 
 CC      ?= gcc
 PKGS    := libarchive libprotobuf-c lmdb libxxhash
@@ -40,7 +41,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps test unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup
+        bench-extract bench-dedup bench-ort
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
@@ -106,6 +107,13 @@ build/tools/mkprofiles: tests/tools/mkprofiles.c $(LIB_OBJ) | $(GEN_HDR)
 	@$(if $(Q),echo "  TOOL    $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
 
+# ONNX Runtime's C API, timed like `passnet time` (bench/ort/ort_time.c); the
+# library is opened at run time, so building needs no ORT.
+build/bench/ort_time: bench/ort/ort_time.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/bench
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -ldl -o $@
+
 # --- tests -------------------------------------------------------------------
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -148,6 +156,14 @@ bench-extract: deps
 bench-dedup: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/dedup.sh $(SHARED) /usr/share/libonnx-testdata/data
+
+# passnet's executor against ONNX Runtime (onnxruntime-node from npm, CPU,
+# 1 thread each) on a sample of the corpus's fusion subgraphs; N, TRIALS,
+# WARMUP, RTOL, ATOL, KEEP as bench/ort.sh describes.
+bench-ort: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
+	@command -v node >/dev/null || { echo "bench-ort needs node and npm (node >= 18)"; exit 1; }
+	@bench/ort.sh $(SHARED)
 
 clean:
 	rm -rf build bin

@@ -37,6 +37,7 @@ typedef struct pn_cli {
 	X(report, "write an HTML report of the profiled subgraphs")                  \
 	X(check, "check a candidate against an exported task: correctness and speedup") \
 	X(score, "compute ES_t scores from check results")                          \
+	X(time, "time ONNX models or backend-test folders on the executor")         \
 	X(conformance, "run ONNX backend-test folders and compare outputs")
 
 #define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);

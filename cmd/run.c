@@ -1,7 +1,6 @@
 /*
  * run.c - `passnet run MODEL_OR_KEY`: runs a whole model on the executor.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "cmd/feed.h"
 #include "common/err.h"
 #include "exec/exec.h"
 #include "exec/infer.h"
@@ -16,8 +16,8 @@
 #include "store/query.h"
 
 static const char usage[] =
-	"usage: passnet run MODEL_OR_KEY [--inputs DIR] [--outputs DIR] [--inputs-out DIR]\n"
-	"                   [--seed S] [--dim NAME=V]...\n"
+	"usage: passnet run MODEL_OR_KEY [--inputs DIR] [--outputs DIR] [--write-inputs DIR]\n"
+	"                   [--seed S] [--dim NAME=V]... [--check-shapes]\n"
 	"\n"
 	"Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
 	"folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
@@ -25,8 +25,9 @@ static const char usage[] =
 	"  --inputs DIR   input_N.pb files (default: the model's test_data_set_0,\n"
 	"                 else seeded random inputs)\n"
 	"  --outputs DIR  write output_N.pb files there (created if missing)\n"
-	"  --inputs-out DIR  write the inputs the model ran on as input_N.pb there\n"
-	"                 (with --outputs DIR: a backend-test folder)\n"
+	"  --write-inputs DIR  write the inputs the model ran on as input_N.pb\n"
+	"                 there; with --outputs DIR, the same DIR becomes a\n"
+	"                 backend-test set other runtimes can be checked on\n"
 	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
 	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
 	"  --check-shapes infer every value's shape from the inputs' shapes, then\n"
@@ -35,7 +36,7 @@ static const char usage[] =
 	"Prints one line per output: name, type, and summary statistics.\n";
 
 typedef struct run_opts {
-	const char *target, *inputs, *outputs, *inputs_out;
+	const char *target, *inputs, *outputs, *write_inputs;
 	uint64_t seed;
 	pn_dimbind bind;
 	int check_shapes;
@@ -112,45 +113,6 @@ static int load_target(const run_opts *o, const pn_cli *cli, pn_model **m, char 
 	return rc;
 }
 
-/* input_N.pb from a folder, N = 0..n-1. */
-static int read_inputs(const pn_graph *g, const char *dir, pn_tensor **in, char *err)
-{
-	for (int i = 0; i < g->n_inputs; i++) {
-		char path[4096];
-		void *data;
-		size_t len;
-		snprintf(path, sizeof path, "%s/input_%d.pb", dir, i);
-		int rc = pn_read_file(path, &data, &len, err);
-		if (rc > 0)
-			return pn_fail(err, "%s: missing", path);
-		if (rc < 0)
-			return -1;
-		rc = pn_tensor_read_pb(data, len, g->values[g->inputs[i]].type.kind, &in[i], NULL, err);
-		free(data);
-		if (rc) {
-			pn_errprefix(err, "%s", path);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int random_inputs(const pn_graph *g, const run_opts *o, pn_tensor **in, char *err)
-{
-	pn_infer_result r;
-	if (pn_infer_graph(g, &o->bind, NULL, &r, err))
-		return -1;
-	int rc = 0;
-	for (int i = 0; i < g->n_inputs && !rc; i++) {
-		const pn_value *v = &g->values[g->inputs[i]];
-		in[i] = pn_input_random(&r.v[g->inputs[i]].type, v->name, o->seed, err);
-		if (!in[i])
-			rc = -1;
-	}
-	pn_infer_result_free(&r);
-	return rc;
-}
-
 static void summarise(const char *name, const pn_tensor *t)
 {
 	char desc[128];
@@ -170,60 +132,29 @@ static void summarise(const char *name, const pn_tensor *t)
 	       sum / (double)t->numel, lo, hi);
 }
 
-/* dir/<prefix>_N.pb for each tensor, named after the graph values. */
-static int write_tensors(const pn_graph *g, const int32_t *values, pn_tensor *const *t, int n,
-			 const char *dir, const char *prefix, char *err)
-{
-	if (mkdir(dir, 0777) && errno != EEXIST)
-		return pn_fail(err, "%s: %s", dir, strerror(errno));
-	for (int i = 0; i < n; i++) {
-		char path[4096];
-		void *bytes;
-		size_t len;
-		snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, i);
-		if (pn_tensor_write_pb(t[i], g->values[values[i]].name, &bytes, &len, err))
-			return -1;
-		FILE *f = fopen(path, "wb");
-		int ok = f && fwrite(bytes, 1, len, f) == len;
-		if (f && fclose(f))
-			ok = 0;
-		free(bytes);
-		if (!ok)
-			return pn_fail(err, "%s: cannot write", path);
-	}
-	return 0;
-}
-
 static int execute(const run_opts *o, const pn_cli *cli, char *err)
 {
 	pn_model *m = NULL;
 	if (load_target(o, cli, &m, err))
 		return -1;
 	const pn_graph *g = m->graph;
-	pn_tensor **in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
-	int rc;
-	int from_testset = !o->inputs && m->n_testsets && m->testsets[0].n_inputs;
-	if (o->inputs)
-		rc = read_inputs(g, o->inputs, in, err);
-	else if (from_testset)
-		rc = 0;
-	else
-		rc = random_inputs(g, o, in, err);
+	pn_feed feed;
+	int rc = pn_feed_prepare(m, o->inputs, &o->bind, o->seed, &feed, err);
 	pn_exec_opts eo = {.seed = o->seed, .threads = cli->threads};
 	pn_session *s = NULL;
-	pn_tensor *const *feed = from_testset ? m->testsets[0].inputs : in;
-	int nfeed = from_testset ? m->testsets[0].n_inputs : g->n_inputs;
 	shape_check sc = {0};
+	if (!rc && o->write_inputs)
+		rc = pn_write_pb_files(o->write_inputs, "input", g, g->inputs, feed.v, feed.n, err);
 	if (!rc && o->check_shapes) {
-		rc = start_shape_check(&sc, g, feed, nfeed, err);
+		rc = start_shape_check(&sc, g, feed.v, feed.n, err);
 		eo.observe = observe_shape;
 		eo.observe_ud = &sc;
 	}
 	if (!rc)
 		rc = pn_session_new(g, &eo, &s, err);
 	if (!rc)
-		rc = pn_session_run(s, feed, nfeed, out, err);
+		rc = pn_session_run(s, feed.v, feed.n, out, err);
 	if (!rc && o->check_shapes) {
 		printf("shapes: %d values checked, %d equal to inference, %d left open by inference, "
 		       "%d mismatched\n", sc.checked, sc.checked - sc.unknown - sc.mismatched, sc.unknown,
@@ -236,18 +167,11 @@ static int execute(const run_opts *o, const pn_cli *cli, char *err)
 	for (int i = 0; !rc && i < g->n_outputs; i++)
 		summarise(g->values[g->outputs[i]].name, out[i]);
 	if (!rc && o->outputs)
-		rc = write_tensors(g, g->outputs, out, g->n_outputs, o->outputs, "output", err);
-	if (!rc && o->inputs_out && nfeed < g->n_inputs)
-		rc = pn_fail(err, "only %d of the %d inputs were given; not writing them", nfeed,
-			     g->n_inputs);
-	if (!rc && o->inputs_out)
-		rc = write_tensors(g, g->inputs, feed, g->n_inputs, o->inputs_out, "input", err);
-	for (int i = 0; i < g->n_inputs; i++)
-		pn_tensor_free(in[i]);
+		rc = pn_write_pb_files(o->outputs, "output", g, g->outputs, out, g->n_outputs, err);
 	for (int i = 0; i < g->n_outputs; i++)
 		pn_tensor_free(out[i]);
-	free(in);
 	free(out);
+	pn_feed_free(&feed);
 	pn_session_free(s);
 	pn_model_free(m);
 	return rc;
@@ -264,8 +188,8 @@ int cmd_run(int argc, char **argv, const pn_cli *cli)
 			o.inputs = v;
 		else if ((v = pn_opt_value(argc, argv, &i, "--outputs")))
 			o.outputs = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--inputs-out")))
-			o.inputs_out = v;
+		else if ((v = pn_opt_value(argc, argv, &i, "--write-inputs")))
+			o.write_inputs = v;
 		else if (!strcmp(argv[i], "--check-shapes"))
 			o.check_shapes = 1;
 		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))

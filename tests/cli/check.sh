@@ -40,9 +40,9 @@ for h in "$2" "$3"; do
 	pn --db "$db" export-onnx "$h" "$task/$v/model.onnx"
 	[ "$status" -eq 0 ] || fail "export-onnx $h: $out"
 	pn run "$task/$v" --seed 7 --outputs "$task/$v/test_data_set_0" \
-		--inputs-out "$task/$v/test_data_set_0"
+		--write-inputs "$task/$v/test_data_set_0"
 	[ "$status" -eq 0 ] || fail "run $v: $out"
-	[ -f "$task/$v/test_data_set_0/input_0.pb" ] || fail "--inputs-out wrote no input_0.pb"
+	[ -f "$task/$v/test_data_set_0/input_0.pb" ] || fail "--write-inputs wrote no input_0.pb"
 done
 cat > "$task/task.json" <<EOF
 {"task":"$task_id","pattern":"$pattern","split":"test","ops":[],"flags":[],"seed":7,
