@@ -186,6 +186,10 @@ static int eligible(scan *s, const uint8_t *key, const Passnet__Subgraph *sg, co
 	int nodes = (int)sg->nodes;
 	if (nodes < (f->min_ops > 0 ? f->min_ops : 2) || (f->max_ops > 0 && nodes > f->max_ops))
 		return 0;
+	/* a subgraph computed from constants alone is constant folding, not a
+	 * kernel to compile: every task takes inputs */
+	if (!sg->inputs)
+		return 0;
 	for (int i = 0; i < f->n_ops; i++)
 		if (!has_op(sg, f->ops[i]))
 			return 0;

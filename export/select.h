@@ -2,7 +2,8 @@
  * select.h - choosing the tasks of an export (long-tail selection).
  *
  * Eligible subgraphs: profiled and not failed, flagged fusible, with at
- * least min_ops nodes (2) and passing the user's filters.  A task is one
+ * least min_ops nodes (2) and at least one input (one computed from
+ * constants alone is constant folding), and passing the user's filters.  A task is one
  * pattern with up to max_variants of its eligible subgraphs, spread over
  * sizes.  Patterns are picked greedily as the published benchmark does: a
  * first-order Markov model of op-to-op transitions is fitted over every
