@@ -17,7 +17,10 @@
 #include "store/records.h"
 #include "store/subgraphs.h"
 
+/* Committed every this many profiles or seconds, whichever first: a kill
+ * loses little, and the store is not flushed for every tiny subgraph. */
 #define COMMIT_EVERY 32
+#define COMMIT_SECONDS 1.0
 
 typedef struct pplan {
 	pn_rtxn *t;
@@ -155,6 +158,8 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		rc = pn_writer_open(st, &w, 0, err);
 	pn_progress prog;
 	pn_progress_start(&prog, "exec", (uint64_t)n);
+	int since_commit = 0;
+	double last_commit = pn_now();
 	for (int64_t i = 0; !rc && i < n; i++) {
 		if (o->budget_s > 0 && pn_now() - t0 > o->budget_s) {
 			stats->skipped_budget = n - i;
@@ -173,8 +178,11 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		stats->profiled++;
 		rc = pn_put_msg(w, PN_T_PROFILES, pl.keys[i], 16, &p.base, err);
 		pn_profile_clear(&p);
-		if (!rc && (i + 1) % COMMIT_EVERY == 0)
+		if (!rc && (++since_commit >= COMMIT_EVERY || pn_now() - last_commit > COMMIT_SECONDS)) {
 			rc = pn_writer_flush(w, err);
+			since_commit = 0;
+			last_commit = pn_now();
+		}
 		char note[64];
 		snprintf(note, sizeof note, "%lld failed", (long long)stats->failed);
 		pn_progress_step(&prog, (uint64_t)(i + 1), note);

@@ -1,0 +1,39 @@
+# `passnet exec` is incremental and survives SIGKILL: a killed run keeps what
+# it committed, the next run measures only what is missing, and a run with
+# nothing left measures nothing.  Profiles hold the fields the report and the
+# export read.
+. "$ROOT/tests/cli/lib.sh"
+need_shared
+db="$TEST_TMP/db"
+pn --db "$db" build "$SHARED/models/squeezenet1_1" "$SHARED/models/gpt2_tiny"
+[ "$status" -eq 0 ] || fail "build: $out"
+pn --db "$db" --json stats
+total=$(echo "$out" | sed 's/.*"subgraphs":\([0-9]*\).*/\1/')
+[ "$total" -gt 50 ] || fail "only $total subgraphs"
+
+pn --db "$db" calibrate
+[ "$status" -eq 0 ] || fail "calibrate: $out"
+"$PASSNET" --db "$db" -q exec --warmup 1 --trials 3 >/dev/null 2>&1 &
+pid=$!
+sleep 4
+kill -9 "$pid" 2>/dev/null && echo "killed exec after 4 s" || echo "exec ended before the kill"
+wait "$pid" 2>/dev/null || true
+pn --db "$db" --json stats
+before=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
+echo "profiles after the kill: $before of $total"
+[ "$before" -gt 0 ] || fail "the killed run committed nothing in 4 s"
+
+pn --db "$db" --json exec --warmup 1 --trials 3
+[ "$status" -eq 0 ] || fail "resumed exec: $out"
+did=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
+[ "$did" -eq $((total - before)) ] || fail "the resumed run measured $did, expected $((total - before))"
+pn --db "$db" --json stats
+after=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
+[ "$after" -eq "$total" ] || fail "$after of $total subgraphs have a profile"
+expect_contains "$out" '"fusible":' "flag counts in stats"
+
+pn --db "$db" --json exec
+did=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
+[ "$did" -eq 0 ] || fail "a run with nothing new measured $did subgraphs"
+pn --db "$db" doctor
+[ "$status" -eq 0 ] || fail "doctor: $out"
