@@ -38,7 +38,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: all deps test unit-test cli-test conformance-test corpus clean \
-        bench-extract
+        bench-extract bench-kernels bench-deps
 .SECONDARY: $(GEN_SRC) $(GEN_HDR)
 all: bin/passnet
 
@@ -101,6 +101,27 @@ SHARED ?= ../shared/corpus
 bench-extract: deps
 	@$(MAKE) --no-print-directory all
 	@bench/extract.sh $(SHARED) /usr/share/libonnx-testdata/data
+
+# Kernel benchmarks against OpenBLAS.  Only these programs link it (never
+# bin/passnet), so libopenblas-dev is installed here rather than by `deps`.
+# BENCH_ARGS is passed on, e.g. BENCH_ARGS="-s 256,512 -j 1".
+DEB_BENCH := libopenblas-dev
+BENCH_ARGS ?=
+bench-deps:
+	@missing=""; for p in $(DEB_BENCH); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build/bench/%: bench/%.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/bench
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lopenblas -o $@
+
+bench-kernels: deps bench-deps
+	@$(MAKE) --no-print-directory build/bench/gemm
+	@build/bench/gemm $(BENCH_ARGS)
 
 clean:
 	rm -rf build bin

@@ -1,0 +1,452 @@
+/*
+ * gemm.c - see gemm.h.  The blocking loops around the micro-kernel of
+ * gemm_kernel.c, after the Goto/BLIS scheme: pack a block of A and a block
+ * of B into contiguous micro-panels sized for the caches, then sweep the
+ * micro-kernel over them.
+ *
+ * The micro-kernel's vector dimension is N (C is row-major), so the roles
+ * are those of BLIS with A and B swapped:
+ *
+ *   ic over M in MC rows          A block (MC x KC) packed, lives in L3/L2
+ *     pc over K in KC steps
+ *       jc over N in NC columns   B block (KC x NC) packed, lives in L2
+ *         ir over MC in MR rows   one A micro-panel (KC x MR) stays in L1
+ *           jr over NC in NR      B micro-panels stream from L2
+ *             micro-kernel        MR x NR tile of C in registers
+ *
+ * Threads each take a rectangle of C (whole micro-tiles) and run these loops
+ * on it with their own packing buffers; nothing is shared but the inputs, so
+ * there are no barriers, and K is never split, so each element of C sees the
+ * same k-blocks in the same order whatever the thread count.
+ */
+#include "exec/gemm.h"
+
+#include "exec/gemm_kernel.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MR PN_SGEMM_MR
+#define NR PN_SGEMM_NR
+
+/*
+ * Blocking for the machine we build on (Zen 4: 32 KiB L1d, 1 MiB L2 per
+ * core).  KC x MR floats of A (18 KiB) stay in L1 across a sweep of B
+ * micro-panels; KC x NC of B (768 KiB) stays in L2 across a sweep of A
+ * micro-panels.  Overridable with -D for tuning runs.
+ */
+#ifndef PN_SGEMM_KC
+#define PN_SGEMM_KC 384
+#endif
+#ifndef PN_SGEMM_MC
+#define PN_SGEMM_MC (MR * 84)
+#endif
+#ifndef PN_SGEMM_NC
+#define PN_SGEMM_NC 512
+#endif
+/* Below this many multiply-adds (M*N*K) a product stays on one thread. */
+#ifndef PN_SGEMM_MT_MIN
+#define PN_SGEMM_MT_MIN ((int64_t)1 << 18)
+#endif
+
+_Static_assert(PN_SGEMM_MC % MR == 0, "MC must be a multiple of MR");
+_Static_assert(PN_SGEMM_NC % NR == 0, "NC must be a multiple of NR");
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* One operand: a raw row-major matrix, or the output of pn_sgemm_pack_*. */
+typedef struct {
+	const float *p;
+	int64_t ld;
+	int trans;
+	int packed;
+	int64_t pad;    /* packed: M (or N) rounded up to MR (or NR) */
+} pn_gemm_opnd;
+
+typedef struct {
+	int64_t M, N, K;
+	float alpha, beta;
+	pn_gemm_opnd a, b;
+	float *C;
+	int64_t ldc;
+} pn_gemm_job;
+
+const char *pn_sgemm_isa(void)
+{
+	return PN_SGEMM_ISA;
+}
+
+float *pn_sgemm_alloc(size_t n)
+{
+	size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+	return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+/*
+ * K is cut into the fewest blocks of at most KC, of near-equal length
+ * (K = 400 gives 200 + 200, not 384 + 16).  Only K decides the cut: this is
+ * what fixes the order of every element's sum, and what the packed layouts
+ * are built on.
+ */
+static int64_t pn_kblocks(int64_t K)
+{
+	return (K + PN_SGEMM_KC - 1) / PN_SGEMM_KC;
+}
+
+static void pn_kblock(int64_t K, int64_t nk, int64_t p, int64_t *k0, int64_t *kc)
+{
+	int64_t base = K / nk, rem = K % nk;
+	*k0 = p * base + MIN(p, rem);
+	*kc = base + (p < rem);
+}
+
+/*
+ * Packed layouts.  A block of op(A) rows [i0, i0+mc) x k [k0, k0+kc) becomes
+ * ceil(mc/MR) micro-panels of kc x MR floats, each k step holding MR rows'
+ * values (zero past the last row).  B likewise becomes kc x NR micro-panels.
+ * A whole pre-packed operand is its k-blocks one after another, each k-block
+ * holding all its micro-panels, so k-block p of a panel starting at row r
+ * sits at k0 * pad + r * kc.
+ */
+static void pn_pack_a(const pn_gemm_opnd *a, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+                      float *restrict dst)
+{
+	for (int64_t ip = 0; ip < mc; ip += MR, dst += MR * kc) {
+		int mr = (int)MIN(MR, mc - ip);
+		if (a->trans) {
+			/* A is K x M: each k step is MR consecutive floats. */
+			const float *src = a->p + k0 * a->ld + i0 + ip;
+			for (int64_t k = 0; k < kc; k++) {
+				float *d = dst + k * MR;
+				memcpy(d, src + k * a->ld, (size_t)mr * sizeof(float));
+				for (int ii = mr; ii < MR; ii++)
+					d[ii] = 0.0f;
+			}
+		} else {
+			const float *src = a->p + (i0 + ip) * a->ld + k0;
+			if (mr == MR) {
+				for (int64_t k = 0; k < kc; k++)
+#pragma GCC unroll 16
+					for (int ii = 0; ii < MR; ii++)
+						dst[k * MR + ii] = src[ii * a->ld + k];
+			} else {
+				for (int64_t k = 0; k < kc; k++) {
+					for (int ii = 0; ii < mr; ii++)
+						dst[k * MR + ii] = src[ii * a->ld + k];
+					for (int ii = mr; ii < MR; ii++)
+						dst[k * MR + ii] = 0.0f;
+				}
+			}
+		}
+	}
+}
+
+static void pn_pack_b(const pn_gemm_opnd *b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                      float *restrict dst)
+{
+	for (int64_t jp = 0; jp < nc; jp += NR, dst += NR * kc) {
+		int nr = (int)MIN(NR, nc - jp);
+		if (!b->trans) {
+			/* B is K x N: each k step is NR consecutive floats. */
+			const float *src = b->p + k0 * b->ld + j0 + jp;
+			if (nr == NR) {
+				for (int64_t k = 0; k < kc; k++)
+					memcpy(dst + k * NR, src + k * b->ld, NR * sizeof(float));
+			} else {
+				for (int64_t k = 0; k < kc; k++) {
+					float *d = dst + k * NR;
+					memcpy(d, src + k * b->ld, (size_t)nr * sizeof(float));
+					for (int jj = nr; jj < NR; jj++)
+						d[jj] = 0.0f;
+				}
+			}
+		} else {
+			/* B is N x K: walk each stored row and scatter it down a column. */
+			const float *src = b->p + (j0 + jp) * b->ld + k0;
+			for (int jj = 0; jj < nr; jj++)
+				for (int64_t k = 0; k < kc; k++)
+					dst[k * NR + jj] = src[jj * b->ld + k];
+			for (int jj = nr; jj < NR; jj++)
+				for (int64_t k = 0; k < kc; k++)
+					dst[k * NR + jj] = 0.0f;
+		}
+	}
+}
+
+/*
+ * Packing buffers, one pair per thread, kept for the life of the thread:
+ * the executor calls GEMM thousands of times and OpenMP keeps its threads,
+ * so allocating on every call would only churn the allocator.
+ */
+static _Thread_local float *pn_tl_buf;
+static _Thread_local size_t pn_tl_cap;
+
+static float *pn_gemm_buffer(size_t n)
+{
+	if (n > pn_tl_cap) {
+		free(pn_tl_buf);
+		pn_tl_buf = pn_sgemm_alloc(n);
+		pn_tl_cap = pn_tl_buf ? n : 0;
+	}
+	return pn_tl_buf;
+}
+
+/* The loops of the header comment over C rows [m0,m1) x columns [n0,n1). */
+static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
+{
+	int64_t K = g->K, nk = pn_kblocks(K);
+	size_t asz = g->a.packed ? 0 : (size_t)PN_SGEMM_MC * PN_SGEMM_KC;
+	size_t bsz = g->b.packed ? 0 : (size_t)PN_SGEMM_KC * PN_SGEMM_NC;
+	float *buf = pn_gemm_buffer(asz + bsz);
+	if (!buf && asz + bsz)
+		abort();    /* a few MiB; nothing sensible to do without them */
+	float *bufa = buf, *bufb = buf + asz;
+
+	for (int64_t ic = m0; ic < m1; ic += PN_SGEMM_MC) {
+		int64_t mc = MIN(PN_SGEMM_MC, m1 - ic);
+		for (int64_t p = 0; p < nk; p++) {
+			int64_t k0, kc;
+			pn_kblock(K, nk, p, &k0, &kc);
+			/* Later k-blocks add onto what the first one stored. */
+			float beta = p == 0 ? g->beta : 1.0f;
+			const float *pa;
+			if (g->a.packed) {
+				pa = g->a.p + k0 * g->a.pad + ic * kc;
+			} else {
+				pn_pack_a(&g->a, ic, mc, k0, kc, bufa);
+				pa = bufa;
+			}
+			for (int64_t jc = n0; jc < n1; jc += PN_SGEMM_NC) {
+				int64_t nc = MIN(PN_SGEMM_NC, n1 - jc);
+				const float *pb;
+				if (g->b.packed) {
+					pb = g->b.p + k0 * g->b.pad + jc * kc;
+				} else {
+					pn_pack_b(&g->b, k0, kc, jc, nc, bufb);
+					pb = bufb;
+				}
+				for (int64_t ir = 0; ir < mc; ir += MR) {
+					int mr = (int)MIN(MR, mc - ir);
+					float *c = g->C + (ic + ir) * g->ldc + jc;
+					for (int64_t jr = 0; jr < nc; jr += NR)
+						pn_sgemm_ukernel(kc, pa + ir * kc, pb + jr * kc, NR,
+						                 c + jr, g->ldc, mr, (int)MIN(NR, nc - jr),
+						                 g->alpha, beta);
+				}
+			}
+		}
+	}
+}
+
+/* C = beta * C, for alpha == 0 or K == 0 (A and B are not read). */
+static void pn_gemm_scale(const pn_gemm_job *g)
+{
+	for (int64_t i = 0; i < g->M; i++) {
+		float *c = g->C + i * g->ldc;
+		if (g->beta == 0.0f)
+			memset(c, 0, (size_t)g->N * sizeof(float));
+		else if (g->beta != 1.0f)
+			for (int64_t j = 0; j < g->N; j++)
+				c[j] *= g->beta;
+	}
+}
+
+/*
+ * How many threads a product deserves: none beyond the caller below the
+ * threshold or inside a parallel region, and no more than keeps each one
+ * busy with at least a threshold's worth of work.
+ */
+static int pn_gemm_threads(int64_t M, int64_t N, int64_t K)
+{
+	double work = (double)M * (double)N * (double)K;
+	if (work < (double)PN_SGEMM_MT_MIN || omp_in_parallel())
+		return 1;
+	int nt = omp_get_max_threads();
+	double cap = work / (double)PN_SGEMM_MT_MIN;
+	if ((double)nt > cap)
+		nt = (int)cap;
+	return nt < 1 ? 1 : nt;
+}
+
+/* Thread t's share [lo, hi) of n units split as evenly as whole units allow. */
+static void pn_share(int64_t n, int parts, int t, int64_t *lo, int64_t *hi)
+{
+	*lo = n * t / parts;
+	*hi = n * (t + 1) / parts;
+}
+
+static void pn_gemm_run(const pn_gemm_job *g, int nt)
+{
+	if (g->M <= 0 || g->N <= 0)
+		return;
+	if (g->K <= 0 || g->alpha == 0.0f) {
+		pn_gemm_scale(g);
+		return;
+	}
+	int64_t mt = (g->M + MR - 1) / MR, ntl = (g->N + NR - 1) / NR;
+	if (nt > 1 && mt * ntl < nt)
+		nt = (int)(mt * ntl);
+	if (nt <= 1) {
+		pn_gemm_region(g, 0, g->M, 0, g->N);
+		return;
+	}
+	/*
+	 * A grid of tm x tn rectangles of whole tiles: the fewest tiles on the
+	 * busiest thread first, then the least duplicated packing (every
+	 * thread packs all of A for its columns and all of B for its rows).
+	 */
+	int tm = 1, tn = nt;
+	double best = -1, best_pack = 0;
+	for (int r = 1; r <= nt; r++) {
+		if (nt % r || r > mt || nt / r > ntl)
+			continue;
+		int c = nt / r;
+		double busiest = (double)((mt + r - 1) / r) * (double)((ntl + c - 1) / c);
+		double pack = (double)((mt + r - 1) / r) * MR + (double)((ntl + c - 1) / c) * NR;
+		if (best < 0 || busiest < best || (busiest == best && pack < best_pack)) {
+			best = busiest;
+			best_pack = pack;
+			tm = r;
+			tn = c;
+		}
+	}
+	if (best < 0) {
+		pn_gemm_region(g, 0, g->M, 0, g->N);
+		return;
+	}
+#pragma omp parallel num_threads(tm * tn)
+	{
+		int t = omp_get_thread_num();
+		int64_t i0, i1, j0, j1;
+		pn_share(mt, tm, t / tn, &i0, &i1);
+		pn_share(ntl, tn, t % tn, &j0, &j1);
+		if (i1 > i0 && j1 > j0)
+			pn_gemm_region(g, i0 * MR, MIN(i1 * MR, g->M), j0 * NR, MIN(j1 * NR, g->N));
+	}
+}
+
+static pn_gemm_opnd pn_raw(const float *p, int64_t ld, int trans)
+{
+	return (pn_gemm_opnd){ .p = p, .ld = ld, .trans = trans };
+}
+
+static pn_gemm_opnd pn_packed(const float *p, int64_t pad)
+{
+	return (pn_gemm_opnd){ .p = p, .packed = 1, .pad = pad };
+}
+
+void pn_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+              float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+              float beta, float *C, int64_t ldc)
+{
+	pn_gemm_job g = {
+		.M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+		.a = pn_raw(A, lda, trans_a), .b = pn_raw(B, ldb, trans_b),
+		.C = C, .ldc = ldc,
+	};
+	pn_gemm_run(&g, pn_gemm_threads(M, N, K));
+}
+
+void pn_sgemm_batched(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                      float alpha, const float *A, int64_t lda, int64_t stride_a,
+                      const float *B, int64_t ldb, int64_t stride_b,
+                      float beta, float *C, int64_t ldc, int64_t stride_c,
+                      int64_t batch)
+{
+	if (batch <= 0 || M <= 0 || N <= 0)
+		return;
+	pn_gemm_job g = {
+		.M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+		.a = pn_raw(A, lda, trans_a), .b = pn_raw(B, ldb, trans_b),
+		.C = C, .ldc = ldc,
+	};
+	int per = pn_gemm_threads(M, N, K);
+	int all = pn_gemm_threads(M * batch, N, K);
+	if (batch == 1 || per > 1 || all <= 1) {
+		/* Each item is worth the threads on its own (or nothing is). */
+		for (int64_t i = 0; i < batch; i++) {
+			g.a.p = A + i * stride_a;
+			g.b.p = B + i * stride_b;
+			g.C = C + i * stride_c;
+			pn_gemm_run(&g, per);
+		}
+		return;
+	}
+	/* Many small items: whole items per thread, in a fixed static split. */
+#pragma omp parallel for num_threads(all) schedule(static) firstprivate(g)
+	for (int64_t i = 0; i < batch; i++) {
+		g.a.p = A + i * stride_a;
+		g.b.p = B + i * stride_b;
+		g.C = C + i * stride_c;
+		pn_gemm_run(&g, 1);
+	}
+}
+
+size_t pn_sgemm_pack_a_size(int64_t M, int64_t K)
+{
+	if (M <= 0 || K <= 0)
+		return 0;
+	return (size_t)((M + MR - 1) / MR * MR) * (size_t)K;
+}
+
+size_t pn_sgemm_pack_b_size(int64_t K, int64_t N)
+{
+	if (N <= 0 || K <= 0)
+		return 0;
+	return (size_t)((N + NR - 1) / NR * NR) * (size_t)K;
+}
+
+void pn_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
+                     float *packed)
+{
+	if (M <= 0 || K <= 0)
+		return;
+	pn_gemm_opnd a = pn_raw(A, lda, trans_a);
+	int64_t nk = pn_kblocks(K), pad = (M + MR - 1) / MR * MR;
+	for (int64_t p = 0; p < nk; p++) {
+		int64_t k0, kc;
+		pn_kblock(K, nk, p, &k0, &kc);
+		pn_pack_a(&a, 0, M, k0, kc, packed + k0 * pad);
+	}
+}
+
+void pn_sgemm_pack_b(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+                     float *packed)
+{
+	if (N <= 0 || K <= 0)
+		return;
+	pn_gemm_opnd b = pn_raw(B, ldb, trans_b);
+	int64_t nk = pn_kblocks(K), pad = (N + NR - 1) / NR * NR;
+	for (int64_t p = 0; p < nk; p++) {
+		int64_t k0, kc;
+		pn_kblock(K, nk, p, &k0, &kc);
+		pn_pack_b(&b, k0, kc, 0, N, packed + k0 * pad);
+	}
+}
+
+void pn_sgemm_packed_a(int trans_b, int64_t M, int64_t N, int64_t K,
+                       float alpha, const float *packed_a,
+                       const float *B, int64_t ldb,
+                       float beta, float *C, int64_t ldc)
+{
+	pn_gemm_job g = {
+		.M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+		.a = pn_packed(packed_a, (M + MR - 1) / MR * MR), .b = pn_raw(B, ldb, trans_b),
+		.C = C, .ldc = ldc,
+	};
+	pn_gemm_run(&g, pn_gemm_threads(M, N, K));
+}
+
+void pn_sgemm_packed_b(int trans_a, int64_t M, int64_t N, int64_t K,
+                       float alpha, const float *A, int64_t lda,
+                       const float *packed_b,
+                       float beta, float *C, int64_t ldc)
+{
+	pn_gemm_job g = {
+		.M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+		.a = pn_raw(A, lda, trans_a), .b = pn_packed(packed_b, (N + NR - 1) / NR * NR),
+		.C = C, .ldc = ldc,
+	};
+	pn_gemm_run(&g, pn_gemm_threads(M, N, K));
+}

@@ -1,0 +1,46 @@
+/*
+ * gemm_kernel.h - the register-blocked micro-kernel behind pn_sgemm (internal).
+ *
+ * The micro-kernel computes one MR x NR tile of C from two packed
+ * micro-panels: A as kc steps of MR floats (one broadcast each), B as kc
+ * steps of NR floats (NR/16 vector loads each), so C rows are the vector
+ * dimension, which is what row-major C wants.  The tile shape is chosen per
+ * instruction set at compile time; the blocking loops in gemm.c only read
+ * PN_SGEMM_MR / PN_SGEMM_NR and never look inside.
+ */
+#ifndef PN_GEMM_KERNEL_H
+#define PN_GEMM_KERNEL_H
+
+#include <stdint.h>
+
+#if defined(__AVX512F__)
+/* 32 zmm registers: 12x2 accumulators + 2 B vectors + broadcasts. */
+#ifndef PN_SGEMM_MR
+#define PN_SGEMM_MR 12
+#endif
+#define PN_SGEMM_NR 32
+#define PN_SGEMM_ISA "avx512"
+#elif defined(__AVX2__) && defined(__FMA__)
+/* 16 ymm registers: 6x2 accumulators + 2 B vectors + 1 broadcast. */
+#define PN_SGEMM_MR 6
+#define PN_SGEMM_NR 16
+#define PN_SGEMM_ISA "avx2"
+#else
+#define PN_SGEMM_MR 4
+#define PN_SGEMM_NR 16
+#define PN_SGEMM_ISA "generic"
+#endif
+
+/*
+ * C[0..m, 0..n] = alpha * (A_panel * B_panel) + beta * C, m <= MR, n <= NR.
+ * a: kc x MR packed, rows beyond m zero.  b: kc rows of NR floats, ldbk
+ * floats apart: NR for a packed panel (zero columns beyond n), or ldb to read
+ * a full-width panel of row-major B in place.  beta == 0 stores without
+ * reading C.  Edge tiles run the same arithmetic as full tiles, so where a
+ * tile boundary falls never changes a result bit.
+ */
+void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict b,
+                      int64_t ldbk, float *restrict c, int64_t ldc, int m, int n,
+                      float alpha, float beta);
+
+#endif
