@@ -24,6 +24,9 @@
 #include "exec/gemm_kernel.h"
 
 #include <omp.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,17 +40,28 @@
  * micro-panels.  Overridable with -D for tuning runs.
  */
 #ifndef PN_SGEMM_KC
-#define PN_SGEMM_KC 384
+#define PN_SGEMM_KC 512
 #endif
 #ifndef PN_SGEMM_MC
-#define PN_SGEMM_MC (MR * 84)
+#define PN_SGEMM_MC (MR * 336)
 #endif
 #ifndef PN_SGEMM_NC
-#define PN_SGEMM_NC 512
+#define PN_SGEMM_NC 384
 #endif
 /* Below this many multiply-adds (M*N*K) a product stays on one thread. */
 #ifndef PN_SGEMM_MT_MIN
 #define PN_SGEMM_MT_MIN ((int64_t)1 << 18)
+#endif
+
+/* When to read an operand in place instead of packing it: pn_gemm_plan. */
+#ifndef PN_SGEMM_DIRECT_B_M
+#define PN_SGEMM_DIRECT_B_M 512
+#endif
+#ifndef PN_SGEMM_DIRECT_A_N
+#define PN_SGEMM_DIRECT_A_N 256
+#endif
+#ifndef PN_SGEMM_DIRECT_A_MK
+#define PN_SGEMM_DIRECT_A_MK (256 * 1024)
 #endif
 
 _Static_assert(PN_SGEMM_MC % MR == 0, "MC must be a multiple of MR");
@@ -70,6 +84,8 @@ typedef struct {
 	pn_gemm_opnd a, b;
 	float *C;
 	int64_t ldc;
+	/* Read A (B) in place rather than packing it: see pn_gemm_plan. */
+	int direct_a, direct_b;
 } pn_gemm_job;
 
 const char *pn_sgemm_isa(void)
@@ -101,6 +117,104 @@ static void pn_kblock(int64_t K, int64_t nk, int64_t p, int64_t *k0, int64_t *kc
 	*kc = base + (p < rem);
 }
 
+#if defined(__AVX512F__)
+/* r[i] = column i of the 16 x 16 block whose rows were r[0..15]. */
+static inline void pn_transpose16(__m512 r[16])
+{
+	__m512 t[16];
+	/* Pairs of rows interleaved: lane l of t[2i] = a4l b4l a4l+1 b4l+1. */
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+	}
+	/* Quads: lane l of r[4i+j] = column 4l+j of rows 4i..4i+3. */
+	for (int i = 0; i < 4; i++) {
+		__m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+		__m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+		r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+		r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+		r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+		r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+	}
+	/* Gather lane l of r[j], r[4+j], r[8+j], r[12+j] into column 4l+j. */
+	for (int j = 0; j < 4; j++) {
+		__m512 e = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
+		__m512 f = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+		__m512 g = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+		__m512 h = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+		t[j] = _mm512_shuffle_f32x4(e, g, 0x88);
+		t[8 + j] = _mm512_shuffle_f32x4(e, g, 0xdd);
+		t[4 + j] = _mm512_shuffle_f32x4(f, h, 0x88);
+		t[12 + j] = _mm512_shuffle_f32x4(f, h, 0xdd);
+	}
+	for (int i = 0; i < 16; i++)
+		r[i] = t[i];
+}
+#endif
+
+/*
+ * dst[k * w + r] = src[r * ld + k] for k < kc and r < rows, zero for
+ * rows <= r < w: a micro-panel whose k steps run along the stored rows (A
+ * not transposed, B transposed), so packing it is a transpose.
+ */
+static void pn_pack_transposed(const float *src, int64_t ld, int rows, int64_t kc,
+                               float *restrict dst, int w)
+{
+#if defined(__AVX512F__)
+	/* 16 x 16 blocks through registers instead of kc*w scattered stores. */
+	for (int r0 = 0; r0 < w; r0 += 16) {
+		int lanes = w - r0 < 16 ? w - r0 : 16;
+		int live = rows - r0 < 0 ? 0 : rows - r0 < lanes ? rows - r0 : lanes;
+		__mmask16 store = (__mmask16)((1u << lanes) - 1);
+		for (int64_t k = 0; k < kc; k += 16) {
+			int kn = kc - k < 16 ? (int)(kc - k) : 16;
+			__mmask16 load = (__mmask16)((1u << kn) - 1);
+			__m512 r[16];
+			for (int i = 0; i < 16; i++)
+				r[i] = i < live ? _mm512_maskz_loadu_ps(load, src + (r0 + i) * ld + k)
+				                : _mm512_setzero_ps();
+			pn_transpose16(r);
+			for (int i = 0; i < kn; i++)
+				_mm512_mask_storeu_ps(dst + (k + i) * w + r0, store, r[i]);
+		}
+	}
+#else
+	for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+		int64_t k1 = kc - k0 < 16 ? kc : k0 + 16;
+		for (int r = 0; r < w; r++)
+			for (int64_t k = k0; k < k1; k++)
+				dst[k * w + r] = r < rows ? src[r * ld + k] : 0.0f;
+	}
+#endif
+}
+
+/*
+ * The panels of cols columns starting at src, w wide, zero past cols, when
+ * their k steps are stored rows (A transposed, B not): each stored row is
+ * read once, left to right, and dealt out to the panels.  Going panel by
+ * panel instead would read short pieces of kc rows at a stride that is often
+ * a multiple of 4 KiB, which all land in one cache set.
+ */
+static void pn_pack_rows(const float *src, int64_t ld, int64_t cols, int64_t kc,
+                         float *restrict dst, int w)
+{
+	int64_t full = cols / w, rest = cols % w;
+	for (int64_t k = 0; k < kc; k++) {
+		const float *s = src + k * ld;
+		float *d = dst + k * w;
+		for (int64_t p = 0; p < full; p++)
+			memcpy(d + p * kc * w, s + p * w, (size_t)w * sizeof(float));
+		if (rest) {
+			d += full * kc * w;
+			s += full * w;
+			for (int r = 0; r < rest; r++)
+				d[r] = s[r];
+			for (int r = (int)rest; r < w; r++)
+				d[r] = 0.0f;
+		}
+	}
+}
+
 /*
  * Packed layouts.  A block of op(A) rows [i0, i0+mc) x k [k0, k0+kc) becomes
  * ceil(mc/MR) micro-panels of kc x MR floats, each k step holding MR rows'
@@ -112,66 +226,25 @@ static void pn_kblock(int64_t K, int64_t nk, int64_t p, int64_t *k0, int64_t *kc
 static void pn_pack_a(const pn_gemm_opnd *a, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
                       float *restrict dst)
 {
-	for (int64_t ip = 0; ip < mc; ip += MR, dst += MR * kc) {
-		int mr = (int)MIN(MR, mc - ip);
-		if (a->trans) {
-			/* A is K x M: each k step is MR consecutive floats. */
-			const float *src = a->p + k0 * a->ld + i0 + ip;
-			for (int64_t k = 0; k < kc; k++) {
-				float *d = dst + k * MR;
-				memcpy(d, src + k * a->ld, (size_t)mr * sizeof(float));
-				for (int ii = mr; ii < MR; ii++)
-					d[ii] = 0.0f;
-			}
-		} else {
-			const float *src = a->p + (i0 + ip) * a->ld + k0;
-			if (mr == MR) {
-				for (int64_t k = 0; k < kc; k++)
-#pragma GCC unroll 16
-					for (int ii = 0; ii < MR; ii++)
-						dst[k * MR + ii] = src[ii * a->ld + k];
-			} else {
-				for (int64_t k = 0; k < kc; k++) {
-					for (int ii = 0; ii < mr; ii++)
-						dst[k * MR + ii] = src[ii * a->ld + k];
-					for (int ii = mr; ii < MR; ii++)
-						dst[k * MR + ii] = 0.0f;
-				}
-			}
-		}
+	if (a->trans) {
+		pn_pack_rows(a->p + k0 * a->ld + i0, a->ld, mc, kc, dst, MR);
+		return;
 	}
+	for (int64_t ip = 0; ip < mc; ip += MR, dst += MR * kc)
+		pn_pack_transposed(a->p + (i0 + ip) * a->ld + k0, a->ld, (int)MIN(MR, mc - ip),
+		                   kc, dst, MR);
 }
 
 static void pn_pack_b(const pn_gemm_opnd *b, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                       float *restrict dst)
 {
-	for (int64_t jp = 0; jp < nc; jp += NR, dst += NR * kc) {
-		int nr = (int)MIN(NR, nc - jp);
-		if (!b->trans) {
-			/* B is K x N: each k step is NR consecutive floats. */
-			const float *src = b->p + k0 * b->ld + j0 + jp;
-			if (nr == NR) {
-				for (int64_t k = 0; k < kc; k++)
-					memcpy(dst + k * NR, src + k * b->ld, NR * sizeof(float));
-			} else {
-				for (int64_t k = 0; k < kc; k++) {
-					float *d = dst + k * NR;
-					memcpy(d, src + k * b->ld, (size_t)nr * sizeof(float));
-					for (int jj = nr; jj < NR; jj++)
-						d[jj] = 0.0f;
-				}
-			}
-		} else {
-			/* B is N x K: walk each stored row and scatter it down a column. */
-			const float *src = b->p + (j0 + jp) * b->ld + k0;
-			for (int jj = 0; jj < nr; jj++)
-				for (int64_t k = 0; k < kc; k++)
-					dst[k * NR + jj] = src[jj * b->ld + k];
-			for (int jj = nr; jj < NR; jj++)
-				for (int64_t k = 0; k < kc; k++)
-					dst[k * NR + jj] = 0.0f;
-		}
+	if (!b->trans) {
+		pn_pack_rows(b->p + k0 * b->ld + j0, b->ld, nc, kc, dst, NR);
+		return;
 	}
+	for (int64_t jp = 0; jp < nc; jp += NR, dst += NR * kc)
+		pn_pack_transposed(b->p + (j0 + jp) * b->ld + k0, b->ld, (int)MIN(NR, nc - jp),
+		                   kc, dst, NR);
 }
 
 /*
@@ -192,47 +265,99 @@ static float *pn_gemm_buffer(size_t n)
 	return pn_tl_buf;
 }
 
+/*
+ * Step for cutting n into the fewest blocks of at most max, near-equal and
+ * in whole units: M = 1024 with MC = 1008 gives 2 x 512, not 1008 + 16 (which
+ * would pack all of B again for 16 rows).  Unlike the k-blocks these cuts
+ * do not change any result bit.
+ */
+static int64_t pn_block_step(int64_t n, int64_t max, int64_t unit)
+{
+	int64_t blocks = (n + max - 1) / max;
+	int64_t step = (n + blocks - 1) / blocks;
+	return (step + unit - 1) / unit * unit;
+}
+
 /* The loops of the header comment over C rows [m0,m1) x columns [n0,n1). */
 static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
 {
 	int64_t K = g->K, nk = pn_kblocks(K);
-	size_t asz = g->a.packed ? 0 : (size_t)PN_SGEMM_MC * PN_SGEMM_KC;
-	size_t bsz = g->b.packed ? 0 : (size_t)PN_SGEMM_KC * PN_SGEMM_NC;
-	float *buf = pn_gemm_buffer(asz + bsz);
+	int pack_a = !g->a.packed && !g->direct_a, pack_b = !g->b.packed && !g->direct_b;
+	int raw_a = !g->a.packed && !pack_a, raw_b = !g->b.packed && !pack_b;
+	size_t asz = pack_a ? (size_t)PN_SGEMM_MC * PN_SGEMM_KC : 0;
+	size_t bsz = pack_b ? (size_t)PN_SGEMM_KC * PN_SGEMM_NC : 0;
+	float *buf = asz + bsz ? pn_gemm_buffer(asz + bsz) : NULL;
 	if (!buf && asz + bsz)
 		abort();    /* a few MiB; nothing sensible to do without them */
 	float *bufa = buf, *bufb = buf + asz;
 
-	for (int64_t ic = m0; ic < m1; ic += PN_SGEMM_MC) {
-		int64_t mc = MIN(PN_SGEMM_MC, m1 - ic);
+	int64_t mstep = pn_block_step(m1 - m0, PN_SGEMM_MC, MR);
+	int64_t nstep = pn_block_step(n1 - n0, PN_SGEMM_NC, NR);
+	for (int64_t ic = m0; ic < m1; ic += mstep) {
+		int64_t mc = MIN(mstep, m1 - ic);
 		for (int64_t p = 0; p < nk; p++) {
 			int64_t k0, kc;
 			pn_kblock(K, nk, p, &k0, &kc);
 			/* Later k-blocks add onto what the first one stored. */
 			float beta = p == 0 ? g->beta : 1.0f;
+			/*
+			 * Micro-panel ir of A is A(ic+ir.., k0..) read as
+			 * pa[i * ars + k * aks]; packed, that is (1, MR).
+			 */
 			const float *pa;
+			int64_t ars = 1, aks = MR;
 			if (g->a.packed) {
 				pa = g->a.p + k0 * g->a.pad + ic * kc;
-			} else {
+			} else if (pack_a) {
 				pn_pack_a(&g->a, ic, mc, k0, kc, bufa);
 				pa = bufa;
+			} else if (g->a.trans) {
+				pa = g->a.p + k0 * g->a.ld + ic;
+				aks = g->a.ld;
+			} else {
+				pa = g->a.p + ic * g->a.ld + k0;
+				ars = g->a.ld;
+				aks = 1;
 			}
-			for (int64_t jc = n0; jc < n1; jc += PN_SGEMM_NC) {
-				int64_t nc = MIN(PN_SGEMM_NC, n1 - jc);
+			int64_t apanel = raw_a ? MR * ars : MR * kc;
+			for (int64_t jc = n0; jc < n1; jc += nstep) {
+				int64_t nc = MIN(nstep, n1 - jc);
+				/* Micro-panel jr of B: kc rows of NR floats ldbk apart. */
 				const float *pb;
+				int64_t ldbk = NR, bpanel = NR * kc;
 				if (g->b.packed) {
 					pb = g->b.p + k0 * g->b.pad + jc * kc;
-				} else {
+				} else if (pack_b) {
 					pn_pack_b(&g->b, k0, kc, jc, nc, bufb);
 					pb = bufb;
+				} else {
+					pb = g->b.p + k0 * g->b.ld + jc;
+					ldbk = g->b.ld;
+					bpanel = NR;
 				}
 				for (int64_t ir = 0; ir < mc; ir += MR) {
 					int mr = (int)MIN(MR, mc - ir);
+					const float *a = pa + ir / MR * apanel;
 					float *c = g->C + (ic + ir) * g->ldc + jc;
-					for (int64_t jr = 0; jr < nc; jr += NR)
-						pn_sgemm_ukernel(kc, pa + ir * kc, pb + jr * kc, NR,
-						                 c + jr, g->ldc, mr, (int)MIN(NR, nc - jr),
-						                 g->alpha, beta);
+					for (int64_t jr = 0; jr < nc; jr += NR) {
+						const float *b = pb + jr / NR * bpanel;
+						int nr = (int)MIN(NR, nc - jr);
+#ifdef PN_SGEMM_HAVE_DIRECT
+						if (raw_a || raw_b) {
+							/* Packed A is A^T with leading dimension MR. */
+							int by_cols = aks != 1;
+							pn_sgemm_ukernel_direct(kc, a, by_cols ? aks : ars, by_cols,
+							                        b, ldbk, c + jr, g->ldc, mr, nr,
+							                        g->alpha, beta);
+							continue;
+						}
+#else
+						(void)raw_b;
+						(void)ldbk;
+						(void)aks;
+#endif
+						pn_sgemm_ukernel(kc, a, b, c + jr, g->ldc, mr, nr, g->alpha, beta);
+					}
 				}
 			}
 		}
@@ -276,8 +401,36 @@ static void pn_share(int64_t n, int parts, int t, int64_t *lo, int64_t *hi)
 	*hi = n * (t + 1) / parts;
 }
 
-static void pn_gemm_run(const pn_gemm_job *g, int nt)
+int pn_sgemm_force_direct = -1;
+
+/*
+ * Pack or read in place.  Packing an operand pays off when its panels are
+ * reused often: B's panels are reused once per MR rows of A, A's once per
+ * NR columns of B.  Measured on Zen 4: reading B in place wins up to
+ * M ~ 512, reading A in place up to N ~ 256, and both win whenever the
+ * operands are small enough to stay in L2 anyway.  Transposed B can only be
+ * packed (the kernel loads rows of op(B)).
+ */
+static void pn_gemm_plan(pn_gemm_job *g)
 {
+	g->direct_a = g->direct_b = 0;
+#ifdef PN_SGEMM_HAVE_DIRECT
+	int may_a = !g->a.packed, may_b = !g->b.packed && !g->b.trans;
+	if (pn_sgemm_force_direct >= 0) {
+		g->direct_a = may_a && (pn_sgemm_force_direct & 1);
+		g->direct_b = may_b && (pn_sgemm_force_direct & 2);
+		return;
+	}
+	g->direct_b = may_b && g->M <= PN_SGEMM_DIRECT_B_M;
+	g->direct_a = may_a && (g->N <= PN_SGEMM_DIRECT_A_N || g->M * g->K <= PN_SGEMM_DIRECT_A_MK);
+#endif
+}
+
+static void pn_gemm_run(const pn_gemm_job *job, int nt)
+{
+	pn_gemm_job plan = *job;
+	const pn_gemm_job *g = &plan;
+	pn_gemm_plan(&plan);
 	if (g->M <= 0 || g->N <= 0)
 		return;
 	if (g->K <= 0 || g->alpha == 0.0f) {

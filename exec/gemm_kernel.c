@@ -19,16 +19,23 @@
 #include <immintrin.h>
 
 /*
- * The body is instantiated for every row count 1..MR so that thin products
- * (M = 1..11, or the last rows of C) do not pay for MR rows of FMAs; every
- * instance performs the same per-element sequence of operations.
+ * One body, instantiated for every row count 1..MR so that thin products
+ * (M = 1..11, or the last rows of C) do not pay for MR rows of FMAs, and for
+ * three ways of reading A: packed (ars = 1, aks = MR), or in place from a
+ * row-major A (ars = lda, aks = 1) or a transposed one (ars = 1, aks = lda).
+ * mask_b loads B under the column mask, for B read in place, whose last
+ * rows may end before NR columns.  Every instance performs the same
+ * per-element sequence of operations.
  */
 static inline __attribute__((always_inline)) void
-ukernel_avx512(const int rows, int64_t kc, const float *restrict a,
-               const float *restrict b, int64_t ldbk, float *restrict c, int64_t ldc,
-               int n, float alpha, float beta)
+ukernel_avx512(const int rows, int64_t kc, const float *restrict a, int64_t ars, int64_t aks,
+               const float *restrict b, int64_t ldbk, const int mask_b,
+               float *restrict c, int64_t ldc, int n, float alpha, float beta)
 {
 	__m512 acc[14][2];    /* rows <= 14; only rows x 2 live, in registers */
+	__mmask16 k0 = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+	__mmask16 k1 = n >= 32 ? (__mmask16)0xffff :
+	               n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : (__mmask16)0;
 
 	/* C is touched only at the end; start its lines on their way now. */
 #pragma GCC unroll 16
@@ -43,21 +50,24 @@ ukernel_avx512(const int rows, int64_t kc, const float *restrict a,
 	}
 #pragma GCC unroll 4
 	for (int64_t k = 0; k < kc; k++) {
-		__m512 b0 = _mm512_loadu_ps(b);
-		__m512 b1 = _mm512_loadu_ps(b + 16);
+		__m512 b0, b1;
+		if (mask_b) {
+			b0 = _mm512_maskz_loadu_ps(k0, b);
+			b1 = _mm512_maskz_loadu_ps(k1, b + 16);
+		} else {
+			b0 = _mm512_loadu_ps(b);
+			b1 = _mm512_loadu_ps(b + 16);
+		}
 #pragma GCC unroll 16
 		for (int i = 0; i < rows; i++) {
-			__m512 ai = _mm512_set1_ps(a[i]);
+			__m512 ai = _mm512_set1_ps(a[i * ars]);
 			acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
 			acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
 		}
-		a += PN_SGEMM_MR;
+		a += aks;
 		b += ldbk;
 	}
 
-	__mmask16 k0 = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-	__mmask16 k1 = n >= 32 ? (__mmask16)0xffff :
-	               n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : (__mmask16)0;
 	__m512 va = _mm512_set1_ps(alpha);
 	if (beta == 0.0f) {
 #pragma GCC unroll 16
@@ -81,28 +91,48 @@ ukernel_avx512(const int rows, int64_t kc, const float *restrict a,
 	}
 }
 
-typedef void (*ukernel_fn)(int64_t, const float *restrict, const float *restrict, int64_t,
+typedef void (*ukernel_fn)(int64_t, const float *restrict, const float *restrict,
                            float *restrict, int64_t, int, float, float);
+typedef void (*ukernel_direct_fn)(int64_t, const float *restrict, int64_t,
+                                  const float *restrict, int64_t,
+                                  float *restrict, int64_t, int, float, float);
+
 #define PN_UK(R) \
-	static void ukernel_##R(int64_t kc, const float *restrict a, const float *restrict b, \
-	                        int64_t ldbk, float *restrict c, int64_t ldc, int n, \
-	                        float alpha, float beta) \
-	{ ukernel_avx512(R, kc, a, b, ldbk, c, ldc, n, alpha, beta); }
+	static void uk_packed_##R(int64_t kc, const float *restrict a, const float *restrict b, \
+	                          float *restrict c, int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, kc, a, 1, PN_SGEMM_MR, b, PN_SGEMM_NR, 0, c, ldc, n, alpha, beta); } \
+	static void uk_rows_##R(int64_t kc, const float *restrict a, int64_t lda, \
+	                        const float *restrict b, int64_t ldb, \
+	                        float *restrict c, int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, kc, a, lda, 1, b, ldb, 1, c, ldc, n, alpha, beta); } \
+	static void uk_cols_##R(int64_t kc, const float *restrict a, int64_t lda, \
+	                        const float *restrict b, int64_t ldb, \
+	                        float *restrict c, int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, kc, a, 1, lda, b, ldb, 1, c, ldc, n, alpha, beta); }
 PN_UK(1) PN_UK(2) PN_UK(3) PN_UK(4) PN_UK(5) PN_UK(6) PN_UK(7) PN_UK(8)
 PN_UK(9) PN_UK(10) PN_UK(11) PN_UK(12) PN_UK(13) PN_UK(14)
 #undef PN_UK
 
-static const ukernel_fn ukernels[15] = {
-	NULL, ukernel_1, ukernel_2, ukernel_3, ukernel_4, ukernel_5, ukernel_6, ukernel_7,
-	ukernel_8, ukernel_9, ukernel_10, ukernel_11, ukernel_12, ukernel_13, ukernel_14,
-};
-_Static_assert(PN_SGEMM_MR <= 14, "add ukernel_N instances for a larger MR");
+#define PN_UK_TABLE(F) { NULL, F##1, F##2, F##3, F##4, F##5, F##6, F##7, F##8, \
+                         F##9, F##10, F##11, F##12, F##13, F##14 }
+static const ukernel_fn uk_packed[15] = PN_UK_TABLE(uk_packed_);
+static const ukernel_direct_fn uk_rows[15] = PN_UK_TABLE(uk_rows_);
+static const ukernel_direct_fn uk_cols[15] = PN_UK_TABLE(uk_cols_);
+_Static_assert(PN_SGEMM_MR <= 14, "add kernel instances for a larger MR");
 
 void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict b,
-                      int64_t ldbk, float *restrict c, int64_t ldc, int m, int n,
+                      float *restrict c, int64_t ldc, int m, int n,
                       float alpha, float beta)
 {
-	ukernels[m](kc, a, b, ldbk, c, ldc, n, alpha, beta);
+	uk_packed[m](kc, a, b, c, ldc, n, alpha, beta);
+}
+
+void pn_sgemm_ukernel_direct(int64_t kc, const float *restrict a, int64_t lda, int trans_a,
+                             const float *restrict b, int64_t ldb,
+                             float *restrict c, int64_t ldc, int m, int n,
+                             float alpha, float beta)
+{
+	(trans_a ? uk_cols : uk_rows)[m](kc, a, lda, b, ldb, c, ldc, n, alpha, beta);
 }
 
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -112,7 +142,7 @@ void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict
 #define NR PN_SGEMM_NR
 
 void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict b,
-                      int64_t ldbk, float *restrict c, int64_t ldc, int m, int n,
+                      float *restrict c, int64_t ldc, int m, int n,
                       float alpha, float beta)
 {
 	__m256 acc[MR][2];
@@ -133,7 +163,7 @@ void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict
 			acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
 		}
 		a += MR;
-		b += ldbk;
+		b += NR;
 	}
 
 	/*
@@ -183,7 +213,7 @@ void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict
 typedef float pn_v8 __attribute__((vector_size(32)));
 
 void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict b,
-                      int64_t ldbk, float *restrict c, int64_t ldc, int m, int n,
+                      float *restrict c, int64_t ldc, int m, int n,
                       float alpha, float beta)
 {
 	pn_v8 acc[MR][NR / 8];
@@ -195,7 +225,7 @@ void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict
 			for (int v = 0; v < NR / 8; v++)
 				acc[i][v] += a[i] * bv[v];
 		a += MR;
-		b += ldbk;
+		b += NR;
 	}
 	float r[MR][NR];
 	memcpy(r, acc, sizeof(r));

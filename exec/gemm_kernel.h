@@ -33,14 +33,34 @@
 
 /*
  * C[0..m, 0..n] = alpha * (A_panel * B_panel) + beta * C, m <= MR, n <= NR.
- * a: kc x MR packed, rows beyond m zero.  b: kc rows of NR floats, ldbk
- * floats apart: NR for a packed panel (zero columns beyond n), or ldb to read
- * a full-width panel of row-major B in place.  beta == 0 stores without
- * reading C.  Edge tiles run the same arithmetic as full tiles, so where a
- * tile boundary falls never changes a result bit.
+ * a: kc x MR packed, rows beyond m zero.  b: kc x NR packed, columns beyond
+ * n zero.  beta == 0 stores without reading C.  Edge tiles run the same
+ * arithmetic as full tiles, so where a tile boundary falls never changes a
+ * result bit.
  */
 void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict b,
-                      int64_t ldbk, float *restrict c, int64_t ldc, int m, int n,
+                      float *restrict c, int64_t ldc, int m, int n,
                       float alpha, float beta);
+
+#if defined(__AVX512F__)
+/*
+ * The same tile, same arithmetic, reading A and B where they are: A's m
+ * rows at a (row-major with leading dimension lda, or stored transposed
+ * when trans_a), B's kc rows of n floats ldb apart.  Small products spend
+ * more on packing than on multiplying; this lets them skip it.
+ */
+#define PN_SGEMM_HAVE_DIRECT 1
+void pn_sgemm_ukernel_direct(int64_t kc, const float *restrict a, int64_t lda, int trans_a,
+                             const float *restrict b, int64_t ldb,
+                             float *restrict c, int64_t ldc, int m, int n,
+                             float alpha, float beta);
+#endif
+
+/*
+ * For tests only: -1 (the default) lets gemm.c choose per product whether
+ * to pack A and B; 0..3 forces reading A (bit 0) and B (bit 1) in place
+ * where the kernel allows it.  Every choice must give the same bits.
+ */
+extern int pn_sgemm_force_direct;
 
 #endif

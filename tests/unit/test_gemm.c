@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "exec/gemm.h"
+#include "exec/gemm_kernel.h"
 
 #include <float.h>
 #include <math.h>
@@ -361,6 +362,39 @@ static void test_batched(void **state)
 	pn_sgemm_batched(0, 0, 4, 4, 4, 1.0f, NULL, 4, 16, NULL, 4, 16, 0.0f, NULL, 4, 16, 0);
 }
 
+/*
+ * Packing an operand or reading it in place (gemm.c picks per shape) runs
+ * the same arithmetic, so forcing each choice must give the same bits.
+ */
+static void test_paths_bitwise(void **state)
+{
+	(void)state;
+	static const int64_t sz[][3] = {
+		{ 1, 64, 64 }, { 13, 45, 600 }, { 100, 300, 70 }, { 600, 40, 530 }, { 37, 700, 1030 },
+	};
+	for (size_t s = 0; s < sizeof(sz) / sizeof(sz[0]); s++) {
+		for (int t = 0; t < 4; t++) {
+			problem p;
+			problem_make(&p, t & 1, t >> 1, sz[s][0], sz[s][1], sz[s][2], 3, -1.0f, 0.25f);
+			size_t cn = (size_t)(p.M * p.ldc);
+			problem_run(&p);
+			float *want = malloc(cn * sizeof(float));
+			assert_non_null(want);
+			memcpy(want, p.C, cn * sizeof(float));
+			for (int f = 0; f < 4; f++) {
+				pn_sgemm_force_direct = f;
+				memcpy(p.C, p.C0, cn * sizeof(float));
+				problem_run(&p);
+				assert_same_bits(want, p.C, cn);
+			}
+			pn_sgemm_force_direct = -1;
+			problem_check(&p);
+			free(want);
+			problem_free(&p);
+		}
+	}
+}
+
 /* The smallest products take the single-threaded path and stay right. */
 static void test_tiny(void **state)
 {
@@ -382,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_threads_bitwise),
 		cmocka_unit_test(test_packed),
 		cmocka_unit_test(test_batched),
+		cmocka_unit_test(test_paths_bitwise),
 		cmocka_unit_test(test_tiny),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
