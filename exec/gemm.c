@@ -48,9 +48,13 @@
 #ifndef PN_SGEMM_NC
 #define PN_SGEMM_NC 384
 #endif
-/* Below this many multiply-adds (M*N*K) a product stays on one thread. */
+/*
+ * Multiply-adds (M*N*K) per thread below which another thread costs more to
+ * wake than it saves: on 2 cores, 64^3 gains from a second thread, 48^3
+ * does not.
+ */
 #ifndef PN_SGEMM_MT_MIN
-#define PN_SGEMM_MT_MIN ((int64_t)1 << 18)
+#define PN_SGEMM_MT_MIN ((int64_t)1 << 17)
 #endif
 
 /* When to read an operand in place instead of packing it: pn_gemm_plan. */
@@ -86,6 +90,8 @@ typedef struct {
 	int64_t ldc;
 	/* Read A (B) in place rather than packing it: see pn_gemm_plan. */
 	int direct_a, direct_b;
+	/* N too small for the tile's width: pn_gemm_narrow. */
+	int narrow;
 } pn_gemm_job;
 
 const char *pn_sgemm_isa(void)
@@ -278,9 +284,58 @@ static int64_t pn_block_step(int64_t n, int64_t max, int64_t unit)
 	return (step + unit - 1) / unit * unit;
 }
 
+#ifdef PN_SGEMM_HAVE_DIRECT
+/*
+ * Rows [m0, m1) of a product with N <= PN_SGEMM_NARROW_N: blocks of up to
+ * 64 rows, A read k-major (in place when transposed, else packed that way a
+ * block at a time), B by single elements.  The k-blocks and the beta of
+ * each are those of pn_gemm_region, so the bits are too.
+ */
+static void pn_gemm_narrow(const pn_gemm_job *g, int64_t m0, int64_t m1)
+{
+	const int64_t W = PN_SGEMM_NARROW_M;
+	int64_t K = g->K, nk = pn_kblocks(K);
+	float *buf = NULL;
+	if (!g->a.trans && !(buf = pn_gemm_buffer((size_t)W * PN_SGEMM_KC)))
+		abort();
+	int64_t bks = g->b.trans ? 1 : g->b.ld, bjs = g->b.trans ? g->b.ld : 1;
+	for (int64_t i0 = m0; i0 < m1; i0 += W) {
+		int rows = (int)MIN(W, m1 - i0);
+		for (int64_t p = 0; p < nk; p++) {
+			int64_t k0, kc;
+			pn_kblock(K, nk, p, &k0, &kc);
+			float beta = p == 0 ? g->beta : 1.0f;
+			const float *a;
+			int64_t ldk;
+			if (g->a.trans) {
+				a = g->a.p + k0 * g->a.ld + i0;
+				ldk = g->a.ld;
+			} else if (rows == 1) {
+				a = g->a.p + i0 * g->a.ld + k0;    /* one row is k-major already */
+				ldk = 1;
+			} else {
+				pn_pack_transposed(g->a.p + i0 * g->a.ld + k0, g->a.ld, rows, kc, buf, (int)W);
+				a = buf;
+				ldk = W;
+			}
+			for (int64_t j0 = 0; j0 < g->N; j0 += PN_SGEMM_NARROW_N)
+				pn_sgemm_ukernel_narrow(kc, a, ldk, rows, g->b.p + k0 * bks + j0 * bjs, bks, bjs,
+				                        g->C + i0 * g->ldc + j0, g->ldc,
+				                        (int)MIN(PN_SGEMM_NARROW_N, g->N - j0), g->alpha, beta);
+		}
+	}
+}
+#endif
+
 /* The loops of the header comment over C rows [m0,m1) x columns [n0,n1). */
 static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1)
 {
+#ifdef PN_SGEMM_HAVE_DIRECT
+	if (g->narrow) {
+		pn_gemm_narrow(g, m0, m1);    /* n0, n1 span all of N: one tile wide */
+		return;
+	}
+#endif
 	int64_t K = g->K, nk = pn_kblocks(K);
 	int pack_a = !g->a.packed && !g->direct_a, pack_b = !g->b.packed && !g->direct_b;
 	int raw_a = !g->a.packed && !pack_a, raw_b = !g->b.packed && !pack_b;
@@ -339,9 +394,14 @@ static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t
 					int mr = (int)MIN(MR, mc - ir);
 					const float *a = pa + ir / MR * apanel;
 					float *c = g->C + (ic + ir) * g->ldc + jc;
-					for (int64_t jr = 0; jr < nc; jr += NR) {
+					int64_t width = NR;
+#ifdef PN_SGEMM_HAVE_DIRECT
+					if (raw_b)
+						width = pn_sgemm_direct_width(mr);
+#endif
+					for (int64_t jr = 0; jr < nc; jr += width) {
 						const float *b = pb + jr / NR * bpanel;
-						int nr = (int)MIN(NR, nc - jr);
+						int nr = (int)MIN(width, nc - jr);
 #ifdef PN_SGEMM_HAVE_DIRECT
 						if (raw_a || raw_b) {
 							/* Packed A is A^T with leading dimension MR. */
@@ -378,14 +438,14 @@ static void pn_gemm_scale(const pn_gemm_job *g)
 }
 
 /*
- * How many threads a product deserves: none beyond the caller below the
- * threshold or inside a parallel region, and no more than keeps each one
- * busy with at least a threshold's worth of work.
+ * How many threads a product deserves: one per PN_SGEMM_MT_MIN multiply-adds
+ * at most, and none beyond the caller inside a parallel region (the
+ * executor may already run ops or batch items in parallel).
  */
 static int pn_gemm_threads(int64_t M, int64_t N, int64_t K)
 {
 	double work = (double)M * (double)N * (double)K;
-	if (work < (double)PN_SGEMM_MT_MIN || omp_in_parallel())
+	if (work < 2.0 * (double)PN_SGEMM_MT_MIN || omp_in_parallel())
 		return 1;
 	int nt = omp_get_max_threads();
 	double cap = work / (double)PN_SGEMM_MT_MIN;
@@ -413,14 +473,17 @@ int pn_sgemm_force_direct = -1;
  */
 static void pn_gemm_plan(pn_gemm_job *g)
 {
-	g->direct_a = g->direct_b = 0;
+	g->direct_a = g->direct_b = g->narrow = 0;
 #ifdef PN_SGEMM_HAVE_DIRECT
 	int may_a = !g->a.packed, may_b = !g->b.packed && !g->b.trans;
 	if (pn_sgemm_force_direct >= 0) {
 		g->direct_a = may_a && (pn_sgemm_force_direct & 1);
 		g->direct_b = may_b && (pn_sgemm_force_direct & 2);
+		g->narrow = (pn_sgemm_force_direct & 4) && !g->a.packed && !g->b.packed &&
+		            g->N <= PN_SGEMM_NARROW_N;
 		return;
 	}
+	g->narrow = !g->a.packed && !g->b.packed && g->N <= PN_SGEMM_NARROW_N;
 	g->direct_b = may_b && g->M <= PN_SGEMM_DIRECT_B_M;
 	g->direct_a = may_a && (g->N <= PN_SGEMM_DIRECT_A_N || g->M * g->K <= PN_SGEMM_DIRECT_A_MK);
 #endif
@@ -514,6 +577,17 @@ void pn_sgemm_batched(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
 		.a = pn_raw(A, lda, trans_a), .b = pn_raw(B, ldb, trans_b),
 		.C = C, .ldc = ldc,
 	};
+	/*
+	 * A shared B under row-major A and C items stacked at exactly M rows
+	 * apart is one product of batch * M rows (MatMul of [b, m, k] by
+	 * [k, n]): one plan, B packed once.  Every path computes an element
+	 * the same way, so this changes no bit.
+	 */
+	if (stride_b == 0 && !trans_a && stride_a == M * lda && stride_c == M * ldc) {
+		g.M = M * batch;
+		pn_gemm_run(&g, pn_gemm_threads(g.M, N, K));
+		return;
+	}
 	int per = pn_gemm_threads(M, N, K);
 	int all = pn_gemm_threads(M * batch, N, K);
 	if (batch == 1 || per > 1 || all <= 1) {

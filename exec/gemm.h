@@ -10,10 +10,13 @@
  * C (M x N, ldc >= N).  beta == 0 never reads C, so C may hold garbage;
  * alpha == 0 or K == 0 never reads A or B.
  *
- * Results are bitwise identical for any OpenMP thread count: threads only
- * ever own disjoint blocks of C, K is never split, and each element's sum
- * runs over k in the same order whatever the division.  Products below a
- * size threshold run on the calling thread, and a call from inside an OpenMP
+ * Every element is computed the same way whatever the path taken: products
+ * fused-multiply-added in k order from zero within fixed blocks of K (which
+ * depend on K alone), then C = alpha * sum, fused with beta * C.  So results
+ * are bitwise identical for any OpenMP thread count (threads only own
+ * disjoint blocks of C, K is never split), for pre-packed or raw operands,
+ * and for a batched call or a loop of single ones.  Products below a size
+ * threshold run on the calling thread, and a call from inside an OpenMP
  * parallel region never starts threads of its own.
  *
  * Pre-packed operands: a weight used by many calls (a convolution or Gemm

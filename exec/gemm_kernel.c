@@ -23,46 +23,54 @@
  * (M = 1..11, or the last rows of C) do not pay for MR rows of FMAs, and for
  * three ways of reading A: packed (ars = 1, aks = MR), or in place from a
  * row-major A (ars = lda, aks = 1) or a transposed one (ars = 1, aks = lda).
- * mask_b loads B under the column mask, for B read in place, whose last
- * rows may end before NR columns.  Every instance performs the same
- * per-element sequence of operations.
+ * vecs is the number of 16-column vectors: 2 for an NR-wide tile, 1 when
+ * n <= 16 (the second would only multiply zeros), and up to 8 for one or two
+ * rows of C against B read in place, where two vectors would leave the FMA
+ * unit waiting on a single accumulator chain and B would be fetched in
+ * scattered 128-byte pieces.  mask_b loads B under the column masks, for B
+ * read in place, whose rows may end before the vectors do.  Every instance
+ * performs the same per-element sequence of operations.
  */
+#define PN_UK_MAXV 8
 static inline __attribute__((always_inline)) void
-ukernel_avx512(const int rows, int64_t kc, const float *restrict a, int64_t ars, int64_t aks,
+ukernel_avx512(const int rows, const int vecs, int64_t kc,
+               const float *restrict a, int64_t ars, int64_t aks,
                const float *restrict b, int64_t ldbk, const int mask_b,
                float *restrict c, int64_t ldc, int n, float alpha, float beta)
 {
-	__m512 acc[14][2];    /* rows <= 14; only rows x 2 live, in registers */
-	__mmask16 k0 = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-	__mmask16 k1 = n >= 32 ? (__mmask16)0xffff :
-	               n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : (__mmask16)0;
+	__m512 acc[14][PN_UK_MAXV];    /* only rows x vecs live, in registers */
+	__mmask16 km[PN_UK_MAXV];
+#pragma GCC unroll 8
+	for (int v = 0; v < vecs; v++) {
+		int left = n - 16 * v;
+		km[v] = left >= 16 ? (__mmask16)0xffff :
+		        left > 0 ? (__mmask16)((1u << left) - 1) : (__mmask16)0;
+	}
 
 	/* C is touched only at the end; start its lines on their way now. */
 #pragma GCC unroll 16
-	for (int i = 0; i < rows; i++) {
-		_mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-		_mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
-	}
+	for (int i = 0; i < rows; i++)
+#pragma GCC unroll 8
+		for (int v = 0; v < vecs; v++)
+			_mm_prefetch((const char *)(c + i * ldc + 16 * v), _MM_HINT_T0);
 #pragma GCC unroll 16
-	for (int i = 0; i < rows; i++) {
-		acc[i][0] = _mm512_setzero_ps();
-		acc[i][1] = _mm512_setzero_ps();
-	}
+	for (int i = 0; i < rows; i++)
+#pragma GCC unroll 8
+		for (int v = 0; v < vecs; v++)
+			acc[i][v] = _mm512_setzero_ps();
 #pragma GCC unroll 4
 	for (int64_t k = 0; k < kc; k++) {
-		__m512 b0, b1;
-		if (mask_b) {
-			b0 = _mm512_maskz_loadu_ps(k0, b);
-			b1 = _mm512_maskz_loadu_ps(k1, b + 16);
-		} else {
-			b0 = _mm512_loadu_ps(b);
-			b1 = _mm512_loadu_ps(b + 16);
-		}
+		__m512 bv[PN_UK_MAXV];
+#pragma GCC unroll 8
+		for (int v = 0; v < vecs; v++)
+			bv[v] = mask_b ? _mm512_maskz_loadu_ps(km[v], b + 16 * v)
+			               : _mm512_loadu_ps(b + 16 * v);
 #pragma GCC unroll 16
 		for (int i = 0; i < rows; i++) {
 			__m512 ai = _mm512_set1_ps(a[i * ars]);
-			acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-			acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+#pragma GCC unroll 8
+			for (int v = 0; v < vecs; v++)
+				acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
 		}
 		a += aks;
 		b += ldbk;
@@ -71,22 +79,22 @@ ukernel_avx512(const int rows, int64_t kc, const float *restrict a, int64_t ars,
 	__m512 va = _mm512_set1_ps(alpha);
 	if (beta == 0.0f) {
 #pragma GCC unroll 16
-		for (int i = 0; i < rows; i++) {
-			float *ci = c + i * ldc;
-			_mm512_mask_storeu_ps(ci, k0, _mm512_mul_ps(va, acc[i][0]));
-			_mm512_mask_storeu_ps(ci + 16, k1, _mm512_mul_ps(va, acc[i][1]));
-		}
+		for (int i = 0; i < rows; i++)
+#pragma GCC unroll 8
+			for (int v = 0; v < vecs; v++)
+				_mm512_mask_storeu_ps(c + i * ldc + 16 * v, km[v],
+				                      _mm512_mul_ps(va, acc[i][v]));
 	} else {
 		__m512 vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
 		for (int i = 0; i < rows; i++) {
-			float *ci = c + i * ldc;
-			__m512 c0 = _mm512_maskz_loadu_ps(k0, ci);
-			__m512 c1 = _mm512_maskz_loadu_ps(k1, ci + 16);
-			c0 = _mm512_fmadd_ps(vb, c0, _mm512_mul_ps(va, acc[i][0]));
-			c1 = _mm512_fmadd_ps(vb, c1, _mm512_mul_ps(va, acc[i][1]));
-			_mm512_mask_storeu_ps(ci, k0, c0);
-			_mm512_mask_storeu_ps(ci + 16, k1, c1);
+#pragma GCC unroll 8
+			for (int v = 0; v < vecs; v++) {
+				float *ci = c + i * ldc + 16 * v;
+				__m512 cv = _mm512_maskz_loadu_ps(km[v], ci);
+				cv = _mm512_fmadd_ps(vb, cv, _mm512_mul_ps(va, acc[i][v]));
+				_mm512_mask_storeu_ps(ci, km[v], cv);
+			}
 		}
 	}
 }
@@ -97,34 +105,67 @@ typedef void (*ukernel_direct_fn)(int64_t, const float *restrict, int64_t,
                                   const float *restrict, int64_t,
                                   float *restrict, int64_t, int, float, float);
 
-#define PN_UK(R) \
-	static void uk_packed_##R(int64_t kc, const float *restrict a, const float *restrict b, \
-	                          float *restrict c, int64_t ldc, int n, float alpha, float beta) \
-	{ ukernel_avx512(R, kc, a, 1, PN_SGEMM_MR, b, PN_SGEMM_NR, 0, c, ldc, n, alpha, beta); } \
-	static void uk_rows_##R(int64_t kc, const float *restrict a, int64_t lda, \
-	                        const float *restrict b, int64_t ldb, \
-	                        float *restrict c, int64_t ldc, int n, float alpha, float beta) \
-	{ ukernel_avx512(R, kc, a, lda, 1, b, ldb, 1, c, ldc, n, alpha, beta); } \
-	static void uk_cols_##R(int64_t kc, const float *restrict a, int64_t lda, \
-	                        const float *restrict b, int64_t ldb, \
-	                        float *restrict c, int64_t ldc, int n, float alpha, float beta) \
-	{ ukernel_avx512(R, kc, a, 1, lda, b, ldb, 1, c, ldc, n, alpha, beta); }
-PN_UK(1) PN_UK(2) PN_UK(3) PN_UK(4) PN_UK(5) PN_UK(6) PN_UK(7) PN_UK(8)
-PN_UK(9) PN_UK(10) PN_UK(11) PN_UK(12) PN_UK(13) PN_UK(14)
+#define PN_UK(R, V) \
+	static void uk_packed_##R##_##V(int64_t kc, const float *restrict a, \
+	                                const float *restrict b, float *restrict c, int64_t ldc, \
+	                                int n, float alpha, float beta) \
+	{ ukernel_avx512(R, V, kc, a, 1, PN_SGEMM_MR, b, PN_SGEMM_NR, 0, c, ldc, n, alpha, beta); } \
+	static void uk_rows_##R##_##V(int64_t kc, const float *restrict a, int64_t lda, \
+	                              const float *restrict b, int64_t ldb, \
+	                              float *restrict c, int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, V, kc, a, lda, 1, b, ldb, 1, c, ldc, n, alpha, beta); } \
+	static void uk_cols_##R##_##V(int64_t kc, const float *restrict a, int64_t lda, \
+	                              const float *restrict b, int64_t ldb, \
+	                              float *restrict c, int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, V, kc, a, 1, lda, b, ldb, 1, c, ldc, n, alpha, beta); }
+#define PN_UK2(R) PN_UK(R, 1) PN_UK(R, 2)
+PN_UK2(1) PN_UK2(2) PN_UK2(3) PN_UK2(4) PN_UK2(5) PN_UK2(6) PN_UK2(7)
+PN_UK2(8) PN_UK2(9) PN_UK2(10) PN_UK2(11) PN_UK2(12) PN_UK2(13) PN_UK2(14)
+#undef PN_UK2
 #undef PN_UK
 
-#define PN_UK_TABLE(F) { NULL, F##1, F##2, F##3, F##4, F##5, F##6, F##7, F##8, \
-                         F##9, F##10, F##11, F##12, F##13, F##14 }
-static const ukernel_fn uk_packed[15] = PN_UK_TABLE(uk_packed_);
-static const ukernel_direct_fn uk_rows[15] = PN_UK_TABLE(uk_rows_);
-static const ukernel_direct_fn uk_cols[15] = PN_UK_TABLE(uk_cols_);
+/* [vecs - 1][rows] */
+#define PN_UK_ROW(F, V) { NULL, F##1_##V, F##2_##V, F##3_##V, F##4_##V, F##5_##V, \
+                          F##6_##V, F##7_##V, F##8_##V, F##9_##V, F##10_##V, F##11_##V, \
+                          F##12_##V, F##13_##V, F##14_##V }
+#define PN_UK_TABLE(F) { PN_UK_ROW(F, 1), PN_UK_ROW(F, 2) }
+static const ukernel_fn uk_packed[2][15] = PN_UK_TABLE(uk_packed_);
+static const ukernel_direct_fn uk_rows[2][15] = PN_UK_TABLE(uk_rows_);
+static const ukernel_direct_fn uk_cols[2][15] = PN_UK_TABLE(uk_cols_);
 _Static_assert(PN_SGEMM_MR <= 14, "add kernel instances for a larger MR");
 
 void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict b,
                       float *restrict c, int64_t ldc, int m, int n,
                       float alpha, float beta)
 {
-	uk_packed[m](kc, a, b, c, ldc, n, alpha, beta);
+	uk_packed[n > 16][m](kc, a, b, c, ldc, n, alpha, beta);
+}
+
+/* Wide tiles for one to four rows against B read in place (see above). */
+#define PN_UKW(R, V) \
+	static void uk_wrows_##R##_##V(int64_t kc, const float *restrict a, int64_t lda, \
+	                               const float *restrict b, int64_t ldb, float *restrict c, \
+	                               int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, V, kc, a, lda, 1, b, ldb, 1, c, ldc, n, alpha, beta); } \
+	static void uk_wcols_##R##_##V(int64_t kc, const float *restrict a, int64_t lda, \
+	                               const float *restrict b, int64_t ldb, float *restrict c, \
+	                               int64_t ldc, int n, float alpha, float beta) \
+	{ ukernel_avx512(R, V, kc, a, 1, lda, b, ldb, 1, c, ldc, n, alpha, beta); }
+PN_UKW(1, 4) PN_UKW(2, 4) PN_UKW(3, 4) PN_UKW(4, 4) PN_UKW(1, 8) PN_UKW(2, 8)
+#undef PN_UKW
+/* [n > 64][rows] */
+static const ukernel_direct_fn uk_wrows[2][5] = {
+	{ NULL, uk_wrows_1_4, uk_wrows_2_4, uk_wrows_3_4, uk_wrows_4_4 },
+	{ NULL, uk_wrows_1_8, uk_wrows_2_8, NULL, NULL },
+};
+static const ukernel_direct_fn uk_wcols[2][5] = {
+	{ NULL, uk_wcols_1_4, uk_wcols_2_4, uk_wcols_3_4, uk_wcols_4_4 },
+	{ NULL, uk_wcols_1_8, uk_wcols_2_8, NULL, NULL },
+};
+
+int pn_sgemm_direct_width(int m)
+{
+	return m <= 2 ? 128 : m <= 4 ? 64 : PN_SGEMM_NR;
 }
 
 void pn_sgemm_ukernel_direct(int64_t kc, const float *restrict a, int64_t lda, int trans_a,
@@ -132,7 +173,93 @@ void pn_sgemm_ukernel_direct(int64_t kc, const float *restrict a, int64_t lda, i
                              float *restrict c, int64_t ldc, int m, int n,
                              float alpha, float beta)
 {
-	(trans_a ? uk_cols : uk_rows)[m](kc, a, lda, b, ldb, c, ldc, n, alpha, beta);
+	if (n > PN_SGEMM_NR)
+		(trans_a ? uk_wcols : uk_wrows)[n > 64][m](kc, a, lda, b, ldb, c, ldc, n, alpha, beta);
+	else
+		(trans_a ? uk_cols : uk_rows)[n > 16][m](kc, a, lda, b, ldb, c, ldc, n, alpha, beta);
+}
+
+/*
+ * Narrow products (N <= 4): vectors run down the rows of C instead, 16 rows
+ * each, so that one column of B no longer fills a 32-wide tile alone.  A is
+ * read k-major, A(i,k) = a[k * ldk + i] (transposed A in place, or a block
+ * packed that way), B(k,j) = b[k * bks + j * bjs] by broadcast.  Same
+ * per-element operations as above: products FMA-accumulated in k order from
+ * zero, then alpha * acc, fused with beta * C.
+ */
+static inline __attribute__((always_inline)) void
+uk_narrow_body(const int vecs, const int cols, int64_t kc, const float *restrict a, int64_t ldk,
+               int rows, const float *restrict b, int64_t bks, int64_t bjs,
+               float *restrict c, int64_t ldc, float alpha, float beta)
+{
+	__m512 acc[4][4];
+	__mmask16 km[4];
+#pragma GCC unroll 4
+	for (int v = 0; v < vecs; v++) {
+		int left = rows - 16 * v;
+		km[v] = left >= 16 ? (__mmask16)0xffff :
+		        left > 0 ? (__mmask16)((1u << left) - 1) : (__mmask16)0;
+#pragma GCC unroll 4
+		for (int j = 0; j < cols; j++)
+			acc[v][j] = _mm512_setzero_ps();
+	}
+	for (int64_t k = 0; k < kc; k++) {
+		__m512 av[4];
+#pragma GCC unroll 4
+		for (int v = 0; v < vecs; v++)
+			av[v] = _mm512_maskz_loadu_ps(km[v], a + 16 * v);
+#pragma GCC unroll 4
+		for (int j = 0; j < cols; j++) {
+			__m512 bj = _mm512_set1_ps(b[j * bjs]);
+#pragma GCC unroll 4
+			for (int v = 0; v < vecs; v++)
+				acc[v][j] = _mm512_fmadd_ps(av[v], bj, acc[v][j]);
+		}
+		a += ldk;
+		b += bks;
+	}
+	/* C's columns are strided: through a small buffer, same arithmetic. */
+	__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+	_Alignas(64) float t[16];
+	for (int j = 0; j < cols; j++) {
+		for (int v = 0; v < vecs; v++) {
+			int live = rows - 16 * v < 16 ? rows - 16 * v : 16;
+			float *cj = c + 16 * v * ldc + j;
+			__m512 r = _mm512_mul_ps(va, acc[v][j]);
+			if (beta != 0.0f) {
+				for (int l = 0; l < live; l++)
+					t[l] = cj[l * ldc];
+				r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(km[v], t), r);
+			}
+			_mm512_store_ps(t, r);
+			for (int l = 0; l < live; l++)
+				cj[l * ldc] = t[l];
+		}
+	}
+}
+
+typedef void (*uk_narrow_fn)(int64_t, const float *restrict, int64_t, int,
+                             const float *restrict, int64_t, int64_t,
+                             float *restrict, int64_t, float, float);
+#define PN_UKN(V, J) \
+	static void uk_narrow_##V##_##J(int64_t kc, const float *restrict a, int64_t ldk, int rows, \
+	                                const float *restrict b, int64_t bks, int64_t bjs, \
+	                                float *restrict c, int64_t ldc, float alpha, float beta) \
+	{ uk_narrow_body(V, J, kc, a, ldk, rows, b, bks, bjs, c, ldc, alpha, beta); }
+#define PN_UKN4(V) PN_UKN(V, 1) PN_UKN(V, 2) PN_UKN(V, 3) PN_UKN(V, 4)
+PN_UKN4(1) PN_UKN4(2) PN_UKN4(3) PN_UKN4(4)
+#undef PN_UKN4
+#undef PN_UKN
+#define PN_UKN_ROW(V) { uk_narrow_##V##_1, uk_narrow_##V##_2, uk_narrow_##V##_3, uk_narrow_##V##_4 }
+static const uk_narrow_fn uk_narrow[4][4] = {
+	PN_UKN_ROW(1), PN_UKN_ROW(2), PN_UKN_ROW(3), PN_UKN_ROW(4),
+};
+
+void pn_sgemm_ukernel_narrow(int64_t kc, const float *restrict a, int64_t ldk, int m,
+                             const float *restrict b, int64_t bks, int64_t bjs,
+                             float *restrict c, int64_t ldc, int n, float alpha, float beta)
+{
+	uk_narrow[(m + 15) / 16 - 1][n - 1](kc, a, ldk, m, b, bks, bjs, c, ldc, alpha, beta);
 }
 
 #elif defined(__AVX2__) && defined(__FMA__)

@@ -47,19 +47,34 @@ void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict
  * The same tile, same arithmetic, reading A and B where they are: A's m
  * rows at a (row-major with leading dimension lda, or stored transposed
  * when trans_a), B's kc rows of n floats ldb apart.  Small products spend
- * more on packing than on multiplying; this lets them skip it.
+ * more on packing than on multiplying; this lets them skip it.  n may exceed
+ * NR, up to pn_sgemm_direct_width(m), when B is read in place with
+ * ldb != NR (the columns of a packed B panel end at NR).
  */
 #define PN_SGEMM_HAVE_DIRECT 1
 void pn_sgemm_ukernel_direct(int64_t kc, const float *restrict a, int64_t lda, int trans_a,
                              const float *restrict b, int64_t ldb,
                              float *restrict c, int64_t ldc, int m, int n,
                              float alpha, float beta);
+int pn_sgemm_direct_width(int m);
+
+/*
+ * C[0..m, 0..n] for n <= 4 and m <= 64 with the vectors down the rows:
+ * A(i,k) = a[k * ldk + i], B(k,j) = b[k * bks + j * bjs].  Same arithmetic
+ * again; for products too narrow to fill a row of the tile.
+ */
+#define PN_SGEMM_NARROW_N 4
+#define PN_SGEMM_NARROW_M 64
+void pn_sgemm_ukernel_narrow(int64_t kc, const float *restrict a, int64_t ldk, int m,
+                             const float *restrict b, int64_t bks, int64_t bjs,
+                             float *restrict c, int64_t ldc, int n, float alpha, float beta);
 #endif
 
 /*
  * For tests only: -1 (the default) lets gemm.c choose per product whether
- * to pack A and B; 0..3 forces reading A (bit 0) and B (bit 1) in place
- * where the kernel allows it.  Every choice must give the same bits.
+ * to pack A and B and which kernel to run; 0..7 forces reading A (bit 0)
+ * and B (bit 1) in place and the narrow kernel (bit 2) where they apply.
+ * Every choice must give the same bits.
  */
 extern int pn_sgemm_force_direct;
 

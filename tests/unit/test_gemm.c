@@ -307,14 +307,16 @@ static void test_packed(void **state)
  * (stride 0), and any thread count.
  */
 static void check_batched(int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch,
-                          int share_a, int share_b)
+                          int share_a, int share_b, int tight)
 {
+	/* tight: items back to back, which lets a shared B become one product. */
+	int64_t gap = tight ? 0 : 1;
 	int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 1;
-	int64_t sa = share_a ? 0 : (ta ? K : M) * lda + 5;
-	int64_t sb = share_b ? 0 : (tb ? N : K) * ldb + 3;
-	int64_t sc = M * ldc + 7;
-	int64_t an = (share_a ? 1 : batch) * ((ta ? K : M) * lda + 5);
-	int64_t bn = (share_b ? 1 : batch) * ((tb ? N : K) * ldb + 3);
+	int64_t sa = share_a ? 0 : (ta ? K : M) * lda + 5 * gap;
+	int64_t sb = share_b ? 0 : (tb ? N : K) * ldb + 3 * gap;
+	int64_t sc = M * ldc + 7 * gap;
+	int64_t an = (share_a ? 1 : batch) * ((ta ? K : M) * lda + 5 * gap);
+	int64_t bn = (share_b ? 1 : batch) * ((tb ? N : K) * ldb + 3 * gap);
 	size_t cn = (size_t)(batch * sc);
 	float *A = matrix(1, an, an), *B = matrix(1, bn, bn);
 	float *C0 = matrix(1, (int64_t)cn, (int64_t)cn), *want = malloc(cn * sizeof(float));
@@ -354,23 +356,29 @@ static void check_batched(int ta, int tb, int64_t M, int64_t N, int64_t K, int64
 static void test_batched(void **state)
 {
 	(void)state;
-	check_batched(0, 0, 7, 19, 33, 50, 0, 0);      /* small items across threads */
-	check_batched(1, 0, 64, 64, 64, 9, 0, 1);      /* shared B */
-	check_batched(0, 1, 40, 70, 100, 5, 1, 0);     /* shared A */
-	check_batched(1, 1, 300, 200, 250, 3, 0, 0);   /* large items, threads inside */
-	check_batched(0, 0, 3, 5, 2, 1, 0, 0);         /* batch of one */
+	check_batched(0, 0, 7, 19, 33, 50, 0, 0, 0);      /* small items across threads */
+	check_batched(1, 0, 64, 64, 64, 9, 0, 1, 0);      /* shared B */
+	check_batched(0, 1, 40, 70, 100, 5, 1, 0, 0);     /* shared A */
+	check_batched(1, 1, 300, 200, 250, 3, 0, 0, 0);   /* large items, threads inside */
+	check_batched(0, 0, 3, 5, 2, 1, 0, 0, 0);         /* batch of one */
+	check_batched(0, 1, 20, 33, 17, 6, 0, 1, 1);      /* shared B: one tall product */
+	check_batched(0, 0, 5, 600, 300, 4, 0, 1, 1);
+	check_batched(0, 0, 9, 3, 40, 7, 0, 1, 1);        /* ... and a narrow one */
+	check_batched(0, 0, 6, 50, 20, 30, 0, 0, 1);
 	pn_sgemm_batched(0, 0, 4, 4, 4, 1.0f, NULL, 4, 16, NULL, 4, 16, 0.0f, NULL, 4, 16, 0);
 }
 
 /*
- * Packing an operand or reading it in place (gemm.c picks per shape) runs
- * the same arithmetic, so forcing each choice must give the same bits.
+ * Packing an operand or reading it in place, and the narrow kernel (gemm.c
+ * picks per shape) run the same arithmetic, so forcing each choice must
+ * give the same bits.
  */
 static void test_paths_bitwise(void **state)
 {
 	(void)state;
 	static const int64_t sz[][3] = {
 		{ 1, 64, 64 }, { 13, 45, 600 }, { 100, 300, 70 }, { 600, 40, 530 }, { 37, 700, 1030 },
+		{ 200, 1, 600 }, { 77, 3, 70 }, { 5, 4, 1100 }, { 1, 2, 9 },
 	};
 	for (size_t s = 0; s < sizeof(sz) / sizeof(sz[0]); s++) {
 		for (int t = 0; t < 4; t++) {
@@ -381,7 +389,7 @@ static void test_paths_bitwise(void **state)
 			float *want = malloc(cn * sizeof(float));
 			assert_non_null(want);
 			memcpy(want, p.C, cn * sizeof(float));
-			for (int f = 0; f < 4; f++) {
+			for (int f = 0; f < 8; f++) {
 				pn_sgemm_force_direct = f;
 				memcpy(p.C, p.C0, cn * sizeof(float));
 				problem_run(&p);
