@@ -188,8 +188,18 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("pn_sgemm (%s) vs OpenBLAS %s; median of %d samples of ~%.0f ms each\n",
-	       pn_sgemm_isa(), openblas_get_corename(), PN_SAMPLES, sample * 1e3);
+	/* Other work on the machine skews the 2-thread rows most: say how much. */
+	char load[64] = "?";
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (!fgets(load, sizeof(load), f))
+			snprintf(load, sizeof(load), "?");
+		load[strcspn(load, "\n")] = 0;
+		fclose(f);
+	}
+	printf("pn_sgemm (%s) vs OpenBLAS %s; median of %d samples of ~%.0f ms each; "
+	       "loadavg %s\n", pn_sgemm_isa(), openblas_get_corename(), PN_SAMPLES,
+	       sample * 1e3, load);
 	printf("%-12s %5s %5s %5s %5s %7s %9s %9s %7s %7s %9s\n", "shape", "M", "N", "K", "op",
 	       "threads", "pn GF/s", "BLAS GF/s", "ratio", "spread", "max|diff|");
 	for (int t = 0; t < nthreads; t++) {

@@ -1,5 +1,5 @@
 /*
- * gemm.c - see gemm.h.  The blocking loops around the micro-kernel of
+ * gemm.c - see gemm.h.  The blocking loops around the micro-kernels of
  * gemm_kernel.c, after the Goto/BLIS scheme: pack a block of A and a block
  * of B into contiguous micro-panels sized for the caches, then sweep the
  * micro-kernel over them.
@@ -13,6 +13,11 @@
  *         ir over MC in MR rows   one A micro-panel (KC x MR) stays in L1
  *           jr over NC in NR      B micro-panels stream from L2
  *             micro-kernel        MR x NR tile of C in registers
+ *
+ * Packing only pays when a panel is reused often, so small and thin
+ * products read one or both operands in place instead (pn_gemm_plan), and
+ * products with N <= 4 turn the tile around (pn_gemm_narrow).  All of these
+ * run the same arithmetic per element, which the tests check bit for bit.
  *
  * Threads each take a rectangle of C (whole micro-tiles) and run these loops
  * on it with their own packing buffers; nothing is shared but the inputs, so
@@ -35,9 +40,12 @@
 
 /*
  * Blocking for the machine we build on (Zen 4: 32 KiB L1d, 1 MiB L2 per
- * core).  KC x MR floats of A (18 KiB) stay in L1 across a sweep of B
- * micro-panels; KC x NC of B (768 KiB) stays in L2 across a sweep of A
- * micro-panels.  Overridable with -D for tuning runs.
+ * core, 32 MiB L3 shared).  KC x MR floats of A (24 KiB) stay in L1 across a
+ * sweep of B micro-panels; KC x NC of B (768 KiB) stays in L2 across a sweep
+ * of A micro-panels; MC x KC of A (8 MiB) sits in L3, large enough that B is
+ * packed once for M up to 4032.  KC between 384 and 512 and NC between 384
+ * and 512 measured alike (within noise); KC also fixes the summation blocks,
+ * so changing it changes result bits.  Overridable with -D for tuning.
  */
 #ifndef PN_SGEMM_KC
 #define PN_SGEMM_KC 512
@@ -107,7 +115,7 @@ float *pn_sgemm_alloc(size_t n)
 
 /*
  * K is cut into the fewest blocks of at most KC, of near-equal length
- * (K = 400 gives 200 + 200, not 384 + 16).  Only K decides the cut: this is
+ * (K = 600 gives 300 + 300, not 512 + 88).  Only K decides the cut: this is
  * what fixes the order of every element's sum, and what the packed layouts
  * are built on.
  */
@@ -254,7 +262,7 @@ static void pn_pack_b(const pn_gemm_opnd *b, int64_t k0, int64_t kc, int64_t j0,
 }
 
 /*
- * Packing buffers, one pair per thread, kept for the life of the thread:
+ * The packing buffer, one per thread, kept for the life of the thread:
  * the executor calls GEMM thousands of times and OpenMP keeps its threads,
  * so allocating on every call would only churn the allocator.
  */
@@ -273,8 +281,8 @@ static float *pn_gemm_buffer(size_t n)
 
 /*
  * Step for cutting n into the fewest blocks of at most max, near-equal and
- * in whole units: M = 1024 with MC = 1008 gives 2 x 512, not 1008 + 16 (which
- * would pack all of B again for 16 rows).  Unlike the k-blocks these cuts
+ * in whole units: M = 4100 with MC = 4032 gives 2 x 2052, not 4032 + 68 (which
+ * would pack all of B again for 68 rows).  Unlike the k-blocks these cuts
  * do not change any result bit.
  */
 static int64_t pn_block_step(int64_t n, int64_t max, int64_t unit)
@@ -339,15 +347,17 @@ static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t
 	int64_t K = g->K, nk = pn_kblocks(K);
 	int pack_a = !g->a.packed && !g->direct_a, pack_b = !g->b.packed && !g->direct_b;
 	int raw_a = !g->a.packed && !pack_a, raw_b = !g->b.packed && !pack_b;
-	size_t asz = pack_a ? (size_t)PN_SGEMM_MC * PN_SGEMM_KC : 0;
-	size_t bsz = pack_b ? (size_t)PN_SGEMM_KC * PN_SGEMM_NC : 0;
-	float *buf = asz + bsz ? pn_gemm_buffer(asz + bsz) : NULL;
-	if (!buf && asz + bsz)
-		abort();    /* a few MiB; nothing sensible to do without them */
-	float *bufa = buf, *bufb = buf + asz;
-
 	int64_t mstep = pn_block_step(m1 - m0, PN_SGEMM_MC, MR);
 	int64_t nstep = pn_block_step(n1 - n0, PN_SGEMM_NC, NR);
+	/* Buffers for the largest blocks this region will pack, B 64-byte aligned. */
+	int64_t kcmax = (K + nk - 1) / nk;
+	size_t asz = pack_a ? ((size_t)(mstep * kcmax) + 15) & ~(size_t)15 : 0;
+	size_t bsz = pack_b ? (size_t)(nstep * kcmax) : 0;
+	float *buf = asz + bsz ? pn_gemm_buffer(asz + bsz) : NULL;
+	if (!buf && asz + bsz)
+		abort();    /* at most ~9 MiB; nothing sensible to do without them */
+	float *bufa = buf, *bufb = buf + asz;
+
 	for (int64_t ic = m0; ic < m1; ic += mstep) {
 		int64_t mc = MIN(mstep, m1 - ic);
 		for (int64_t p = 0; p < nk; p++) {
@@ -588,10 +598,17 @@ void pn_sgemm_batched(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
 		pn_gemm_run(&g, pn_gemm_threads(g.M, N, K));
 		return;
 	}
+	/*
+	 * Whole items per thread need no synchronisation inside an item and
+	 * suit small items, but split unevenly when the batch is short and not
+	 * a multiple of the threads (3 items on 2 threads: 2/3 efficiency);
+	 * then the threads share each item instead.
+	 */
 	int per = pn_gemm_threads(M, N, K);
 	int all = pn_gemm_threads(M * batch, N, K);
-	if (batch == 1 || per > 1 || all <= 1) {
-		/* Each item is worth the threads on its own (or nothing is). */
+	if (all > batch)
+		all = (int)batch;
+	if (all <= 1 || (per > 1 && batch % all != 0 && batch < 8 * (int64_t)all)) {
 		for (int64_t i = 0; i < batch; i++) {
 			g.a.p = A + i * stride_a;
 			g.b.p = B + i * stride_b;
@@ -600,7 +617,6 @@ void pn_sgemm_batched(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
 		}
 		return;
 	}
-	/* Many small items: whole items per thread, in a fixed static split. */
 #pragma omp parallel for num_threads(all) schedule(static) firstprivate(g)
 	for (int64_t i = 0; i < batch; i++) {
 		g.a.p = A + i * stride_a;

@@ -360,6 +360,7 @@ static void test_batched(void **state)
 	check_batched(1, 0, 64, 64, 64, 9, 0, 1, 0);      /* shared B */
 	check_batched(0, 1, 40, 70, 100, 5, 1, 0, 0);     /* shared A */
 	check_batched(1, 1, 300, 200, 250, 3, 0, 0, 0);   /* large items, threads inside */
+	check_batched(0, 1, 150, 130, 140, 4, 0, 0, 0);   /* large items, one per thread */
 	check_batched(0, 0, 3, 5, 2, 1, 0, 0, 0);         /* batch of one */
 	check_batched(0, 1, 20, 33, 17, 6, 0, 1, 1);      /* shared B: one tall product */
 	check_batched(0, 0, 5, 600, 300, 4, 0, 1, 1);
