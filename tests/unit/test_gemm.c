@@ -166,13 +166,16 @@ static void test_shapes(void **state)
 					          alphas[n % 3], betas[(n / 3) % 3]);
 }
 
-/* Larger than one MC x NC block and several k-blocks, every transpose. */
+/* Several NC blocks and k-blocks (KC = 512), more than MC rows; every transpose. */
 static void test_large(void **state)
 {
 	(void)state;
 	for (int t = 0; t < 4; t++)
-		check_one(t & 1, t >> 1, 1013 - 7 * t, 530 + 29 * t, 390 + 11 * t, 3,
+		check_one(t & 1, t >> 1, 301 - 7 * t, 830 + 29 * t, 1030 + 11 * t, 3,
 		          alphas[t % 3], betas[t % 3]);
+	check_one(0, 1, 4100, 40, 600, 2, 1.0f, 0.5f);
+	check_one(1, 0, 4100, 70, 530, 0, -1.0f, 0.0f);
+	check_one(0, 0, 4100, 300, 100, 1, 1.0f, 1.0f);    /* A packed in two MC blocks */
 	check_one(0, 0, 1, 4100, 1000, 0, 1.0f, 0.0f);  /* thin: threads split N */
 	check_one(1, 1, 3000, 1, 500, 1, 1.0f, 1.0f);   /* thin: threads split M */
 }
