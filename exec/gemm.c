@@ -57,12 +57,14 @@
 #define PN_SGEMM_NC 384
 #endif
 /*
- * Multiply-adds (M*N*K) per thread below which another thread costs more to
- * wake than it saves: on 2 cores, 64^3 gains from a second thread, 48^3
- * does not.
+ * Multiply-adds (M*N*K) per thread below which another thread is not worth
+ * waking.  On 2 quiet cores 48^3 loses with a second thread, 64^3 gains
+ * 10-30%, 80^3 about 40%; but a fork-join of a few microseconds is the
+ * first thing to suffer when the other core is busy, so the second thread
+ * starts at 2 x 64^3.
  */
 #ifndef PN_SGEMM_MT_MIN
-#define PN_SGEMM_MT_MIN ((int64_t)1 << 17)
+#define PN_SGEMM_MT_MIN ((int64_t)1 << 18)
 #endif
 
 /* When to read an operand in place instead of packing it: pn_gemm_plan. */
