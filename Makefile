@@ -41,7 +41,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps test unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup bench-ort
+        bench-extract bench-dedup bench-ort bench-kernels bench-deps
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
@@ -165,6 +165,27 @@ bench-ort: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
 	@command -v node >/dev/null || { echo "bench-ort needs node and npm (node >= 18)"; exit 1; }
 	@bench/ort.sh $(SHARED)
+
+# Kernel benchmarks against OpenBLAS.  Only these programs link it (never
+# bin/passnet), so libopenblas-dev is installed here rather than by `deps`.
+# BENCH_ARGS is passed on, e.g. BENCH_ARGS="-s 256,512 -j 1".
+DEB_BENCH := libopenblas-dev
+BENCH_ARGS ?=
+bench-deps:
+	@missing=""; for p in $(DEB_BENCH); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build/bench/%: bench/%.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/bench
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lopenblas -o $@
+
+bench-kernels: deps bench-deps
+	@$(MAKE) --no-print-directory build/bench/gemm
+	@build/bench/gemm $(BENCH_ARGS)
 
 clean:
 	rm -rf build bin
