@@ -43,8 +43,7 @@ static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t see
 		return -1;
 	int rc = 0;
 	for (int i = 0; i < g->n_inputs && !rc; i++) {
-		const pn_value *v = &g->values[g->inputs[i]];
-		in[i] = pn_input_random(&r.v[g->inputs[i]].type, v->name, seed, err);
+		in[i] = pn_input_for(g, i, &r.v[g->inputs[i]].type, seed, err);
 		if (!in[i])
 			rc = -1;
 	}

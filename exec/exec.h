@@ -43,10 +43,7 @@ int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_te
 /* A tensor for a weight kept as metadata, regenerated with a seeded
  * generator from its recorded statistics (see exec/weights.c). */
 pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err);
-/* Seeded input for a graph input of static type t (floats uniform with
- * mean 0 and std 1, ints in [0, 4), bools alternating by generator). */
-pn_tensor *pn_input_random(const pn_type *t, const char *name, uint64_t seed, char *err);
-/* Seeded value for graph input `input` of g (a subgraph's boundary), typed
+/* Seeded value for graph input `input` of g (a model's or a subgraph's), typed
  * ty: floats in [0.1, 1.1) so that what follows stays finite, integers
  * chosen by what reads them (indices 0, counts and steps 1, data in
  * [0, 4)), bools alternating by generator. */

@@ -95,26 +95,6 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
 	return t;
 }
 
-pn_tensor *pn_input_random(const pn_type *ty, const char *name, uint64_t seed, char *err)
-{
-	if (!pn_type_is_static(ty) || !pn_dtype_size(ty->dtype) || ty->dtype == PN_STRING)
-		return pn_fail(err, "input '%s' has no static numeric type", name), NULL;
-	pn_tensor *t = pn_tensor_new(ty->dtype, ty->rank, ty->dims);
-	if (!t)
-		return pn_fail(err, "cannot allocate input '%s'", name), NULL;
-	pn_rng r;
-	pn_rng_seed(&r, seed, name);
-	if (pn_dtype_is_float(ty->dtype))
-		fill(t, &r, (draw){0, 1, -4, 4});
-	else if (ty->dtype == PN_BOOL)
-		for (int64_t i = 0; i < t->numel; i++)
-			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) & 1));
-	else
-		for (int64_t i = 0; i < t->numel; i++)
-			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) % 4));
-	return t;
-}
-
 /* --- inputs of a subgraph ----------------------------------------------------- */
 
 enum int_role { INT_DATA, INT_INDEX, INT_COUNT };
