@@ -193,6 +193,11 @@ int pn_session_new(const pn_graph *g, const pn_exec_opts *o, pn_session **out, c
 	return 0;
 }
 
+void pn_session_set_threads(pn_session *s, int threads)
+{
+	s->o.threads = threads;
+}
+
 void pn_session_free(pn_session *s)
 {
 	if (!s)

@@ -48,7 +48,8 @@ typedef struct measure {
 	pn_model *m;
 	pn_type *types;          /* inferred, per value */
 	pn_tensor **in, **out;
-	pn_session *s, *s1;      /* timing threads, and 1 thread */
+	pn_session *s;           /* one session: weights regenerated once */
+	int threads;             /* the timing thread count */
 	char err[PN_ERRLEN];
 } measure;
 
@@ -89,10 +90,12 @@ static void free_outputs(measure *ms)
 	}
 }
 
-static int run_once(measure *ms, pn_session *s)
+/* One run on `threads` threads. */
+static int run_once(measure *ms, int threads)
 {
 	free_outputs(ms);
-	return pn_session_run(s, ms->in, ms->m->graph->n_inputs, ms->out, ms->err);
+	pn_session_set_threads(ms->s, threads);
+	return pn_session_run(ms->s, ms->in, ms->m->graph->n_inputs, ms->out, ms->err);
 }
 
 /* --- preparing a subgraph -------------------------------------------------------- */
@@ -128,10 +131,8 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_profi
 		if (!(ms->in[i] = pn_input_for(g, i, &ms->types[g->inputs[i]], o->seed, ms->err)))
 			return -1;
 	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
-	pn_exec_opts e1 = {.seed = o->seed, .threads = 1};
-	if (pn_session_new(g, &eo, &ms->s, ms->err) || pn_session_new(g, &e1, &ms->s1, ms->err))
-		return -1;
-	return 0;
+	ms->threads = o->threads;
+	return pn_session_new(g, &eo, &ms->s, ms->err);
 }
 
 static void release(measure *ms)
@@ -143,7 +144,6 @@ static void release(measure *ms)
 	free(ms->out);
 	free(ms->types);
 	pn_session_free(ms->s);
-	pn_session_free(ms->s1);
 	pn_model_free(ms->m);
 }
 
@@ -173,7 +173,7 @@ static int check_outputs(measure *ms, int threads)
 {
 	const pn_graph *g = ms->m->graph;
 	pn_tensor **first = calloc((size_t)g->n_outputs + 1, sizeof(void *));
-	int rc = first ? run_once(ms, ms->s) : pn_fail(ms->err, "out of memory");
+	int rc = first ? run_once(ms, threads) : pn_fail(ms->err, "out of memory");
 	for (int i = 0; !rc && i < g->n_outputs; i++) {
 		if (!all_finite(ms->out[i]))
 			rc = pn_fail(ms->err, "output %s is not finite on the seeded inputs",
@@ -181,7 +181,7 @@ static int check_outputs(measure *ms, int threads)
 		first[i] = ms->out[i];
 		ms->out[i] = NULL;
 	}
-	pn_session *again[2] = {ms->s, threads > 1 ? ms->s1 : NULL};
+	int again[2] = {threads, threads > 1 ? 1 : 0};
 	const char *what[2] = {"a second run", "1 thread"};
 	for (int k = 0; k < 2 && !rc && again[k]; k++) {
 		rc = run_once(ms, again[k]);
@@ -199,10 +199,10 @@ static int check_outputs(measure *ms, int threads)
 /* --- timing --------------------------------------------------------------------------- */
 
 /* Runs per timed trial, so that a trial lasts PN_MIN_TRIAL_US. */
-static int reps_for(measure *ms, pn_session *s, int *reps)
+static int reps_for(measure *ms, int threads, int *reps)
 {
 	double t0 = pn_now();
-	if (run_once(ms, s))
+	if (run_once(ms, threads))
 		return -1;
 	double us = (pn_now() - t0) * 1e6;
 	*reps = us >= PN_MIN_TRIAL_US ? 1 : (int)ceil(PN_MIN_TRIAL_US / (us > 0.01 ? us : 0.01));
@@ -211,18 +211,18 @@ static int reps_for(measure *ms, pn_session *s, int *reps)
 	return 0;
 }
 
-static int trials(measure *ms, pn_session *s, const pn_profile_opts *o, double *times)
+static int trials(measure *ms, int threads, const pn_profile_opts *o, double *times)
 {
 	int reps;
 	for (int w = 0; w < o->warmups; w++)
-		if (run_once(ms, s))
+		if (run_once(ms, threads))
 			return -1;
-	if (reps_for(ms, s, &reps))
+	if (reps_for(ms, threads, &reps))
 		return -1;
 	for (int t = 0; t < o->trials; t++) {
 		double t0 = pn_now();
 		for (int r = 0; r < reps; r++)
-			if (run_once(ms, s))
+			if (run_once(ms, threads))
 				return -1;
 		times[t] = (pn_now() - t0) * 1e6 / reps;
 	}
@@ -248,7 +248,7 @@ static int time_subgraph(measure *ms, const pn_profile_opts *o, Passnet__Profile
 	double median = 0, iqr = 0;
 	int rep = 0, rc = 0;
 	for (;;) {
-		rc = trials(ms, ms->s, o, times);
+		rc = trials(ms, ms->threads, o, times);
 		if (rc)
 			break;
 		summarise(times, o->trials, &median, &iqr);
@@ -348,7 +348,7 @@ void pn_profile_one(const uint8_t *canon, size_t len, const pn_profile_opts *o,
 		rc = time_subgraph(&ms, o, p);
 	if (!rc && threads > 1) {
 		double *t1 = malloc(sizeof(double) * (size_t)o->trials), med, iqr;
-		if (t1 && !(rc = trials(&ms, ms.s1, o, t1))) {
+		if (t1 && !(rc = trials(&ms, 1, o, t1))) {
 			summarise(t1, o->trials, &med, &iqr);
 			p->has_median_1thread_us = 1;
 			p->median_1thread_us = med;

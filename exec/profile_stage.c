@@ -22,12 +22,26 @@
 #define COMMIT_EVERY 32
 #define COMMIT_SECONDS 1.0
 
+/* Subgraphs are measured in order of the first strategy that found them
+ * (fusion, anchor, window, sole: the candidates an export draws on come
+ * first under a time budget), then by hash. */
+typedef struct pitem {
+	uint8_t key[16];
+	int rank;
+} pitem;
+
 typedef struct pplan {
 	pn_rtxn *t;
 	const pn_profile_opts *o;
-	uint8_t (*keys)[16];
+	pitem *items;
 	int64_t n, cap;
 } pplan;
+
+static int cmp_item(const void *a, const void *b)
+{
+	const pitem *x = a, *y = b;
+	return x->rank != y->rank ? x->rank - y->rank : memcmp(x->key, y->key, 16);
+}
 
 static int measured_by_this_build(pn_rtxn *t, const uint8_t *key)
 {
@@ -41,7 +55,7 @@ static int measured_by_this_build(pn_rtxn *t, const uint8_t *key)
 	return same;
 }
 
-static int wanted(pplan *pl, pn_bytes key, pn_bytes val)
+static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
 {
 	const pn_profile_opts *o = pl->o;
 	if (o->min_nodes > 1) {
@@ -52,9 +66,13 @@ static int wanted(pplan *pl, pn_bytes key, pn_bytes val)
 		if (small)
 			return 0;
 	}
+	pn_occ_summary occ;
+	pn_occurrences(pl->t, key.data, NULL, &occ);
+	*rank = pn_n_strategies;
+	for (int i = pn_n_strategies - 1; i >= 0 && i < 8; i--)
+		if (occ.per_strategy[i])
+			*rank = i;
 	if (o->strategies) {
-		pn_occ_summary occ;
-		pn_occurrences(pl->t, key.data, NULL, &occ);
 		int any = 0;
 		for (int i = 0; i < pn_n_strategies && i < 8; i++)
 			any |= (o->strategies >> i & 1) && occ.per_strategy[i];
@@ -67,15 +85,17 @@ static int wanted(pplan *pl, pn_bytes key, pn_bytes val)
 static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
 {
 	pplan *pl = ud;
-	if (key.len != 16 || !wanted(pl, key, val))
+	int rank = 0;
+	if (key.len != 16 || !wanted(pl, key, val, &rank))
 		return 0;
 	if (pl->n == pl->cap) {
 		pl->cap = pl->cap ? pl->cap * 2 : 1024;
-		pl->keys = realloc(pl->keys, 16 * (size_t)pl->cap);
-		if (!pl->keys)
+		pl->items = realloc(pl->items, sizeof(pitem) * (size_t)pl->cap);
+		if (!pl->items)
 			return -1;
 	}
-	memcpy(pl->keys[pl->n++], key.data, 16);
+	memcpy(pl->items[pl->n].key, key.data, 16);
+	pl->items[pl->n++].rank = rank;
 	return 0;
 }
 
@@ -151,6 +171,8 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		return -1;
 	int rc = pn_foreach(pl.t, PN_T_SUBGRAPHS, NULL, 0, plan_subgraph, &pl) < 0 ? -1 : 0;
 	pn_rtxn_end(pl.t);
+	if (pl.n)
+		qsort(pl.items, (size_t)pl.n, sizeof(pitem), cmp_item);
 	stats->todo = pl.n;
 	int64_t n = o->limit > 0 && o->limit < pl.n ? o->limit : pl.n;
 	pn_writer *w = NULL;
@@ -166,7 +188,7 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 			break;
 		}
 		size_t len = 0;
-		uint8_t *canon = load_canon(st, pl.keys[i], &len, err);
+		uint8_t *canon = load_canon(st, pl.items[i].key, &len, err);
 		if (!canon) {
 			rc = -1;
 			break;
@@ -176,7 +198,7 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		free(canon);
 		count_flags(&p, stats);
 		stats->profiled++;
-		rc = pn_put_msg(w, PN_T_PROFILES, pl.keys[i], 16, &p.base, err);
+		rc = pn_put_msg(w, PN_T_PROFILES, pl.items[i].key, 16, &p.base, err);
 		pn_profile_clear(&p);
 		if (!rc && (++since_commit >= COMMIT_EVERY || pn_now() - last_commit > COMMIT_SECONDS)) {
 			rc = pn_writer_flush(w, err);
@@ -193,7 +215,7 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		if (pn_writer_close(w, rc ? cerr : err))
 			rc = -1;
 	}
-	free(pl.keys);
+	free(pl.items);
 	stats->seconds = pn_now() - t0;
 	return rc;
 }
