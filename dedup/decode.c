@@ -186,76 +186,6 @@ static Onnx__TensorProto *rd_tensor(ctx *c, reader *r, const char *name)
 
 /* --- attributes ------------------------------------------------------------------ */
 
-static Onnx__TypeProto *tensor_type_proto(ctx *c, const pn_type *t)
-{
-	Onnx__TypeProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
-	Onnx__TypeProto__Tensor *tt = pn_arena_alloc(c->a, sizeof(*tt));
-	if (!tp || !tt)
-		return NULL;
-	onnx__type_proto__init(tp);
-	onnx__type_proto__tensor__init(tt);
-	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp->tensor_type = tt;
-	tt->has_elem_type = 1;
-	tt->elem_type = t->dtype;
-	if (t->rank < 0)
-		return tp;
-	Onnx__TensorShapeProto *sh = pn_arena_alloc(c->a, sizeof(*sh));
-	if (!sh)
-		return NULL;
-	onnx__tensor_shape_proto__init(sh);
-	tt->shape = sh;
-	sh->n_dim = (size_t)t->rank;
-	sh->dim = pn_arena_alloc(c->a, sizeof(void *) * (sh->n_dim + 1));
-	for (size_t i = 0; sh->dim && i < sh->n_dim; i++) {
-		Onnx__TensorShapeProto__Dimension *d = pn_arena_alloc(c->a, sizeof(*d));
-		if (!d)
-			return NULL;
-		onnx__tensor_shape_proto__dimension__init(d);
-		if (t->dims[i] >= 0) {
-			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-			d->dim_value = t->dims[i];
-		}
-		sh->dim[i] = d;
-	}
-	return tp;
-}
-
-/* A TYPE_PROTO attribute (Optional's `type`): tensors, sequences of tensors
- * and optionals of tensors, which is what the label records. */
-static Onnx__TypeProto *type_proto(ctx *c, const pn_type *t)
-{
-	Onnx__TypeProto *inner = tensor_type_proto(c, t);
-	if (!inner || t->kind == PN_KIND_TENSOR)
-		return inner;
-	Onnx__TypeProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
-	if (!tp)
-		return NULL;
-	onnx__type_proto__init(tp);
-	if (t->kind == PN_KIND_SEQUENCE) {
-		Onnx__TypeProto__Sequence *sq = pn_arena_alloc(c->a, sizeof(*sq));
-		if (!sq)
-			return NULL;
-		onnx__type_proto__sequence__init(sq);
-		sq->elem_type = inner;
-		tp->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
-		tp->sequence_type = sq;
-	} else {
-		Onnx__TypeProto__Optional *op = pn_arena_alloc(c->a, sizeof(*op));
-		if (!op)
-			return NULL;
-		onnx__type_proto__optional__init(op);
-		if (t->elem_kind == PN_KIND_SEQUENCE) {   /* optional(sequence(tensor)) */
-			pn_type seq = *t;
-			seq.kind = PN_KIND_SEQUENCE;
-			inner = type_proto(c, &seq);
-		}
-		op->elem_type = inner;
-		tp->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
-		tp->optional_type = op;
-	}
-	return tp;
-}
 
 static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *prefix)
 {
@@ -322,7 +252,7 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		pn_type t;
 		rd_type(r, &t);
 		(void)prefix;
-		ap->tp = type_proto(c, &t);
+		ap->tp = pn_type_to_proto(c->a, &t);
 		break;
 	}
 	default:
@@ -408,7 +338,7 @@ static Onnx__ValueInfoProto *value_info(ctx *c, const dvalue *v)
 		return NULL;
 	onnx__value_info_proto__init(vi);
 	vi->name = v->name;
-	vi->type = type_proto(c, &v->type);
+	vi->type = pn_type_to_proto(c->a, &v->type);
 	return vi->type ? vi : NULL;
 }
 
@@ -692,7 +622,8 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_on
 	return mp;
 }
 
-int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *err)
+int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model **out,
+		       Onnx__ModelProto **proto, char *err)
 {
 	pn_model *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -700,7 +631,7 @@ int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *er
 	pn_arena_init(&m->arena, 0);
 	Passnet__WeightMeta **metas = NULL;
 	size_t nm = 0;
-	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, 0, &m->arena, &metas, &nm, err);
+	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, for_onnx, &m->arena, &metas, &nm, err);
 	/* The canonical form already decided what is kept by value (folded
 	 * constants of any size) and what is metadata (bytes absent): no
 	 * policy is applied again. */
@@ -709,6 +640,13 @@ int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *er
 		pn_model_free(m);
 		return -1;
 	}
+	if (proto)
+		*proto = mp;
 	*out = m;
 	return 0;
+}
+
+int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *err)
+{
+	return pn_subgraph_decode(bytes, len, 0, out, NULL, err);
 }

@@ -122,30 +122,6 @@ static int calibration(pn_store *st, int threads, pn_calibration *cal, char *err
 	return rc;
 }
 
-/* A copy of the subgraph's canonical bytes (the read must not outlive its
- * transaction, and the measurement takes a while). */
-static uint8_t *load_canon(pn_store *st, const uint8_t *key, size_t *len, char *err)
-{
-	pn_rtxn *t;
-	if (pn_rtxn_begin(st, &t, err))
-		return NULL;
-	pn_bytes v;
-	uint8_t *out = NULL;
-	if (pn_get(t, PN_T_SUBGRAPHS, key, 16, &v) == 0) {
-		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
-		if (sg && sg->has_canonical && (out = malloc(sg->canonical.len + 1))) {
-			memcpy(out, sg->canonical.data, sg->canonical.len);
-			*len = sg->canonical.len;
-		}
-		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
-	}
-	pn_rtxn_end(t);
-	if (!out)
-		pn_fail(err, "subgraph record is missing or corrupt");
-	return out;
-}
-
 static void count_flags(const Passnet__Profile *p, pn_profile_stats *s)
 {
 	for (size_t i = 0; i < p->n_flags; i++)
@@ -188,7 +164,7 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 			break;
 		}
 		size_t len = 0;
-		uint8_t *canon = load_canon(st, pl.items[i].key, &len, err);
+		uint8_t *canon = pn_subgraph_canonical(st, pl.items[i].key, &len, err);
 		if (!canon) {
 			rc = -1;
 			break;

@@ -54,15 +54,9 @@ static int write_file(const char *path, const ProtobufCMessage *msg, char *err)
 int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
 			    char *err)
 {
-	pn_model *m = calloc(1, sizeof(*m));
-	if (!m)
-		return pn_fail(err, "out of memory");
-	pn_arena_init(&m->arena, 0);
-	Passnet__WeightMeta **metas = NULL;
-	size_t nm = 0;
-	Onnx__ModelProto *mp = pn_canon_to_model(canon, len, 1, &m->arena, &metas, &nm, err);
-	pn_decode_opts o = {.weights_as_meta = 0, .metas = metas, .n_metas = nm};
-	int rc = !mp || pn_model_from_proto(mp, &o, m, err) ? -1 : 0;
+	pn_model *m = NULL;
+	Onnx__ModelProto *mp = NULL;
+	int rc = pn_subgraph_decode(canon, len, 1, &m, &mp, err);
 	if (!rc)
 		rc = fill_weights(mp, m, seed, &m->arena, err);
 	if (!rc)
@@ -70,4 +64,3 @@ int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, con
 	pn_model_free(m);
 	return rc;
 }
-

@@ -60,28 +60,6 @@ static void variant_name(const pn_variant *v, int i, char *out, size_t cap)
 
 /* --- one variant: model.onnx and its test set ------------------------------------------ */
 
-static uint8_t *canonical_bytes(pn_store *st, const uint8_t *hash, size_t *len, char *err)
-{
-	pn_rtxn *t;
-	if (pn_rtxn_begin(st, &t, err))
-		return NULL;
-	pn_bytes v;
-	uint8_t *out = NULL;
-	if (pn_get(t, PN_T_SUBGRAPHS, hash, 16, &v) == 0) {
-		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
-		if (sg && sg->has_canonical && (out = malloc(sg->canonical.len + 1))) {
-			memcpy(out, sg->canonical.data, sg->canonical.len);
-			*len = sg->canonical.len;
-		}
-		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
-	}
-	pn_rtxn_end(t);
-	if (!out)
-		pn_fail(err, "subgraph record missing");
-	return out;
-}
-
 static int write_tensor(const char *dir, const char *what, int i, const pn_tensor *t,
 			const char *name, char *err)
 {
@@ -269,7 +247,7 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		pn_rtxn_end(txn);   /* the writes below take a while: no reader held */
 		txn = NULL;
 		rc = mkdirs(vdir, err);
-		if (!rc && !(canon = canonical_bytes(st, t->v[i].hash, &len, err)))
+		if (!rc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, err)))
 			rc = -1;
 		if (!rc)
 			rc = pn_export_subgraph_onnx(canon, len, o->seed, model, err);

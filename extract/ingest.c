@@ -97,43 +97,6 @@ static int strip_graph(ctx *c, Onnx__GraphProto *gp, const pn_graph *g)
 
 /* --- inferred types into value_info ------------------------------------------ */
 
-static Onnx__TypeProto *type_proto(pn_arena *a, const pn_type *t)
-{
-	Onnx__TypeProto *tp = pn_arena_alloc(a, sizeof(*tp));
-	Onnx__TypeProto__Tensor *tt = pn_arena_alloc(a, sizeof(*tt));
-	if (!tp || !tt)
-		return NULL;
-	onnx__type_proto__init(tp);
-	onnx__type_proto__tensor__init(tt);
-	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp->tensor_type = tt;
-	tt->has_elem_type = 1;
-	tt->elem_type = t->dtype;
-	if (t->rank < 0)
-		return tp;
-	Onnx__TensorShapeProto *sh = pn_arena_alloc(a, sizeof(*sh));
-	if (!sh)
-		return NULL;
-	onnx__tensor_shape_proto__init(sh);
-	sh->n_dim = (size_t)t->rank;
-	sh->dim = pn_arena_alloc(a, sizeof(void *) * (size_t)(t->rank + 1));
-	if (!sh->dim)
-		return NULL;
-	for (int i = 0; i < t->rank; i++) {
-		Onnx__TensorShapeProto__Dimension *d = pn_arena_alloc(a, sizeof(*d));
-		if (!d)
-			return NULL;
-		onnx__tensor_shape_proto__dimension__init(d);
-		if (t->dims[i] >= 0) {
-			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-			d->dim_value = t->dims[i];
-		}
-		sh->dim[i] = d;
-	}
-	tt->shape = sh;
-	return tp;
-}
-
 /* Replaces the graph's value_info with the inferred type of every value a
  * node produces (tensors only), in value order. */
 static int write_value_info(ctx *c, Onnx__GraphProto *gp, const pn_graph *g, const pn_infer_result *r)
@@ -151,7 +114,7 @@ static int write_value_info(ctx *c, Onnx__GraphProto *gp, const pn_graph *g, con
 			return -1;
 		onnx__value_info_proto__init(vi);
 		vi->name = (char *)g->values[v].name;
-		vi->type = type_proto(c->a, t);
+		vi->type = pn_type_to_proto(c->a, t);
 		if (!vi->type)
 			return -1;
 		list[n++] = vi;

@@ -49,6 +49,11 @@ int pn_tensor_write_pb(const pn_tensor *t, const char *name, void **bytes, size_
 /* Fills a TensorProto (allocated in arena) with t's bytes as raw_data. */
 Onnx__TensorProto *pn_tensor_to_proto(const pn_tensor *t, const char *name, pn_arena *a);
 
+/* --- types (onnx_types.c) --- */
+
+/* t as a TypeProto in arena a (unknown dims left without a value). */
+Onnx__TypeProto *pn_type_to_proto(pn_arena *a, const pn_type *t);
+
 /* --- models (onnx_decode.c) --- */
 
 Onnx__ModelProto *pn_onnx_unpack(const void *bytes, size_t len, pn_arena *a, char *err);

@@ -1,6 +1,9 @@
 #include "store/subgraphs.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/err.h"
 
 #include "partition/partition.h"
 
@@ -41,4 +44,26 @@ int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_
 	memset(s, 0, sizeof(*s));
 	occ_walk w = {.s = s, .model = model};
 	return pn_foreach(t, PN_T_OCCURRENCES, hash, 16, count_occ, &w) < 0 ? -1 : 0;
+}
+
+uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return NULL;
+	pn_bytes v;
+	uint8_t *out = NULL;
+	if (pn_get(t, PN_T_SUBGRAPHS, hash, 16, &v) == 0) {
+		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
+		if (sg && sg->has_canonical && (out = malloc(sg->canonical.len + 1))) {
+			memcpy(out, sg->canonical.data, sg->canonical.len);
+			*len = sg->canonical.len;
+		}
+		if (sg)
+			passnet__subgraph__free_unpacked(sg, NULL);
+	}
+	pn_rtxn_end(t);
+	if (!out)
+		pn_fail(err, "subgraph record is missing or corrupt");
+	return out;
 }

@@ -17,4 +17,8 @@ typedef struct pn_occ_summary {
 /* Summarises the occurrences of one subgraph; model (16 bytes) may be NULL. */
 int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_occ_summary *s);
 
+/* A malloc'd copy of a subgraph's canonical bytes, read in a transaction of
+ * its own (callers then work for a while without holding a reader). */
+uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len, char *err);
+
 #endif
