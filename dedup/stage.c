@@ -1,7 +1,6 @@
 /*
  * stage.c - the dedup stage (partition/stage.h): candidates -> subgraphs.
  */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "extract/ingest.h"
 #include "partition/stage.h"
 #include "passnet.pb-c.h"
+#include "store/batches.h"
 #include "store/records.h"
 
 #define BATCH_MODELS 16
@@ -262,6 +262,40 @@ static int load_records(pn_store *st, mjob *jobs, int n, char *err)
 	return rc;
 }
 
+/* --- the pipeline (store/batches.h) ------------------------------------------------------ */
+
+typedef struct pipe {
+	dplan *p;
+	pn_stage_stats *stats;
+	pn_store *st;
+} pipe;
+
+static int pipe_load(void *ud, int first, int n, char *err)
+{
+	pipe *pp = ud;
+	return load_records(pp->st, pp->p->jobs + first, n, err);
+}
+
+static void pipe_work(void *ud, int i)
+{
+	mjob *j = &((pipe *)ud)->p->jobs[i];
+	if (!j->failed)
+		dedup_model(j);
+}
+
+static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
+{
+	pipe *pp = ud;
+	return commit_job(w, &pp->p->jobs[i], pp->stats, err);
+}
+
+static void pipe_release(void *ud, int i)
+{
+	free_job(&((pipe *)ud)->p->jobs[i]);
+}
+
+static const pn_batch_ops dedup_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
+
 int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof(*stats));
@@ -276,36 +310,9 @@ int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
 	int rc = pn_writer_open(st, &w, 0, err);
 	pn_progress prog;
 	pn_progress_start(&prog, "dedup", (uint64_t)p.n);
-	/* A pipeline: while the workers hash batch b, this thread commits batch
-	 * b-1 (the store has one writer), then joins the hashing. */
-	int nt = threads > 0 ? threads : omp_get_max_threads();
-	int prev = -1, prev_n = 0;
-	for (int b = 0; !rc && (b < p.n || prev >= 0); b += BATCH_MODELS) {
-		int n = b < p.n ? (p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS) : 0;
-		mjob *jobs = p.jobs + b;
-		if (n)
-			rc = load_records(st, jobs, n, err);
-		int crc = 0;
-		/* master: the writer belongs to this thread; the others run the
-		 * tasks, and every thread helps at the region's closing barrier */
-		#pragma omp parallel num_threads(nt)
-		#pragma omp master
-		{
-			for (int i = 0; i < n; i++) {
-				#pragma omp task firstprivate(i)
-				if (!rc && !jobs[i].failed)
-					dedup_model(&jobs[i]);
-			}
-			for (int i = 0; prev >= 0 && i < prev_n && !crc; i++)
-				crc = commit_job(w, &p.jobs[prev + i], stats, err);
-		}
-		if (crc)
-			rc = crc;
-		for (int i = 0; prev >= 0 && i < prev_n; i++)
-			free_job(&p.jobs[prev + i]);
-		pn_progress_step(&prog, (uint64_t)(b + n), NULL);
-		prev = n ? b : -1;
-		prev_n = n;
+	if (!rc) {
+		pipe pp = {&p, stats, st};
+		rc = pn_run_batches(w, p.n, BATCH_MODELS, threads, &dedup_ops, &pp, &prog, err);
 	}
 	for (int i = 0; i < p.n; i++)
 		free_job(&p.jobs[i]);

@@ -3,7 +3,6 @@
  */
 #include "partition/stage.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "extract/ingest.h"
 #include "partition/partition.h"
 #include "passnet.pb-c.h"
+#include "store/batches.h"
 #include "store/records.h"
 
 #define BATCH_MODELS 32
@@ -204,6 +204,38 @@ static void free_job(job *j)
 		pn_cuts_free(&j->cuts[s]);
 }
 
+/* --- the pipeline (store/batches.h) ------------------------------------------------------ */
+
+typedef struct pipe {
+	plan *p;
+	pn_stage_stats *stats;
+	pn_store *st;
+} pipe;
+
+static int pipe_load(void *ud, int first, int n, char *err)
+{
+	pipe *pp = ud;
+	return load_records(pp->st, pp->p->jobs + first, n, err);
+}
+
+static void pipe_work(void *ud, int i)
+{
+	partition_model(&((pipe *)ud)->p->jobs[i]);
+}
+
+static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
+{
+	pipe *pp = ud;
+	return commit_job(w, &pp->p->jobs[i], pp->stats, err);
+}
+
+static void pipe_release(void *ud, int i)
+{
+	free_job(&((pipe *)ud)->p->jobs[i]);
+}
+
+static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
+
 static unsigned wanted_mask(const char *const *names, int n, char *err)
 {
 	if (!names || !n)
@@ -236,34 +268,9 @@ int pn_partition_stage(pn_store *st, const char *const *strategies, int n_strate
 		rc = pn_writer_open(st, &w, 0, err);
 	pn_progress prog;
 	pn_progress_start(&prog, "partition", (uint64_t)p.n);
-	/* Pipelined like dedup: this thread (which owns the writer) commits
-	 * batch b-1 while the others cut batch b. */
-	int nt = threads > 0 ? threads : omp_get_max_threads();
-	int prev = -1, prev_n = 0;
-	for (int b = 0; !rc && (b < p.n || prev >= 0); b += BATCH_MODELS) {
-		int n = b < p.n ? (p.n - b < BATCH_MODELS ? p.n - b : BATCH_MODELS) : 0;
-		job *jobs = p.jobs + b;
-		if (n)
-			rc = load_records(st, jobs, n, err);
-		int crc = 0;
-		#pragma omp parallel num_threads(nt)
-		#pragma omp master
-		{
-			for (int i = 0; i < n; i++) {
-				#pragma omp task firstprivate(i)
-				if (!rc)
-					partition_model(&jobs[i]);
-			}
-			for (int i = 0; prev >= 0 && i < prev_n && !crc; i++)
-				crc = commit_job(w, &p.jobs[prev + i], stats, err);
-		}
-		if (crc)
-			rc = crc;
-		for (int i = 0; prev >= 0 && i < prev_n; i++)
-			free_job(&p.jobs[prev + i]);
-		pn_progress_step(&prog, (uint64_t)(b + n), NULL);
-		prev = n ? b : -1;
-		prev_n = n;
+	if (!rc) {
+		pipe pp = {&p, stats, st};
+		rc = pn_run_batches(w, p.n, BATCH_MODELS, threads, &partition_ops, &pp, &prog, err);
 	}
 	for (int i = 0; i < p.n; i++)
 		free_job(&p.jobs[i]);

@@ -1,0 +1,61 @@
+/*
+ * batches.c - the work/commit pipeline behind partition and dedup (batches.h).
+ */
+#include "store/batches.h"
+
+#include <omp.h>
+
+static int batch_len(int first, int n_jobs, int batch)
+{
+	if (first >= n_jobs)
+		return 0;
+	return n_jobs - first < batch ? n_jobs - first : batch;
+}
+
+static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops, void *ud,
+			char *err)
+{
+	for (int i = first; i < first + n; i++)
+		if (ops->commit(ud, w, i, err))
+			return -1;
+	return 0;
+}
+
+int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_batch_ops *ops,
+		   void *ud, pn_progress *prog, char *err)
+{
+	int nt = threads > 0 ? threads : omp_get_max_threads();
+	int prev = 0, prev_n = 0, rc = 0;
+	for (int b = 0; !rc && (b < n_jobs || prev_n); b += batch) {
+		int n = batch_len(b, n_jobs, batch);
+		if (n && ops->load(ud, b, n, err)) {
+			for (int i = b; i < b + n; i++)
+				ops->release(ud, i);
+			rc = -1;
+			n = 0;
+		}
+		int crc = 0;
+		/* master: the writer belongs to this thread; the others run the
+		 * tasks, and every thread helps at the region's closing barrier */
+		#pragma omp parallel num_threads(nt)
+		#pragma omp master
+		{
+			for (int i = b; i < b + n; i++) {
+				#pragma omp task firstprivate(i)
+				ops->work(ud, i);
+			}
+			if (prev_n)
+				crc = commit_batch(w, prev, prev_n, ops, ud, err);
+		}
+		if (crc)
+			rc = -1;
+		for (int i = prev; i < prev + prev_n; i++)
+			ops->release(ud, i);
+		pn_progress_step(prog, (uint64_t)(b + n), NULL);
+		prev = b;
+		prev_n = n;
+	}
+	for (int i = prev; i < prev + prev_n; i++)   /* a stopped run's last batch */
+		ops->release(ud, i);
+	return rc;
+}

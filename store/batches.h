@@ -1,0 +1,34 @@
+/*
+ * batches.h - parallel work on batches of jobs, committed through the store's
+ * one writer.
+ *
+ * The partition and dedup stages have the same shape: a list of jobs (one
+ * per model), work that any thread may do, and results that only the thread
+ * owning the LMDB writer may put.  pn_run_batches pipelines them: while the
+ * other threads work on batch b, the calling thread commits batch b-1, in job
+ * order, so the store's contents never depend on the thread count.
+ */
+#ifndef PN_STORE_BATCHES_H
+#define PN_STORE_BATCHES_H
+
+#include "common/util.h"
+#include "store/store.h"
+
+typedef struct pn_batch_ops {
+	/* Calling thread, before batch [first, first+n) is worked on: read what
+	 * the work needs from the store.  Non-zero stops the run. */
+	int (*load)(void *ud, int first, int n, char *err);
+	/* Any thread: job i's work, with no store access. */
+	void (*work)(void *ud, int i);
+	/* Calling thread, in job order: job i's results.  Non-zero stops the run. */
+	int (*commit)(void *ud, pn_writer *w, int i, char *err);
+	/* Calling thread: job i's memory, after its commit (or when the run stops). */
+	void (*release)(void *ud, int i);
+} pn_batch_ops;
+
+/* Runs jobs [0, n_jobs) in batches of `batch` on `threads` threads (0: the
+ * OpenMP default), advancing `prog` after each batch.  0 or -1 (err set). */
+int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_batch_ops *ops,
+		   void *ud, pn_progress *prog, char *err);
+
+#endif
