@@ -212,13 +212,8 @@ static int commit_candidate(pn_writer *w, mjob *j, cand *c, pn_stage_stats *stat
 static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
 {
 	if (j->failed) {
-		char hex[33];
-		pn_hex(j->model, 16, hex);
-		pn_error_line("dedup: model %s: %s", hex, j->err);
 		stats->failed++;
-		pn_key id;
-		memcpy(id.b, j->model, 16);
-		return pn_error_put(w, &id, "dedup", "", hex, j->err, err);
+		return pn_model_error_put(w, j->model, "dedup", j->err, err);
 	}
 	stats->models++;
 	for (int i = 0; i < j->n; i++)
@@ -246,17 +241,11 @@ static int load_records(pn_store *st, mjob *jobs, int n, char *err)
 		return -1;
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
-		pn_bytes v;
-		if (pn_get(t, PN_T_MODELS, jobs[i].model, 16, &v) != 0) {
+		int got = pn_model_record_copy(t, jobs[i].model, &jobs[i].record, &jobs[i].len);
+		if (got > 0)
 			jobs[i].failed = !!pn_fail(jobs[i].err, "model record is missing");
-			continue;
-		}
-		jobs[i].record = malloc(v.len ? v.len : 1);
-		if (!jobs[i].record)
+		else if (got < 0)
 			rc = pn_fail(err, "out of memory");
-		else
-			memcpy(jobs[i].record, v.data, v.len);
-		jobs[i].len = v.len;
 	}
 	pn_rtxn_end(t);
 	return rc;

@@ -92,18 +92,9 @@ static int load_records(pn_store *st, job *jobs, int n, char *err)
 		return -1;
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
-		pn_bytes v;
-		if (pn_get(t, PN_T_MODELS, jobs[i].key, 16, &v) != 0) {
-			rc = pn_fail(err, "model record vanished");
-			break;
-		}
-		jobs[i].record = malloc(v.len ? v.len : 1);
-		if (!jobs[i].record) {
-			rc = pn_fail(err, "out of memory");
-			break;
-		}
-		memcpy(jobs[i].record, v.data, v.len);
-		jobs[i].len = v.len;
+		int got = pn_model_record_copy(t, jobs[i].key, &jobs[i].record, &jobs[i].len);
+		if (got)
+			rc = pn_fail(err, got > 0 ? "model record vanished" : "out of memory");
 	}
 	pn_rtxn_end(t);
 	return rc;
@@ -170,13 +161,8 @@ static int put_candidate(pn_writer *w, const job *j, const char *strategy, uint3
 static int commit_job(pn_writer *w, job *j, pn_stage_stats *stats, char *err)
 {
 	if (j->failed) {
-		char hex[33];
-		pn_hex(j->key, 16, hex);
-		pn_error_line("partition: model %s: %s", hex, j->err);
 		stats->failed++;
-		pn_key id;
-		memcpy(id.b, j->key, 16);
-		return pn_error_put(w, &id, "partition", "", hex, j->err, err);
+		return pn_model_error_put(w, j->key, "partition", j->err, err);
 	}
 	stats->models++;
 	for (int s = 0; s < pn_n_strategies; s++) {

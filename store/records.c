@@ -44,6 +44,30 @@ int pn_error_put(pn_writer *w, const pn_key *id, const char *stage, const char *
 	return pn_put_msg(w, PN_T_ERRORS, key, kl, &e.base, err);
 }
 
+int pn_model_error_put(pn_writer *w, const uint8_t model[16], const char *stage, const char *msg,
+		       char *err)
+{
+	char hex[33];
+	pn_hex(model, 16, hex);
+	pn_error_line("%s: model %s: %s", stage, hex, msg);
+	pn_key id;
+	memcpy(id.b, model, 16);
+	return pn_error_put(w, &id, stage, "", hex, msg, err);
+}
+
+int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len)
+{
+	pn_bytes v;
+	if (pn_get(t, PN_T_MODELS, model, 16, &v) != 0)
+		return 1;
+	*rec = malloc(v.len ? v.len : 1);
+	if (!*rec)
+		return -1;
+	memcpy(*rec, v.data, v.len);
+	*len = v.len;
+	return 0;
+}
+
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err)
 {
 	uint8_t key[48];

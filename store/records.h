@@ -13,6 +13,15 @@
  * stage: a later error for the same place replaces the earlier one. */
 int pn_error_put(pn_writer *w, const pn_key *id, const char *stage, const char *source,
 		 const char *path, const char *msg, char *err);
+/* A stage's failure on one stored model: prints "STAGE: model HEX: MSG" on
+ * stderr and records it under the model's key. */
+int pn_model_error_put(pn_writer *w, const uint8_t model[16], const char *stage, const char *msg,
+		       char *err);
+
+/* Copies the models-table record of `model` into *rec (malloc'd): 0, 1 when
+ * there is none, -1 when out of memory. */
+int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len);
+
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
 
 /* Packs msg (any protobuf-c message) and puts it under key. */
