@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "exec/profile.h"
 #include "passnet.pb-c.h"
 #include "partition/partition.h"
 #include "store/query.h"
@@ -14,18 +15,21 @@
 
 static const char usage[] =
 	"usage: passnet ls [--source NAME] [--status ok|warning|failed]\n"
-	"       passnet ls --subgraphs [--model KEY] [--strategy S]\n"
+	"       passnet ls --subgraphs [--model KEY] [--strategy S] [--flag F]\n"
 	"\n"
 	"Lists stored models: key, status, nodes, ai.onnx opset, source and path\n"
 	"(the canonical place when the same bytes were found at several).\n"
 	"--status failed lists the places whose model could not be stored, with\n"
 	"the reason.\n"
 	"--subgraphs lists the unique subgraphs instead (those found in one model,\n"
-	"or by one strategy): hash, pattern, nodes, occurrences and ops.\n"
+	"or by one strategy, or flagged F by the profiler: slow, fusible,\n"
+	"overhead-bound, parallel-slowdown, failed, unstable): hash, pattern,\n"
+	"nodes, occurrences, the profiled median time and the ops; with --json\n"
+	"also the bounds, flags and the reason of a failed profile.\n"
 	"--json prints one object per line.\n";
 
 typedef struct ls_opts {
-	const char *source, *status, *strategy;
+	const char *source, *status, *strategy, *flag;
 	int json;
 	int shown;
 	int subgraphs;
@@ -104,6 +108,46 @@ static int list_failed(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+static int has_flag(const Passnet__Profile *p, const char *flag)
+{
+	for (size_t i = 0; p && i < p->n_flags; i++)
+		if (!strcmp(p->flags[i], flag))
+			return 1;
+	return 0;
+}
+
+static void json_profile(const Passnet__Profile *p)
+{
+	if (!p)
+		return;
+	printf(",\"profile\":{\"status\":");
+	pn_json_str(stdout, p->status ? p->status : "");
+	if (p->has_median_us)
+		printf(",\"median_us\":%.4g,\"iqr_us\":%.4g,\"bound_fused_us\":%.4g,"
+		       "\"bound_unfused_us\":%.4g", p->median_us, p->iqr_us, p->bound_fused_us,
+		       p->bound_unfused_us);
+	printf(",\"flags\":[");
+	for (size_t i = 0; i < p->n_flags; i++) {
+		if (i)
+			putchar(',');
+		pn_json_str(stdout, p->flags[i]);
+	}
+	putchar(']');
+	if (p->reason) {
+		printf(",\"reason\":");
+		pn_json_str(stdout, p->reason);
+	}
+	putchar('}');
+}
+
+static Passnet__Profile *profile_of(pn_rtxn *t, const uint8_t *hash)
+{
+	pn_bytes v;
+	if (pn_get(t, PN_T_PROFILES, hash, 16, &v) != 0)
+		return NULL;
+	return passnet__profile__unpack(NULL, v.len, v.data);
+}
+
 static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 {
 	ls_opts *o = ud;
@@ -114,9 +158,18 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	if ((o->has_model && !occ.in_model) ||
 	    (o->strategy && !occ.per_strategy[o->strategy_index]))
 		return 0;
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-	if (!sg)
+	Passnet__Profile *prof = profile_of(o->t, key.data);
+	if (o->flag && !has_flag(prof, o->flag)) {
+		if (prof)
+			passnet__profile__free_unpacked(prof, NULL);
 		return 0;
+	}
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!sg) {
+		if (prof)
+			passnet__profile__free_unpacked(prof, NULL);
+		return 0;
+	}
 	char hex[33], pat[33] = "";
 	pn_hex(key.data, 16, hex);
 	if (sg->has_pattern && sg->pattern.len == 16)
@@ -139,15 +192,32 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 				       (long long)occ.per_strategy[i]);
 				first = 0;
 			}
-		printf("}}\n");
+		putchar('}');
+		json_profile(prof);
+		printf("}\n");
 	} else {
-		printf("%s  %.12s  %3u nodes  %5lld occurrences  ", hex, pat, sg->nodes,
-		       (long long)occ.total);
+		char t[32] = "-";
+		if (prof && prof->has_median_us)
+			snprintf(t, sizeof t, "%.2f us", prof->median_us);
+		else if (prof)
+			snprintf(t, sizeof t, "%s", prof->status ? prof->status : "?");
+		printf("%s  %.12s  %3u nodes  %5lld occurrences  %12s  ", hex, pat, sg->nodes,
+		       (long long)occ.total, t);
 		for (size_t i = 0; i < sg->n_ops; i++)
 			printf("%s%s", i ? " " : "", sg->ops[i]);
 		printf("\n");
 	}
 	passnet__subgraph__free_unpacked(sg, NULL);
+	if (prof)
+		passnet__profile__free_unpacked(prof, NULL);
+	return 0;
+}
+
+static int known_flag(const char *f)
+{
+	for (int i = 0; i < pn_n_flags; i++)
+		if (!strcmp(pn_flag_names[i], f))
+			return 1;
 	return 0;
 }
 
@@ -166,6 +236,8 @@ int cmd_ls(int argc, char **argv, const pn_cli *cli)
 			o.subgraphs = 1;
 		else if ((v = pn_opt_value(argc, argv, &i, "--strategy")))
 			o.strategy = v;
+		else if ((v = pn_opt_value(argc, argv, &i, "--flag")))
+			o.flag = v;
 		else if ((v = pn_opt_value(argc, argv, &i, "--model")))
 			model_prefix = v;
 		else {
@@ -176,6 +248,9 @@ int cmd_ls(int argc, char **argv, const pn_cli *cli)
 	if (o.status && strcmp(o.status, "ok") && strcmp(o.status, "warning") &&
 	    strcmp(o.status, "failed"))
 		return pn_die("--status must be ok, warning or failed");
+	if (o.flag && !known_flag(o.flag))
+		return pn_die("unknown flag '%s' (slow, fusible, overhead-bound, parallel-slowdown, "
+			      "failed, unstable)", o.flag);
 	if (o.strategy) {
 		const pn_strategy *sp = pn_strategy_find(o.strategy);
 		if (!sp)

@@ -1,5 +1,5 @@
 /*
- * show.c - `passnet show KEY`: one model (later stages add subgraphs).
+ * show.c - `passnet show KEY`: one model, or one subgraph with its profile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,8 @@ static const char usage[] =
 	"Shows a stored model: source, path and every other place it was found,\n"
 	"opsets, inputs and outputs with shapes, its op histogram and warnings.\n"
 	"Or a subgraph: its pattern, its nodes with their edges and shapes, and\n"
-	"every model and strategy it was found by.\n"
+	"every model and strategy it was found by, and its profile when `passnet\n"
+	"exec` has measured it.\n"
 	"KEY is a model key or a subgraph hash, or a unique prefix of at least 4\n"
 	"hex digits of one.\n";
 
@@ -193,6 +194,42 @@ static int print_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* The subgraph's profile, if this store has one: times, bounds, flags with
+ * the thresholds that were applied, or why it could not be measured. */
+static void print_profile(pn_rtxn *t, const pn_key *key)
+{
+	pn_bytes val;
+	if (pn_get(t, PN_T_PROFILES, key->b, 16, &val) != 0) {
+		printf("profile    none (passnet exec measures it)\n");
+		return;
+	}
+	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
+	if (!p)
+		return;
+	printf("profile    %s, executor build %s, %u thread%s, %u warm-up, %u trials, seed %llu\n",
+	       p->status ? p->status : "?", p->executor_build ? p->executor_build : "?", p->threads,
+	       p->threads == 1 ? "" : "s", p->warmups, p->trials, (unsigned long long)p->seed);
+	if (p->reason)
+		printf("  failed     %s\n", p->reason);
+	if (p->has_median_us)
+		printf("  time       median %.3f us, IQR %.3f us\n", p->median_us, p->iqr_us);
+	if (p->has_median_1thread_us)
+		printf("  1 thread   median %.3f us\n", p->median_1thread_us);
+	if (p->has_bound_fused_us)
+		printf("  bound      fused %.3f us, unfused %.3f us (%.0f FLOP, %.0f / %.0f bytes)\n",
+		       p->bound_fused_us, p->bound_unfused_us, p->flops, p->bytes_fused, p->bytes_unfused);
+	if (p->has_assumed_dims)
+		printf("  assumed    %u input dim%s unknown in the model, run at %u\n", p->assumed_dims,
+		       p->assumed_dims == 1 ? "" : "s", p->assumed_size);
+	printf("  flags     ");
+	for (size_t i = 0; i < p->n_flags; i++)
+		printf(" %s", p->flags[i]);
+	printf("%s\n", p->n_flags ? "" : " none");
+	for (size_t i = 0; i < p->n_thresholds; i++)
+		printf("  threshold  %s\n", p->thresholds[i]);
+	passnet__profile__free_unpacked(p, NULL);
+}
+
 static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 {
 	pn_bytes val;
@@ -212,6 +249,7 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 		       sg->nodes, sg->canonical.len);
 		print_subgraph_nodes(m->graph);
 		pn_foreach(t, PN_T_OCCURRENCES, key->b, 16, print_occurrence, t);
+		print_profile(t, key);
 	}
 	pn_model_free(m);
 	passnet__subgraph__free_unpacked(sg, NULL);

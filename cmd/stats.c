@@ -33,7 +33,7 @@ typedef struct pattern_stat {
 } pattern_stat;
 
 typedef struct stats {
-	pn_tally sources, opsets, ops, errors, unknown_ops, roots, gaps;
+	pn_tally sources, opsets, ops, errors, unknown_ops, roots, gaps, prof_reasons;
 	int64_t models, places, failed, nodes, values, unknown, weights, n_gaps;
 	/* subgraphs (from occurrences and subgraphs) */
 	int64_t candidates, subgraphs, once, per_cand[8], per_unique[8];
@@ -299,6 +299,28 @@ static int by_occurrences(const void *a, const void *b)
 	return memcmp(x->pattern, y->pattern, 16);
 }
 
+/* The kind of a profile failure, so that like failures count together: a
+ * node's run-time error counts by op ("run-time error in Gemm"), anything
+ * else by its reason up to the first ':' (the details: values, shapes). */
+static const char *reason_kind(const char *reason, char *buf, size_t cap)
+{
+	if (!reason || !*reason)
+		return "(no reason recorded)";
+	const char *op = strstr(reason, "' (");
+	if (!strncmp(reason, "node '", 6) && op) {
+		op += 3;
+		int n = (int)strcspn(op, ")");
+		snprintf(buf, cap, "run-time error in %.*s", n, op);
+		return buf;
+	}
+	size_t n = strcspn(reason, ":");
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, reason, n);
+	buf[n] = 0;
+	return buf;
+}
+
 static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 {
 	(void)key;
@@ -307,7 +329,11 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 	if (!p)
 		return 0;
 	s->profiled++;
-	s->prof_failed += p->status && !strcmp(p->status, "failed");
+	if (p->status && !strcmp(p->status, "failed")) {
+		s->prof_failed++;
+		char kind[96];
+		pn_tally_add(&s->prof_reasons, reason_kind(p->reason, kind, sizeof kind), 1);
+	}
 	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
 	for (size_t i = 0; i < p->n_flags; i++)
 		for (int f = 0; f < pn_n_flags && f < 8; f++)
@@ -328,6 +354,8 @@ static void print_profile_stats(stats *s)
 	for (int f = 0; f < pn_n_flags; f++)
 		printf(" %s %lld", pn_flag_names[f], (long long)s->flags[f]);
 	printf("\n");
+	if (!s->brief)
+		pn_tally_print(&s->prof_reasons, "profile failures by reason:", 0, stdout);
 }
 
 static void print_subgraph_stats(stats *s)
@@ -419,7 +447,9 @@ static void print_json(stats *s)
 	       (long long)s->profiled, (long long)s->prof_failed, (long long)s->prof_unstable);
 	for (int f = 0; f < pn_n_flags; f++)
 		printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flags[f]);
-	printf("}}\n");
+	printf("},");
+	pn_tally_json(&s->prof_reasons, "profile_failures", stdout);
+	printf("}\n");
 }
 
 int cmd_stats(int argc, char **argv, const pn_cli *cli)
@@ -454,8 +484,9 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
 	pn_rtxn_end(t);
 	pn_store_close(st);
-	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops, &s.errors, &s.unknown_ops, &s.roots, &s.gaps};
-	for (size_t i = 0; i < 7; i++)
+	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops,  &s.errors,
+			   &s.unknown_ops, &s.roots, &s.gaps, &s.prof_reasons};
+	for (size_t i = 0; i < 8; i++)
 		pn_tally_sort(all[i]);
 	if (cli->json)
 		print_json(&s);
@@ -463,7 +494,7 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 		print_brief(&s);
 	else
 		print_text(&s);
-	for (size_t i = 0; i < 7; i++)
+	for (size_t i = 0; i < 8; i++)
 		pn_tally_free(all[i]);
 	for (int i = 0; i < s.n_patterns; i++)
 		free(s.patterns[i].ops);

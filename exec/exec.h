@@ -51,5 +51,21 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
  * [0, 4)), bools alternating by generator. */
 pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed, char *err);
 
+/* A subgraph cut below a data-dependent op (NonZero, NonMaxSuppression,
+ * TopK with a computed k) has input dims that no file states.  To run it at
+ * all, every such dim takes one assumed size (one for all, so that dims which
+ * must agree do): PN_ASSUMED_DIM, the 100 detections per image that
+ * detection heads commonly keep, halved until no input with an assumed dim
+ * holds more than PN_ASSUMED_ELEMS elements (an RoI head's [?,256,?,?]
+ * would otherwise be a 1 TFLOP convolution). */
+#define PN_ASSUMED_DIM   100
+#define PN_ASSUMED_ELEMS (1 << 20)
+
+/* The input types of g with every unknown dim set to the assumed size, into
+ * out[g->n_inputs].  Returns how many dims were assumed and sets *size to
+ * the size used, or returns -1 (err set) when a rank or an element type is
+ * unknown. */
+int pn_concrete_input_types(const pn_graph *g, pn_type *out, int64_t *size, char *err);
+
 
 #endif

@@ -3,8 +3,9 @@
  * measures every subgraph not yet measured by this executor build.
  *
  * One measurement:
- *   1. decode the subgraph (dedup/decode.h); its boundary must have static
- *      shapes, else it fails with "data-dependent shape";
+ *   1. decode the subgraph (dedup/decode.h); boundary dims that depend on
+ *      data upstream are run at PN_ASSUMED_DIM (counted in assumed_dims);
+ *      an unknown rank fails with "data-dependent shape";
  *   2. seeded inputs (pn_input_for), weights regenerated from metadata;
  *   3. a correctness run: every output finite, bitwise equal on a second
  *      run and with 1 thread against the timing thread count;

@@ -26,7 +26,45 @@ typedef struct draw {
 	double mean, std, lo, hi;
 } draw;
 
-/* Role of value v from its first consumer: how to draw it without stats. */
+/* Ops that pass a weight on unchanged in value (exporters wrap BatchNorm
+ * statistics in Identity, reshape scales to broadcast): a role is read
+ * through them. */
+static int passes_values_on(int op)
+{
+	return op == PN_OP_Identity || op == PN_OP_Reshape || op == PN_OP_Unsqueeze ||
+	       op == PN_OP_Squeeze || op == PN_OP_Flatten || op == PN_OP_Cast;
+}
+
+/* The draw that v's readers call for (depth: how many pass-on ops were
+ * followed), or 0 when none of them says. */
+static int role_draw(const pn_graph *g, int v, int depth, draw *d)
+{
+	const pn_value *val = &g->values[v];
+	for (int c = 0; c < val->n_consumers; c++) {
+		const pn_node *n = &g->nodes[val->consumers[c]];
+		for (int k = 0; k < n->n_in; k++) {
+			if (n->in[k] != v)
+				continue;
+			if (n->op == PN_OP_BatchNormalization && k == 4) {
+				*d = (draw){1.0, 0.25, 0.5, 1.5};
+				return 1;
+			}
+			if ((n->op == PN_OP_BatchNormalization && k == 1) ||
+			    ((n->op == PN_OP_LayerNormalization || n->op == PN_OP_InstanceNormalization ||
+			      n->op == PN_OP_GroupNormalization) && k == 1)) {
+				*d = (draw){1.0, 0.05, 0.5, 1.5};
+				return 1;
+			}
+			if (passes_values_on(n->op) && k == 0 && depth < 4 && n->n_out > 0 &&
+			    n->out[0] >= 0 && role_draw(g, n->out[0], depth + 1, d))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* How to draw weight v without stats: by its role, else like a freshly
+ * initialised layer. */
 static draw default_draw(const pn_graph *g, int v)
 {
 	const pn_value *val = &g->values[v];
@@ -36,19 +74,7 @@ static draw default_draw(const pn_graph *g, int v)
 		fan_in *= val->type.dims[i] > 0 ? val->type.dims[i] : 1;
 	if (val->type.rank >= 2)
 		d.std = 1.0 / sqrt((double)fan_in);
-	for (int c = 0; c < val->n_consumers; c++) {
-		const pn_node *n = &g->nodes[val->consumers[c]];
-		for (int k = 0; k < n->n_in; k++) {
-			if (n->in[k] != v)
-				continue;
-			if (n->op == PN_OP_BatchNormalization && k == 4)
-				return (draw){1.0, 0.25, 0.5, 1.5};
-			if ((n->op == PN_OP_BatchNormalization && k == 1) ||
-			    ((n->op == PN_OP_LayerNormalization || n->op == PN_OP_InstanceNormalization ||
-			      n->op == PN_OP_GroupNormalization) && k == 1))
-				return (draw){1.0, 0.05, 0.5, 1.5};
-		}
-	}
+	role_draw(g, v, 0, &d);
 	return d;
 }
 
@@ -169,4 +195,43 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 								: (double)(pn_rng_next(&r) % 4));
 	}
 	return t;
+}
+
+/* Elements of input type t with its unknown dims at `size`. */
+static double elems_at(const pn_type *t, int64_t size)
+{
+	double n = 1;
+	for (int d = 0; d < t->rank; d++)
+		n *= (double)(t->dims[d] < 0 ? size : t->dims[d]);
+	return n;
+}
+
+int pn_concrete_input_types(const pn_graph *g, pn_type *out, int64_t *size, char *err)
+{
+	int64_t s = PN_ASSUMED_DIM;
+	int assumed = 0;
+	for (int i = 0; i < g->n_inputs; i++) {
+		const pn_value *v = &g->values[g->inputs[i]];
+		if (v->type.kind != PN_KIND_TENSOR)
+			continue;
+		if (v->type.rank < 0 || v->type.dtype == PN_UNDEFINED)
+			return pn_fail(err, "data-dependent shape: input %s has an unknown %s", v->name,
+				       v->type.rank < 0 ? "rank" : "element type");
+		int unknown = 0;
+		for (int d = 0; d < v->type.rank; d++)
+			unknown += v->type.dims[d] < 0;
+		assumed += unknown;
+		while (unknown && s > 1 && elems_at(&v->type, s) > PN_ASSUMED_ELEMS)
+			s /= 2;
+	}
+	for (int i = 0; i < g->n_inputs; i++) {
+		out[i] = g->values[g->inputs[i]].type;
+		for (int d = 0; out[i].kind == PN_KIND_TENSOR && d < out[i].rank; d++)
+			if (out[i].dims[d] < 0) {
+				out[i].dims[d] = s;
+				out[i].dim_names[d] = NULL;
+			}
+	}
+	*size = s;
+	return assumed;
 }

@@ -88,9 +88,13 @@ static int write_test_set(const char *vdir, const pn_export_opts *o, char *err)
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
 	pn_session *s = NULL;
 	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
-	int rc = in && out ? 0 : pn_fail(err, "out of memory");
+	pn_type *types = calloc((size_t)g->n_inputs + 1, sizeof(pn_type));
+	int rc = in && out && types ? 0 : pn_fail(err, "out of memory");
+	int64_t assumed;
+	if (!rc && pn_concrete_input_types(g, types, &assumed, err) < 0)   /* as the profiler ran it */
+		rc = -1;
 	for (int i = 0; !rc && i < g->n_inputs; i++) {
-		in[i] = pn_input_for(g, i, &g->values[g->inputs[i]].type, o->seed, err);
+		in[i] = pn_input_for(g, i, &types[i], o->seed, err);
 		rc = in[i] ? write_tensor(set, "input", i, in[i], g->values[g->inputs[i]].name, err) : -1;
 	}
 	if (!rc)
@@ -105,6 +109,7 @@ static int write_test_set(const char *vdir, const pn_export_opts *o, char *err)
 		pn_tensor_free(out[i]);
 	free(in);
 	free(out);
+	free(types);
 	pn_session_free(s);
 	pn_model_free(m);
 	return rc;
