@@ -259,6 +259,32 @@ static int check_candidate(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* ranges: a subgraph's input ranges, or a model's "has contributed" marker. */
+static int check_ranges(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33];
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	pn_bytes v;
+	if (key.len == 17 && ((const uint8_t *)key.data)[16] == 'R') {
+		if (pn_get(d->t, PN_T_MODELS, key.data, 16, &v) != 0)
+			problem(d, "ranges of model %s, which is not stored", hex);
+		return 0;
+	}
+	Passnet__InputRanges *r = key.len == 16 ? passnet__input_ranges__unpack(NULL, val.len, val.data) : NULL;
+	if (!r || r->n_lo != r->n_hi || r->n_lo != r->n_known)
+		problem(d, "a ranges record (%s) does not decode", hex);
+	else if (pn_get(d->t, PN_T_SUBGRAPHS, key.data, 16, &v) != 0)
+		problem(d, "input ranges of missing subgraph %s", hex);
+	for (size_t i = 0; r && i < r->n_lo && i < r->n_known; i++)
+		if (r->known[i] && !(r->lo[i] <= r->hi[i]))
+			problem(d, "input %zu of subgraph %s has an empty range", i, hex);
+	if (r)
+		passnet__input_ranges__free_unpacked(r, NULL);
+	return 0;
+}
+
 static int check_error(void *ud, pn_bytes key, pn_bytes val)
 {
 	doctor *d = ud;
@@ -295,6 +321,7 @@ int cmd_doctor(int argc, char **argv, const pn_cli *cli)
 	pn_foreach(d.t, PN_T_CANDIDATES, NULL, 0, check_candidate, &d);
 	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
 	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
+	pn_foreach(d.t, PN_T_RANGES, NULL, 0, check_ranges, &d);
 	pn_rtxn_end(d.t);
 	pn_store_close(st);
 	for (int i = 0; i < d.np; i++) {

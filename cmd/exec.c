@@ -15,9 +15,11 @@ static const char usage[] =
 	"                    [--seed S] [--budget SECONDS] [--limit N]\n"
 	"                    [--strategy LIST] [--min-nodes K]\n"
 	"\n"
-	"Profiles every stored subgraph that this executor build has not measured:\n"
-	"seeded inputs, a correctness run (finite outputs, bitwise equal across two\n"
-	"runs and across thread counts), W warm-up runs (default 3), T timed trials\n"
+	"First runs every model not run yet once on its own inputs (test_data_set_0,\n"
+	"else seeded ones) and records the range of values each subgraph input takes\n"
+	"there.  Then profiles every stored subgraph that this executor build has\n"
+	"not measured: seeded inputs (floats in those ranges), a correctness run (no\n"
+	"NaN, bitwise equal across two runs and across thread counts), W warm-up runs (default 3), T timed trials\n"
 	"(default 5), median and IQR (repeated up to R times, default 3, while\n"
 	"IQR/median > 0.2, then marked unstable), roofline bounds from the\n"
 	"calibration (measured first if the store has none) and flags: slow,\n"
@@ -44,7 +46,10 @@ static int strategies_mask(char *list, unsigned *mask)
 static void print_stats(const pn_profile_stats *s, int json)
 {
 	if (json) {
-		printf("{\"todo\":%lld,\"profiled\":%lld,\"failed\":%lld,\"unstable\":%lld,"
+		printf("{\"ranges_models\":%lld,\"ranges_failed\":%lld,\"ranges_subgraphs\":%lld,"
+		       "\"ranges_seconds\":%.3f,", (long long)s->ranges.models, (long long)s->ranges.failed,
+		       (long long)s->ranges.subgraphs, s->ranges.seconds);
+		printf("\"todo\":%lld,\"profiled\":%lld,\"failed\":%lld,\"unstable\":%lld,"
 		       "\"left_for_later\":%lld,\"seconds\":%.3f,\"flags\":{",
 		       (long long)s->todo, (long long)s->profiled, (long long)s->failed,
 		       (long long)s->unstable, (long long)s->skipped_budget, s->seconds);
@@ -53,6 +58,10 @@ static void print_stats(const pn_profile_stats *s, int json)
 		printf("}}\n");
 		return;
 	}
+	if (s->ranges.models || s->ranges.failed)
+		printf("ranges: %lld models run (%lld could not run), %lld cut input ranges recorded, "
+		       "%.1f s\n", (long long)s->ranges.models, (long long)s->ranges.failed,
+		       (long long)s->ranges.subgraphs, s->ranges.seconds);
 	printf("exec: %lld subgraphs profiled (%lld failed, %lld unstable), %lld left for a later "
 	       "run, %.1f s; flags:", (long long)s->profiled, (long long)s->failed,
 	       (long long)s->unstable, (long long)(s->todo - s->profiled), s->seconds);

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
-#include "cmd/feed.h"
+#include "exec/feed.h"
 #include "common/err.h"
 #include "exec/exec.h"
 #include "exec/infer.h"

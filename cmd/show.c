@@ -10,6 +10,7 @@
 #include "dedup/decode.h"
 #include "extract/ingest.h"
 #include "store/query.h"
+#include "store/subgraphs.h"
 
 static const char usage[] =
 	"usage: passnet show KEY\n"
@@ -194,6 +195,18 @@ static int print_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* The values its inputs took in the models it comes from (exec/ranges.h). */
+static void print_ranges(pn_rtxn *t, const pn_key *key, const pn_graph *g)
+{
+	int n = 0;
+	pn_range *r = pn_subgraph_ranges_in(t, key->b, &n);
+	for (int i = 0; r && n == g->n_inputs && i < n; i++)
+		if (r[i].known)
+			printf("  range     %s in [%.6g, %.6g] in its models\n", g->values[g->inputs[i]].name,
+			       r[i].lo, r[i].hi);
+	free(r);
+}
+
 /* The subgraph's profile, if this store has one: times, bounds, flags with
  * the thresholds that were applied, or why it could not be measured. */
 static void print_profile(pn_rtxn *t, const pn_key *key)
@@ -249,6 +262,7 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 		       sg->nodes, sg->canonical.len);
 		print_subgraph_nodes(m->graph);
 		pn_foreach(t, PN_T_OCCURRENCES, key->b, 16, print_occurrence, t);
+		print_ranges(t, key, m->graph);
 		print_profile(t, key);
 	}
 	pn_model_free(m);

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "cmd/feed.h"
+#include "exec/feed.h"
 #include "common/err.h"
 #include "common/timing.h"
 #include "common/util.h"

@@ -375,13 +375,24 @@ static int cut_canon(const pn_graph *g, const pn_infer_result *r, const int32_t 
 	return pn_canon(&b->cg, mode == PN_LABEL_EXACT ? PN_CK_SUBGRAPH : PN_CK_PATTERN, co);
 }
 
-static void count_boundary(pn_form *f, const pn_cgraph *cg)
+static int count_boundary(pn_form *f, const builder *b, const pn_canon_out *co)
 {
+	const pn_cgraph *cg = &b->cg;
 	for (int k = 0; k < cg->nv; k++) {
 		f->n_inputs += cg->v_kind[k] == PN_CV_INPUT;
 		f->n_consts += cg->v_kind[k] == PN_CV_CONST;
 		f->n_outputs += cg->v_out_pos[k] >= 0;
 	}
+	/* the decoder lists a cut's inputs in canonical value order */
+	f->input_values = malloc(sizeof(int32_t) * (size_t)(f->n_inputs + 1));
+	if (!f->input_values)
+		return -1;
+	for (int i = 0, j = 0; i < cg->nv; i++) {
+		int k = co->value_order[i];
+		if (cg->v_kind[k] == PN_CV_INPUT)
+			f->input_values[j++] = b->ir_value[k];
+	}
+	return 0;
 }
 
 int pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
@@ -406,7 +417,8 @@ int pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *n
 		out->ops = calloc((size_t)n + 1, sizeof(char *));
 		for (int i = 0; out->ops && i < n; i++)
 			out->ops[i] = strdup(g->nodes[nodes[co.node_order[i]]].op_type);
-		count_boundary(out, &b.cg);
+		if (!out->ops || count_boundary(out, &b, &co))
+			rc = -1;
 	}
 	pn_arena_free(&b.a);
 	if (!rc) {
@@ -468,5 +480,6 @@ void pn_form_free(pn_form *f)
 		free(f->ops[i]);
 	free(f->bytes);
 	free(f->ops);
+	free(f->input_values);
 	memset(f, 0, sizeof(*f));
 }

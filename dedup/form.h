@@ -26,6 +26,8 @@ typedef struct pn_form {
 	int n_nodes;
 	char **ops;            /* op types in canonical order (malloc'd) */
 	int n_inputs, n_outputs, n_consts;
+	int32_t *input_values; /* the model's value behind each input of the decoded
+				  subgraph, in its order (malloc'd, n_inputs) */
 	int approximate;       /* the tie search hit its budget */
 } pn_form;
 

@@ -46,10 +46,13 @@ int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_te
  * generator from its recorded statistics (see exec/weights.c). */
 pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err);
 /* Seeded value for graph input `input` of g (a model's or a subgraph's), typed
- * ty: floats in [0.1, 1.1) so that what follows stays finite, integers
- * chosen by what reads them (indices 0, counts and steps 1, data in
- * [0, 4)), bools alternating by generator. */
-pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed, char *err);
+ * ty: floats uniform in the input's recorded range when `range` knows one
+ * (the values it took when its models ran, exec/ranges.h), else in
+ * [0.1, 1.1) so that what follows stays finite; integers chosen by what
+ * reads them (indices 0, counts and steps 1, data in [0, 4)); bools
+ * alternating by generator.  range may be NULL. */
+pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed,
+			const pn_range *range, char *err);
 
 /* A subgraph cut below a data-dependent op (NonZero, NonMaxSuppression,
  * TopK with a computed k) has input dims that no file states.  To run it at

@@ -52,6 +52,7 @@ typedef struct measure {
 	int threads;             /* the timing thread count */
 	int assumed_dims;        /* unknown input dims, run at assumed_size */
 	int64_t assumed_size;
+	int ranged;              /* float inputs drawn in their recorded range */
 	char err[PN_ERRLEN];
 } measure;
 
@@ -102,7 +103,8 @@ static int run_once(measure *ms, int threads)
 
 /* --- preparing a subgraph -------------------------------------------------------- */
 
-static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_profile_opts *o)
+static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range *ranges,
+		   int n_ranges, const pn_profile_opts *o)
 {
 	if (pn_subgraph_model(canon, len, &ms->m, ms->err))
 		return -1;
@@ -124,9 +126,12 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_profi
 	ms->out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
 	if (!ms->types || !ms->in || !ms->out)
 		return pn_fail(ms->err, "out of memory");
-	for (int i = 0; i < g->n_inputs; i++)
-		if (!(ms->in[i] = pn_input_for(g, i, &ms->types[g->inputs[i]], o->seed, ms->err)))
+	for (int i = 0; i < g->n_inputs; i++) {
+		const pn_range *r = i < n_ranges && n_ranges == g->n_inputs ? &ranges[i] : NULL;
+		ms->ranged += r && r->known && pn_dtype_is_float(ms->types[g->inputs[i]].dtype);
+		if (!(ms->in[i] = pn_input_for(g, i, &ms->types[g->inputs[i]], o->seed, r, ms->err)))
 			return -1;
+	}
 	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
 	ms->threads = o->threads;
 	return pn_session_new(g, &eo, &ms->s, ms->err);
@@ -341,8 +346,8 @@ static void fail(Passnet__Profile *p, const char *why)
 	add_flag(p, FLAG_FAILED);
 }
 
-void pn_profile_one(const uint8_t *canon, size_t len, const pn_profile_opts *o,
-		    const pn_calibration *cal, Passnet__Profile *p)
+void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
+		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p)
 {
 	passnet__profile__init(p);
 	p->has_version = p->has_threads = p->has_warmups = p->has_trials = p->has_seed = 1;
@@ -355,13 +360,15 @@ void pn_profile_one(const uint8_t *canon, size_t len, const pn_profile_opts *o,
 	p->seed = o->seed;
 	measure ms;
 	memset(&ms, 0, sizeof(ms));
-	int rc = prepare(&ms, canon, len, o);
+	int rc = prepare(&ms, canon, len, ranges, n_ranges, o);
 	if (!rc) {
 		p->has_nodes = 1;
 		p->nodes = (uint32_t)ms.m->graph->n_nodes;
 		p->has_assumed_dims = p->has_assumed_size = ms.assumed_dims > 0;
 		p->assumed_dims = (uint32_t)ms.assumed_dims;
 		p->assumed_size = (uint32_t)ms.assumed_size;
+		p->has_ranged_inputs = 1;
+		p->ranged_inputs = (uint32_t)ms.ranged;
 	}
 	if (!rc)
 		rc = check_outputs(&ms, threads);

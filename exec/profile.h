@@ -6,7 +6,8 @@
  *   1. decode the subgraph (dedup/decode.h); boundary dims that depend on
  *      data upstream are run at PN_ASSUMED_DIM (counted in assumed_dims);
  *      an unknown rank fails with "data-dependent shape";
- *   2. seeded inputs (pn_input_for), weights regenerated from metadata;
+ *   2. seeded inputs (pn_input_for: floats in the ranges their models showed,
+ *      exec/ranges.h), weights regenerated from metadata;
  *   3. a correctness run: every output finite, bitwise equal on a second
  *      run and with 1 thread against the timing thread count;
  *   4. W warm-up runs, then T timed runs; median and IQR; when
@@ -23,6 +24,8 @@
 #include <stdint.h>
 
 #include "exec/calibrate.h"
+#include "exec/ranges.h"
+#include "schemas/ir.h"
 #include "passnet.pb-c.h"
 #include "store/store.h"
 
@@ -41,6 +44,7 @@ typedef struct pn_profile_opts {
 } pn_profile_opts;
 
 typedef struct pn_profile_stats {
+	pn_ranges_stats ranges;   /* the models run first (exec/ranges.h) */
 	int64_t todo, profiled, failed, unstable, skipped_budget;
 	int64_t flag_count[8];
 	double seconds;
@@ -53,10 +57,11 @@ extern const int pn_n_flags;
 int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stats, char *err);
 
 /* Measures one subgraph from its canonical bytes into p (strings and arrays
- * malloc'd: free with pn_profile_clear).  Never fails as a call: a subgraph
- * that cannot run gets status "failed" and the reason. */
-void pn_profile_one(const uint8_t *canon, size_t len, const pn_profile_opts *o,
-		    const pn_calibration *cal, Passnet__Profile *p);
+ * malloc'd: free with pn_profile_clear), its float inputs drawn in
+ * ranges[0..n_ranges) where known.  Never fails as a call: a subgraph that
+ * cannot run gets status "failed" and the reason. */
+void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
+		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p);
 void pn_profile_clear(Passnet__Profile *p);
 
 #endif

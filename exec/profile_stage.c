@@ -1,5 +1,6 @@
 /*
- * profile_stage.c - `passnet exec`: every subgraph without a profile from
+ * profile_stage.c - `passnet exec`: after the models not yet run for their
+ * value ranges are (exec/ranges.h), every subgraph without a profile from
  * this executor build is measured, one at a time (timings must not share
  * the machine), and its profile committed right away in small batches, so a
  * killed run loses at most the subgraph being measured.
@@ -142,6 +143,9 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 	pn_calibration cal;
 	if (calibration(st, threads, &cal, err))
 		return -1;
+	/* the inputs are drawn in the ranges the models show: those first */
+	if (pn_ranges_stage(st, threads, o->seed, &stats->ranges, err))
+		return -1;
 	pplan pl = {.o = o};
 	if (pn_rtxn_begin(st, &pl.t, err))
 		return -1;
@@ -169,8 +173,11 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 			rc = -1;
 			break;
 		}
+		int n_ranges = 0;
+		pn_range *ranges = pn_subgraph_ranges(st, pl.items[i].key, &n_ranges);
 		Passnet__Profile p;
-		pn_profile_one(canon, len, &opts, &cal, &p);
+		pn_profile_one(canon, len, ranges, n_ranges, &opts, &cal, &p);
+		free(ranges);
 		free(canon);
 		count_flags(&p, stats);
 		stats->profiled++;

@@ -169,7 +169,8 @@ static int int_role(const pn_graph *g, int v)
 	return INT_DATA;
 }
 
-pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed, char *err)
+pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed,
+			const pn_range *range, char *err)
 {
 	int v = g->inputs[input];
 	const char *name = g->values[v].name;
@@ -180,7 +181,11 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 		return pn_fail(err, "cannot allocate input '%s'", name), NULL;
 	pn_rng r;
 	pn_rng_seed(&r, seed, name);
-	if (pn_dtype_is_float(ty->dtype)) {
+	if (pn_dtype_is_float(ty->dtype) && range && range->known) {
+		double width = range->hi - range->lo;
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, range->lo + width * pn_rng_uniform(&r));
+	} else if (pn_dtype_is_float(ty->dtype)) {
 		/* positive and away from 0: Log, Sqrt, Div, Pow of what a model
 		 * computes stay finite whatever ops the cut starts with */
 		for (int64_t i = 0; i < t->numel; i++)

@@ -37,6 +37,7 @@ typedef struct task {
 	int n_var;
 	char **var;              /* variant folder names */
 	const char *only;        /* the one variant to check, or NULL for all */
+	pn_jv *json;             /* task.json, or NULL */
 	/* every exported output of every variant, for the constant scan */
 	int n_exp;
 	pn_tensor **exp;
@@ -145,6 +146,7 @@ static int read_task_json(task *t, char *err)
 		pn_errprefix(err, "%s", path);
 		return -1;
 	}
+	t->json = j;
 	if (pn_jstr(j, "task"))
 		snprintf(t->id, sizeof t->id, "%s", pn_jstr(j, "task"));
 	if (pn_ju64(j, "seed", &t->seed))
@@ -155,7 +157,6 @@ static int read_task_json(task *t, char *err)
 		if (name && !strchr(name, '/') && strcmp(name, "..") && strcmp(name, "."))
 			rc = add_variant(t, name);
 	}
-	pn_jfree(j);
 	return rc ? pn_fail(err, "out of memory") : 0;
 }
 
@@ -209,6 +210,7 @@ static void task_free(task *t)
 	free(t->exp_label);
 	free(t->exp_var);
 	free(t->exp_out);
+	pn_jfree(t->json);
 }
 
 /* TASKDIR is a task folder (task.json) or one of its variant folders. */
@@ -358,9 +360,30 @@ static int check_outputs(const pn_model *ref, const char *dir, verdict *v, char 
 	return 0;
 }
 
+/* The range task.json gives input i of variant var ("range": [lo, hi]). */
+static int json_range(const task *t, const char *var, int i, pn_range *r)
+{
+	const pn_jv *vars = t->json ? pn_jget(t->json, "variants") : NULL;
+	for (int k = 0; vars && vars->type == PN_JARR && k < vars->n; k++) {
+		const char *name = pn_jstr(vars->items[k], "name");
+		if (!name || strcmp(name, var))
+			continue;
+		const pn_jv *ins = pn_jget(vars->items[k], "inputs");
+		const pn_jv *rg = ins && ins->type == PN_JARR && i < ins->n
+				  ? pn_jget(ins->items[i], "range") : NULL;
+		if (!rg || rg->type != PN_JARR || rg->n != 2 || rg->items[0]->type != PN_JNUM ||
+		    rg->items[1]->type != PN_JNUM || !(rg->items[0]->num <= rg->items[1]->num))
+			return 0;
+		*r = (pn_range){rg->items[0]->num, rg->items[1]->num, 1};
+		return 1;
+	}
+	return 0;
+}
+
 /* Two sets of fresh inputs drawn the way the profiler draws a subgraph's
- * boundary values, typed from the reference graph (or, where its type is
- * not static, from the exported inputs). */
+ * boundary values (floats in the range task.json records), typed from the
+ * reference graph (or, where its type is not static, from the exported
+ * inputs). */
 static int fresh_inputs(const task *t, const char *var, const pn_model *ref, pn_tensor **in,
 			char *err)
 {
@@ -376,7 +399,9 @@ static int fresh_inputs(const task *t, const char *var, const pn_model *ref, pn_
 				ty.rank = x->rank;
 				memcpy(ty.dims, x->dims, sizeof ty.dims);
 			}
-			in[k * g->n_inputs + i] = pn_input_for(g, i, &ty, seed, err);
+			pn_range r;
+			int ranged = json_range(t, var, i, &r);
+			in[k * g->n_inputs + i] = pn_input_for(g, i, &ty, seed, ranged ? &r : NULL, err);
 			if (!in[k * g->n_inputs + i])
 				return -1;
 		}

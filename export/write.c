@@ -76,7 +76,8 @@ static int write_tensor(const char *dir, const char *what, int i, const pn_tenso
 
 /* Runs the model.onnx just written (the very file users get) on seeded
  * inputs and writes both into test_data_set_0. */
-static int write_test_set(const char *vdir, const pn_export_opts *o, char *err)
+static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges,
+			  const pn_export_opts *o, char *err)
 {
 	pn_model *m = NULL;
 	char set[4200];
@@ -94,7 +95,8 @@ static int write_test_set(const char *vdir, const pn_export_opts *o, char *err)
 	if (!rc && pn_concrete_input_types(g, types, &assumed, err) < 0)   /* as the profiler ran it */
 		rc = -1;
 	for (int i = 0; !rc && i < g->n_inputs; i++) {
-		in[i] = pn_input_for(g, i, &types[i], o->seed, err);
+		const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
+		in[i] = pn_input_for(g, i, &types[i], o->seed, r, err);
 		rc = in[i] ? write_tensor(set, "input", i, in[i], g->values[g->inputs[i]].name, err) : -1;
 	}
 	if (!rc)
@@ -117,7 +119,10 @@ static int write_test_set(const char *vdir, const pn_export_opts *o, char *err)
 
 /* --- task.json ------------------------------------------------------------------------------ */
 
-static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n)
+/* Values as a list of {name, dtype, shape[, range]}: range is [lo, hi] for a
+ * float input whose models showed its values (what `check` draws in). */
+static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n,
+			   const pn_range *ranges, int n_ranges)
 {
 	fputc('[', f);
 	for (int i = 0; i < n; i++) {
@@ -127,7 +132,10 @@ static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n
 		fprintf(f, ",\"dtype\":\"%s\",\"shape\":[", pn_dtype_name(v->type.dtype));
 		for (int d = 0; d < v->type.rank; d++)
 			fprintf(f, d ? ",%lld" : "%lld", (long long)v->type.dims[d]);
-		fprintf(f, "]}");
+		fputc(']', f);
+		if (n_ranges == n && ranges[i].known && pn_dtype_is_float(v->type.dtype))
+			fprintf(f, ",\"range\":[%.17g,%.17g]", ranges[i].lo, ranges[i].hi);
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -168,14 +176,15 @@ static int provenance(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *name, const pn_graph *g)
+static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *name, const pn_graph *g,
+			 const pn_range *ranges, int n_ranges)
 {
 	char hex[33];
 	pn_hex(v->hash, 16, hex);
 	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"inputs\":", name, hex);
-	json_type_list(f, g, g->inputs, g->n_inputs);
+	json_type_list(f, g, g->inputs, g->n_inputs, ranges, n_ranges);
 	fprintf(f, ",\"outputs\":");
-	json_type_list(f, g, g->outputs, g->n_outputs);
+	json_type_list(f, g, g->outputs, g->n_outputs, NULL, 0);
 	fprintf(f, ",\"flops\":%.17g,\"bytes_fused\":%.17g,\"bytes_unfused\":%.17g,"
 		   "\"baseline_us\":%.17g,\"baseline_threads\":%u,\"bound_fused_us\":%.17g,",
 		v->flops, v->bytes_fused, v->bytes_unfused, v->median_us, v->threads, v->bound_fused_us);
@@ -251,6 +260,8 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		uint8_t *canon = NULL;
 		pn_rtxn_end(txn);   /* the writes below take a while: no reader held */
 		txn = NULL;
+		int n_ranges = 0;
+		pn_range *ranges = pn_subgraph_ranges(st, t->v[i].hash, &n_ranges);
 		rc = mkdirs(vdir, err);
 		if (!rc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, err)))
 			rc = -1;
@@ -258,17 +269,18 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 			rc = pn_export_subgraph_onnx(canon, len, o->seed, model, err);
 		free(canon);
 		if (!rc)
-			rc = write_test_set(vdir, o, err);
+			rc = write_test_set(vdir, ranges, n_ranges, o, err);
 		pn_model *m = NULL;
 		if (!rc)
 			rc = pn_model_load_path(vdir, 0, &m, err);
 		if (!rc)
 			rc = pn_rtxn_begin(st, &txn, err);
 		if (!rc) {
-			json_variant(f, txn, &t->v[i], vname, m->graph);
+			json_variant(f, txn, &t->v[i], vname, m->graph, ranges, n_ranges);
 			fprintf(f, "%s\n", i + 1 < t->n_variants ? "," : "");
 		}
 		pn_model_free(m);
+		free(ranges);
 	}
 	if (txn)
 		pn_rtxn_end(txn);

@@ -30,6 +30,13 @@ typedef struct pn_type {
 	const char *dim_names[PN_MAX_RANK]; /* symbolic name from the file, or NULL */
 } pn_type;
 
+/* The values one graph input took when the models holding it ran (see
+ * exec/ranges.h); known = 0 when none were seen. */
+typedef struct pn_range {
+	double lo, hi;
+	int known;
+} pn_range;
+
 /* Statistics of a weight kept as metadata instead of bytes. */
 typedef struct pn_wmeta {
 	double mean, std, min, max;

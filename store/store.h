@@ -47,6 +47,7 @@ enum pn_table {
 	PN_T_SUBGRAPHS,
 	PN_T_OCCURRENCES,   /* MDB_DUPSORT: many values per key */
 	PN_T_PROFILES,
+	PN_T_RANGES,
 	PN_T_ERRORS,
 	PN_T_COUNT
 };

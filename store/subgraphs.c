@@ -67,3 +67,32 @@ uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len
 		pn_fail(err, "subgraph record is missing or corrupt");
 	return out;
 }
+
+pn_range *pn_subgraph_ranges(pn_store *st, const uint8_t hash[16], int *n)
+{
+	*n = 0;
+	pn_rtxn *t;
+	char err[PN_ERRLEN];
+	if (pn_rtxn_begin(st, &t, err))
+		return NULL;
+	pn_range *out = pn_subgraph_ranges_in(t, hash, n);
+	pn_rtxn_end(t);
+	return out;
+}
+
+pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
+{
+	*n = 0;
+	pn_bytes v;
+	pn_range *out = NULL;
+	Passnet__InputRanges *r = pn_get(t, PN_T_RANGES, hash, 16, &v) == 0
+					  ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
+	if (r && r->n_lo == r->n_hi && r->n_lo == r->n_known && (out = calloc(r->n_lo + 1, sizeof *out))) {
+		for (size_t i = 0; i < r->n_lo; i++)
+			out[i] = (pn_range){r->lo[i], r->hi[i], r->known[i]};
+		*n = (int)r->n_lo;
+	}
+	if (r)
+		passnet__input_ranges__free_unpacked(r, NULL);
+	return out;
+}

@@ -5,6 +5,7 @@
 #define PN_SUBGRAPHS_H
 
 #include "passnet.pb-c.h"
+#include "schemas/ir.h"
 #include "store/store.h"
 
 typedef struct pn_occ_summary {
@@ -20,5 +21,11 @@ int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_
 /* A malloc'd copy of a subgraph's canonical bytes, read in a transaction of
  * its own (callers then work for a while without holding a reader). */
 uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len, char *err);
+
+/* The recorded value ranges of a subgraph's inputs (ranges table), as a
+ * malloc'd array of *n; NULL with *n = 0 when there are none. */
+pn_range *pn_subgraph_ranges(pn_store *st, const uint8_t hash[16], int *n);
+/* The same inside a reader the caller holds. */
+pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n);
 
 #endif

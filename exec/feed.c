@@ -1,13 +1,13 @@
-/* feed.c - model inputs for `run` and `time` (see feed.h). */
+/* feed.c - the inputs a model runs on (see feed.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cmd/feed.h"
 #include "common/err.h"
 #include "exec/exec.h"
+#include "exec/feed.h"
 #include "exec/infer.h"
 #include "extract/onnx.h"
 
@@ -43,7 +43,7 @@ static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t see
 		return -1;
 	int rc = 0;
 	for (int i = 0; i < g->n_inputs && !rc; i++) {
-		in[i] = pn_input_for(g, i, &r.v[g->inputs[i]].type, seed, err);
+		in[i] = pn_input_for(g, i, &r.v[g->inputs[i]].type, seed, NULL, err);
 		if (!in[i])
 			rc = -1;
 	}

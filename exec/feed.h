@@ -1,7 +1,7 @@
 /*
- * feed.h - the inputs a command runs a model on, and writing tensors as
- * backend-test .pb files.  Shared by `passnet run` and `passnet time`, which
- * must agree on what "the model's inputs" are: input_N.pb files from a
+ * feed.h - the inputs a whole model runs on, and writing tensors as
+ * backend-test .pb files.  Shared by `passnet run`, `passnet time` and the
+ * value-ranges stage, which must agree on what "the model's inputs" are: input_N.pb files from a
  * folder, else the model's test_data_set_0, else seeded random inputs with
  * symbolic dims bound (unbound names are 1).
  */

@@ -1,0 +1,390 @@
+/*
+ * ranges.c - recording the value ranges of subgraph inputs (ranges.h).
+ */
+#include "exec/ranges.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/util.h"
+#include "dedup/form.h"
+#include "exec/exec.h"
+#include "exec/feed.h"
+#include "exec/infer.h"
+#include "extract/ingest.h"
+#include "extract/onnx.h"
+#include "partition/stage.h"
+#include "passnet.pb-c.h"
+#include "store/records.h"
+
+/* --- one model's values --------------------------------------------------------------- */
+
+/* Folds the finite values of t into r. */
+static void widen(pn_range *r, const pn_tensor *t)
+{
+	if (!t || t->kind != PN_KIND_TENSOR || !pn_dtype_is_float(t->dtype) || !t->numel)
+		return;
+	double lo = INFINITY, hi = -INFINITY;
+	if (t->dtype == PN_FLOAT) {   /* the common case, without the generic getter */
+		const float *p = t->data;
+		for (int64_t i = 0; i < t->numel; i++)
+			if (isfinite(p[i])) {
+				lo = p[i] < lo ? p[i] : lo;
+				hi = p[i] > hi ? p[i] : hi;
+			}
+	} else {
+		for (int64_t i = 0; i < t->numel; i++) {
+			double x = pn_tensor_get_f64(t, i);
+			if (isfinite(x)) {
+				lo = x < lo ? x : lo;
+				hi = x > hi ? x : hi;
+			}
+		}
+	}
+	if (lo > hi)
+		return;
+	if (!r->known || lo < r->lo)
+		r->lo = lo;
+	if (!r->known || hi > r->hi)
+		r->hi = hi;
+	r->known = 1;
+}
+
+static void observe(void *ud, int value, const pn_tensor *t)
+{
+	widen(&((pn_range *)ud)[value], t);
+}
+
+/* The model's own test inputs when the record has a complete set. */
+static pn_tensor **testset_inputs(const pn_graph *g, const Passnet__Model *rec, char *err)
+{
+	if (!rec->n_testsets || rec->testsets[0]->n_inputs != (size_t)g->n_inputs)
+		return NULL;
+	pn_tensor **in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+	for (int i = 0; in && i < g->n_inputs; i++) {
+		ProtobufCBinaryData b = rec->testsets[0]->inputs[i];
+		if (pn_tensor_read_pb(b.data, b.len, g->values[g->inputs[i]].type.kind, &in[i], NULL,
+				      err)) {
+			for (int k = 0; k < i; k++)
+				pn_tensor_free(in[k]);
+			free(in);
+			return NULL;
+		}
+	}
+	return in;
+}
+
+/* Runs m once with an observer; vr[n_values] receives every value's range.
+ * *inputs says what it ran on. */
+static int run_model(const pn_model *m, const Passnet__Model *rec, int threads, uint64_t seed,
+		     pn_range *vr, const char **inputs, char *err)
+{
+	const pn_graph *g = m->graph;
+	pn_feed f;
+	memset(&f, 0, sizeof f);
+	char terr[PN_ERRLEN];
+	pn_tensor **own = testset_inputs(g, rec, terr);
+	*inputs = own ? "test_data_set_0" : "seeded";
+	if (own) {
+		f.v = f.owned = own;
+		f.n = g->n_inputs;
+	} else if (pn_feed_prepare(m, NULL, &m->bind, seed, &f, err)) {
+		return -1;
+	}
+	for (int i = 0; i < f.n && i < g->n_inputs; i++)
+		widen(&vr[g->inputs[i]], f.v[i]);
+	pn_exec_opts eo = {.seed = seed, .threads = threads, .observe = observe, .observe_ud = vr};
+	pn_session *s = NULL;
+	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	int rc = out ? pn_session_new(g, &eo, &s, err) : pn_fail(err, "out of memory");
+	if (!rc)
+		rc = pn_session_run(s, f.v, f.n, out, err);
+	for (int i = 0; out && i < g->n_outputs; i++)
+		pn_tensor_free(out[i]);
+	free(out);
+	pn_session_free(s);
+	pn_feed_free(&f);
+	return rc;
+}
+
+/* --- its cuts ------------------------------------------------------------------------- */
+
+typedef struct cut {
+	uint8_t hash[16];
+	int32_t *nodes;
+	int n;
+	pn_range *in;    /* per input of the decoded subgraph, after cut_ranges */
+	int n_in;
+} cut;
+
+typedef struct cuts {
+	cut *c;
+	int n, cap;
+	int32_t n_nodes;   /* of the model: candidates naming others are skipped */
+} cuts;
+
+static int collect_cut(void *ud, pn_bytes key, pn_bytes val)
+{
+	cuts *cs = ud;
+	if (key.len < 21)
+		return 0;
+	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
+	if (!c)
+		return 0;
+	int ok = c->has_subgraph && c->subgraph.len == 16 && c->n_nodes > 0;
+	for (size_t i = 0; ok && i < c->n_nodes; i++)
+		ok = c->nodes[i] < (uint32_t)cs->n_nodes;
+	if (ok && cs->n == cs->cap) {
+		cs->cap = cs->cap ? cs->cap * 2 : 256;
+		cut *grown = realloc(cs->c, sizeof(cut) * (size_t)cs->cap);
+		ok = grown != NULL;
+		cs->c = grown ? grown : cs->c;
+	}
+	cut *x = ok ? &cs->c[cs->n] : NULL;
+	if (x && (x->nodes = malloc(sizeof(int32_t) * c->n_nodes))) {
+		memcpy(x->hash, c->subgraph.data, 16);
+		for (size_t i = 0; i < c->n_nodes; i++)
+			x->nodes[i] = (int32_t)c->nodes[i];
+		x->n = (int)c->n_nodes;
+		x->in = NULL;
+		x->n_in = 0;
+		cs->n++;
+	}
+	passnet__candidate__free_unpacked(c, NULL);
+	return 0;
+}
+
+/* The ranges of x's inputs, through the form that maps them to m's values.
+ * A form that no longer hashes to the stored subgraph adds nothing. */
+static void cut_ranges(const pn_model *m, const pn_infer_result *r, const pn_range *vr, cut *x)
+{
+	pn_form f;
+	char err[PN_ERRLEN];
+	if (pn_form_of_cut(m->graph, r, x->nodes, x->n, &f, err))
+		return;
+	if (!memcmp(f.hash.b, x->hash, 16) && (x->in = calloc((size_t)f.n_inputs + 1, sizeof(pn_range)))) {
+		x->n_in = f.n_inputs;
+		for (int i = 0; i < f.n_inputs; i++)
+			x->in[i] = vr[f.input_values[i]];
+	}
+	pn_form_free(&f);
+}
+
+static void free_cuts(cuts *cs)
+{
+	for (int i = 0; i < cs->n; i++) {
+		free(cs->c[i].nodes);
+		free(cs->c[i].in);
+	}
+	free(cs->c);
+}
+
+/* --- merging into the store ----------------------------------------------------------- */
+
+static void union_into(pn_range *acc, const pn_range *add)
+{
+	if (!add->known)
+		return;
+	if (!acc->known) {
+		*acc = *add;
+		return;
+	}
+	acc->lo = add->lo < acc->lo ? add->lo : acc->lo;
+	acc->hi = add->hi > acc->hi ? add->hi : acc->hi;
+}
+
+/* Widens the stored ranges of x's subgraph by x's. */
+static int merge_cut(pn_writer *w, const cut *x, char *err)
+{
+	int n = x->n_in;
+	pn_range *acc = calloc((size_t)n + 1, sizeof(pn_range));
+	if (!acc)
+		return pn_fail(err, "out of memory");
+	memcpy(acc, x->in, sizeof(pn_range) * (size_t)n);
+	pn_bytes v;
+	if (pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0) {
+		Passnet__InputRanges *old = passnet__input_ranges__unpack(NULL, v.len, v.data);
+		if (old && old->n_lo == (size_t)n && old->n_hi == (size_t)n && old->n_known == (size_t)n)
+			for (int i = 0; i < n; i++)
+				union_into(&acc[i], &(pn_range){old->lo[i], old->hi[i], old->known[i]});
+		if (old)
+			passnet__input_ranges__free_unpacked(old, NULL);
+	}
+	Passnet__InputRanges rec;
+	passnet__input_ranges__init(&rec);
+	rec.has_version = 1;
+	rec.version = PN_SCHEMA_VERSION;
+	double *lo = malloc(sizeof(double) * ((size_t)n + 1)), *hi = malloc(sizeof(double) * ((size_t)n + 1));
+	protobuf_c_boolean *known = malloc(sizeof(protobuf_c_boolean) * ((size_t)n + 1));
+	int rc = lo && hi && known ? 0 : pn_fail(err, "out of memory");
+	for (int i = 0; !rc && i < n; i++) {
+		lo[i] = acc[i].known ? acc[i].lo : 0;
+		hi[i] = acc[i].known ? acc[i].hi : 0;
+		known[i] = acc[i].known;
+	}
+	rec.n_lo = rec.n_hi = rec.n_known = (size_t)n;
+	rec.lo = lo;
+	rec.hi = hi;
+	rec.known = known;
+	if (!rc)
+		rc = pn_put_msg(w, PN_T_RANGES, x->hash, 16, &rec.base, err);
+	free(lo);
+	free(hi);
+	free(known);
+	free(acc);
+	return rc;
+}
+
+static void marker_key(uint8_t key[17], const uint8_t model[16])
+{
+	memcpy(key, model, 16);
+	key[16] = 'R';
+}
+
+static int put_marker(pn_writer *w, const uint8_t model[16], const char *inputs, const char *error,
+		      char *err)
+{
+	Passnet__RangesDone d;
+	passnet__ranges_done__init(&d);
+	d.has_version = 1;
+	d.version = PN_SCHEMA_VERSION;
+	d.inputs = (char *)inputs;
+	d.error = (char *)error;
+	uint8_t key[17];
+	marker_key(key, model);
+	return pn_put_msg(w, PN_T_RANGES, key, 17, &d.base, err);
+}
+
+/* --- the stage ----------------------------------------------------------------------- */
+
+typedef struct todo {
+	pn_rtxn *t;
+	uint8_t (*keys)[16];
+	int n, cap;
+} todo;
+
+static int plan_model(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)val;
+	todo *td = ud;
+	uint8_t mk[17];
+	pn_bytes v;
+	if (key.len != 16)
+		return 0;
+	marker_key(mk, key.data);
+	if (pn_get(td->t, PN_T_RANGES, mk, 17, &v) == 0)
+		return 0;
+	if (td->n == td->cap) {
+		td->cap = td->cap ? td->cap * 2 : 256;
+		void *grown = realloc(td->keys, 16 * (size_t)td->cap);
+		if (!grown)
+			return -1;
+		td->keys = grown;
+	}
+	memcpy(td->keys[td->n++], key.data, 16);
+	return 0;
+}
+
+/* Loads model `key` and the cuts stored for it (reader held only here). */
+static int load_model(pn_store *st, const uint8_t key[16], pn_model **m, Passnet__Model **rec,
+		      cuts *cs, char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	pn_bytes v;
+	int rc = pn_get(t, PN_T_MODELS, key, 16, &v) == 0 ? 0 : pn_fail(err, "model record vanished");
+	if (!rc)
+		rc = pn_model_from_record(v.data, v.len, m, rec, err);
+	if (!rc) {
+		cs->n_nodes = (*m)->graph->n_nodes;
+		rc = pn_foreach(t, PN_T_CANDIDATES, key, 16, collect_cut, cs) < 0 ? -1 : 0;
+	}
+	pn_rtxn_end(t);
+	return rc;
+}
+
+/* One model: run it, map its cuts, merge them.  A model that cannot run is
+ * recorded with its reason and the stage goes on. */
+static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int threads, uint64_t seed,
+		     pn_ranges_stats *stats, char *err)
+{
+	pn_model *m = NULL;
+	Passnet__Model *rec = NULL;
+	cuts cs = {0};
+	pn_infer_result r;
+	memset(&r, 0, sizeof r);
+	pn_range *vr = NULL;
+	char why[PN_ERRLEN] = "";
+	const char *inputs = "";
+	if (load_model(st, key, &m, &rec, &cs, why) ||
+	    !(vr = calloc((size_t)m->graph->n_values + 1, sizeof(pn_range))) ||
+	    run_model(m, rec, threads, seed, vr, &inputs, why) ||
+	    pn_infer_graph(m->graph, &m->bind, NULL, &r, why)) {
+		if (!why[0])
+			snprintf(why, sizeof why, "out of memory");
+	} else {
+		#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
+		for (int i = 0; i < cs.n; i++)
+			cut_ranges(m, &r, vr, &cs.c[i]);
+	}
+	int rc = 0;
+	if (why[0]) {
+		char hex[33];
+		pn_hex(key, 16, hex);
+		pn_warn("ranges: model %s (%s) did not run, its subgraphs get generic inputs: %s", hex,
+			rec && rec->path ? rec->path : "?", why);
+		stats->failed++;
+	} else {
+		stats->models++;
+		for (int i = 0; !rc && i < cs.n; i++)
+			if (cs.c[i].in) {
+				rc = merge_cut(w, &cs.c[i], err);
+				stats->subgraphs++;
+			}
+	}
+	if (!rc)
+		rc = put_marker(w, key, inputs, why[0] ? why : NULL, err);
+	if (r.v)
+		pn_infer_result_free(&r);
+	free(vr);
+	free_cuts(&cs);
+	pn_model_free(m);
+	return rc;
+}
+
+int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, pn_ranges_stats *stats, char *err)
+{
+	memset(stats, 0, sizeof *stats);
+	double t0 = pn_now();
+	if (threads <= 0)
+		threads = omp_get_max_threads();
+	todo td = {0};
+	if (pn_rtxn_begin(st, &td.t, err))
+		return -1;
+	int rc = pn_foreach(td.t, PN_T_MODELS, NULL, 0, plan_model, &td) < 0 ? pn_fail(err, "out of memory") : 0;
+	pn_rtxn_end(td.t);
+	pn_writer *w = NULL;
+	if (!rc && td.n)
+		rc = pn_writer_open(st, &w, 0, err);
+	pn_progress prog;
+	pn_progress_start(&prog, "ranges", (uint64_t)td.n);
+	for (int i = 0; !rc && i < td.n; i++) {
+		rc = one_model(st, w, td.keys[i], threads, seed, stats, err);
+		if (!rc)   /* one commit per model: a kill loses one model's run */
+			rc = pn_writer_flush(w, err);
+		pn_progress_step(&prog, (uint64_t)(i + 1), NULL);
+	}
+	pn_progress_end(&prog);
+	if (w) {
+		char cerr[PN_ERRLEN];
+		if (pn_writer_close(w, rc ? cerr : err))
+			rc = -1;
+	}
+	free(td.keys);
+	stats->seconds = pn_now() - t0;
+	return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * ranges.h - the values a subgraph's inputs take in the models it comes
+ * from, so that it can be run on values like them.
+ *
+ * A subgraph's inputs are activations of real models, and their values
+ * matter: a cut that starts inside a decomposed LayerNorm computes
+ * Sqrt(E[x^2] - E[x]^2), one that follows an Add(x, 10) computes Log(y - 9),
+ * and a generic generator feeds both values that make NaN.  So before
+ * profiling, every model runs once on its own inputs (test_data_set_0, else
+ * seeded ones, as `passnet run` does) while an observer records the finite
+ * minimum and maximum of every float value; each of its cuts then maps the
+ * decoded subgraph's inputs back to the model's values (pn_form's
+ * input_values).  Stored per subgraph hash is the union over every model
+ * holding it, so the same models give the same ranges in any order.
+ *
+ * The profiler, the export and the checker draw float inputs uniformly in
+ * these ranges (pn_input_for).  A model that cannot run contributes
+ * nothing; its subgraphs fall back to the generic draw.
+ */
+#ifndef PN_RANGES_H
+#define PN_RANGES_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+typedef struct pn_ranges_stats {
+	int64_t models;      /* models run */
+	int64_t failed;      /* models that could not run */
+	int64_t subgraphs;   /* subgraph range records written or widened */
+	double seconds;
+} pn_ranges_stats;
+
+/* Runs every model that has not contributed its ranges yet (in key order,
+ * one at a time on `threads` threads) and merges its cuts' input ranges into
+ * the ranges table, committing after each model (a killed run resumes). */
+int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, pn_ranges_stats *stats, char *err);
+
+#endif
