@@ -195,15 +195,21 @@ static int print_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-/* The values its inputs took in the models it comes from (exec/ranges.h). */
+/* What its inputs were in the models it comes from (exec/ranges.h): shape
+ * in one run, range of values over all. */
 static void print_ranges(pn_rtxn *t, const pn_key *key, const pn_graph *g)
 {
 	int n = 0;
 	pn_range *r = pn_subgraph_ranges_in(t, key->b, &n);
-	for (int i = 0; r && n == g->n_inputs && i < n; i++)
+	for (int i = 0; r && n == g->n_inputs && i < n; i++) {
+		printf("  in models %s  [", g->values[g->inputs[i]].name);
+		for (int d = 0; d < r[i].rank; d++)
+			printf(d ? ",%lld" : "%lld", (long long)r[i].dims[d]);
+		printf(r[i].rank < 0 ? "?]" : "]");
 		if (r[i].known)
-			printf("  range     %s in [%.6g, %.6g] in its models\n", g->values[g->inputs[i]].name,
-			       r[i].lo, r[i].hi);
+			printf(", values in [%.6g, %.6g]", r[i].lo, r[i].hi);
+		printf("\n");
+	}
 	free(r);
 }
 

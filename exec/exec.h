@@ -55,8 +55,10 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 			const pn_range *range, char *err);
 
 /* A subgraph cut below a data-dependent op (NonZero, NonMaxSuppression,
- * TopK with a computed k) has input dims that no file states.  To run it at
- * all, every such dim takes one assumed size (one for all, so that dims which
+ * TopK with a computed k) has input dims that no file states.  It runs at
+ * the shape its model's run showed (pn_range.rank/dims, exec/ranges.h), all
+ * inputs from the same run so that they agree.  Where no run showed one,
+ * every unknown dim takes one assumed size (one for all, so that dims which
  * must agree do): PN_ASSUMED_DIM, the 100 detections per image that
  * detection heads commonly keep, halved until no input with an assumed dim
  * holds more than PN_ASSUMED_ELEMS elements (an RoI head's [?,256,?,?]
@@ -64,11 +66,13 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 #define PN_ASSUMED_DIM   100
 #define PN_ASSUMED_ELEMS (1 << 20)
 
-/* The input types of g with every unknown dim set to the assumed size, into
- * out[g->n_inputs].  Returns how many dims were assumed and sets *size to
- * the size used, or returns -1 (err set) when a rank or an element type is
- * unknown. */
-int pn_concrete_input_types(const pn_graph *g, pn_type *out, int64_t *size, char *err);
+/* The input types of g, into out[g->n_inputs], with unknown dims (and
+ * ranks) taken from seen[0..n_seen) when it matches (n_seen may be 0), the
+ * rest set to the assumed size.  Returns how many dims were assumed and
+ * sets *size to the size used, or returns -1 (err set) when a rank or an
+ * element type is still unknown. */
+int pn_concrete_input_types(const pn_graph *g, const pn_range *seen, int n_seen, pn_type *out,
+			    int64_t *size, char *err);
 
 
 #endif

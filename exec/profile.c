@@ -112,7 +112,8 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range
 	pn_type *decl = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
 	if (!decl)
 		return pn_fail(ms->err, "out of memory");
-	ms->assumed_dims = pn_concrete_input_types(g, decl, &ms->assumed_size, ms->err);
+	ms->assumed_dims = pn_concrete_input_types(g, ranges, n_ranges, decl, &ms->assumed_size,
+						   ms->err);
 	pn_infer_result r;
 	int rc = ms->assumed_dims < 0 ? -1 : pn_infer_graph(g, NULL, decl, &r, ms->err);
 	free(decl);

@@ -53,9 +53,19 @@ static void widen(pn_range *r, const pn_tensor *t)
 	r->known = 1;
 }
 
+/* Folds t's values into r and keeps its shape. */
+static void see(pn_range *r, const pn_tensor *t)
+{
+	widen(r, t);
+	if (t && t->kind == PN_KIND_TENSOR && t->rank <= PN_MAX_RANK) {
+		r->rank = t->rank;
+		memcpy(r->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+	}
+}
+
 static void observe(void *ud, int value, const pn_tensor *t)
 {
-	widen(&((pn_range *)ud)[value], t);
+	see(&((pn_range *)ud)[value], t);
 }
 
 /* The model's own test inputs when the record has a complete set. */
@@ -95,7 +105,7 @@ static int run_model(const pn_model *m, const Passnet__Model *rec, int threads, 
 		return -1;
 	}
 	for (int i = 0; i < f.n && i < g->n_inputs; i++)
-		widen(&vr[g->inputs[i]], f.v[i]);
+		see(&vr[g->inputs[i]], f.v[i]);
 	pn_exec_opts eo = {.seed = seed, .threads = threads, .observe = observe, .observe_ud = vr};
 	pn_session *s = NULL;
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
@@ -108,6 +118,15 @@ static int run_model(const pn_model *m, const Passnet__Model *rec, int threads, 
 	pn_session_free(s);
 	pn_feed_free(&f);
 	return rc;
+}
+
+/* n ranges with nothing seen yet. */
+static pn_range *unseen(int n)
+{
+	pn_range *r = calloc((size_t)n + 1, sizeof(pn_range));
+	for (int i = 0; r && i < n; i++)
+		r[i].rank = -1;
+	return r;
 }
 
 /* --- its cuts ------------------------------------------------------------------------- */
@@ -184,56 +203,94 @@ static void free_cuts(cuts *cs)
 
 /* --- merging into the store ----------------------------------------------------------- */
 
+static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, int n,
+		      const uint8_t from[16], char *err)
+{
+	Passnet__InputRanges rec;
+	passnet__input_ranges__init(&rec);
+	rec.has_version = 1;
+	rec.version = PN_SCHEMA_VERSION;
+	size_t cap = (size_t)n + 1, nd = 0;
+	double *lo = malloc(sizeof(double) * cap), *hi = malloc(sizeof(double) * cap);
+	protobuf_c_boolean *known = malloc(sizeof(protobuf_c_boolean) * cap);
+	int32_t *rank = malloc(sizeof(int32_t) * cap);
+	int64_t *dims = malloc(sizeof(int64_t) * cap * PN_MAX_RANK);
+	int rc = lo && hi && known && rank && dims ? 0 : pn_fail(err, "out of memory");
+	for (int i = 0; !rc && i < n; i++) {
+		lo[i] = r[i].known ? r[i].lo : 0;
+		hi[i] = r[i].known ? r[i].hi : 0;
+		known[i] = r[i].known;
+		rank[i] = r[i].rank;
+		for (int d = 0; d < r[i].rank; d++)
+			dims[nd++] = r[i].dims[d];
+	}
+	rec.n_lo = rec.n_hi = rec.n_known = rec.n_rank = (size_t)n;
+	rec.lo = lo;
+	rec.hi = hi;
+	rec.known = known;
+	rec.rank = rank;
+	rec.n_dims = nd;
+	rec.dims = dims;
+	rec.has_shapes_from = 1;
+	rec.shapes_from.data = (uint8_t *)from;
+	rec.shapes_from.len = 16;
+	if (!rc)
+		rc = pn_put_msg(w, PN_T_RANGES, hash, 16, &rec.base, err);
+	free(lo);
+	free(hi);
+	free(known);
+	free(rank);
+	free(dims);
+	return rc;
+}
+
 static void union_into(pn_range *acc, const pn_range *add)
 {
 	if (!add->known)
 		return;
 	if (!acc->known) {
-		*acc = *add;
+		acc->lo = add->lo;
+		acc->hi = add->hi;
+		acc->known = 1;
 		return;
 	}
 	acc->lo = add->lo < acc->lo ? add->lo : acc->lo;
 	acc->hi = add->hi > acc->hi ? add->hi : acc->hi;
 }
 
-/* Widens the stored ranges of x's subgraph by x's. */
-static int merge_cut(pn_writer *w, const cut *x, char *err)
+/* The stored record of x's subgraph widened by x's ranges.  Shapes come
+ * from one model, the least key among those seen, whatever their order. */
+static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *err)
 {
 	int n = x->n_in;
 	pn_range *acc = calloc((size_t)n + 1, sizeof(pn_range));
 	if (!acc)
 		return pn_fail(err, "out of memory");
 	memcpy(acc, x->in, sizeof(pn_range) * (size_t)n);
+	uint8_t from[16];
+	memcpy(from, model, 16);
 	pn_bytes v;
-	if (pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0) {
-		Passnet__InputRanges *old = passnet__input_ranges__unpack(NULL, v.len, v.data);
-		if (old && old->n_lo == (size_t)n && old->n_hi == (size_t)n && old->n_known == (size_t)n)
-			for (int i = 0; i < n; i++)
-				union_into(&acc[i], &(pn_range){old->lo[i], old->hi[i], old->known[i]});
-		if (old)
-			passnet__input_ranges__free_unpacked(old, NULL);
+	Passnet__InputRanges *old = pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0
+					    ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
+	if (old && old->n_lo == (size_t)n && old->n_hi == (size_t)n && old->n_known == (size_t)n) {
+		int older_shapes = old->has_shapes_from && old->shapes_from.len == 16 &&
+				   memcmp(old->shapes_from.data, model, 16) < 0 && old->n_rank == (size_t)n;
+		if (older_shapes)
+			memcpy(from, old->shapes_from.data, 16);
+		for (size_t i = 0, d = 0; i < (size_t)n; i++) {
+			union_into(&acc[i], &(pn_range){.lo = old->lo[i], .hi = old->hi[i], .known = old->known[i]});
+			int32_t rank = old->n_rank == (size_t)n ? old->rank[i] : -1;
+			if (older_shapes && rank <= PN_MAX_RANK) {
+				acc[i].rank = rank;
+				if (rank > 0 && d + (size_t)rank <= old->n_dims)
+					memcpy(acc[i].dims, old->dims + d, sizeof(int64_t) * (size_t)rank);
+			}
+			d += rank > 0 ? (size_t)rank : 0;
+		}
 	}
-	Passnet__InputRanges rec;
-	passnet__input_ranges__init(&rec);
-	rec.has_version = 1;
-	rec.version = PN_SCHEMA_VERSION;
-	double *lo = malloc(sizeof(double) * ((size_t)n + 1)), *hi = malloc(sizeof(double) * ((size_t)n + 1));
-	protobuf_c_boolean *known = malloc(sizeof(protobuf_c_boolean) * ((size_t)n + 1));
-	int rc = lo && hi && known ? 0 : pn_fail(err, "out of memory");
-	for (int i = 0; !rc && i < n; i++) {
-		lo[i] = acc[i].known ? acc[i].lo : 0;
-		hi[i] = acc[i].known ? acc[i].hi : 0;
-		known[i] = acc[i].known;
-	}
-	rec.n_lo = rec.n_hi = rec.n_known = (size_t)n;
-	rec.lo = lo;
-	rec.hi = hi;
-	rec.known = known;
-	if (!rc)
-		rc = pn_put_msg(w, PN_T_RANGES, x->hash, 16, &rec.base, err);
-	free(lo);
-	free(hi);
-	free(known);
+	if (old)
+		passnet__input_ranges__free_unpacked(old, NULL);
+	int rc = put_ranges(w, x->hash, acc, n, from, err);
 	free(acc);
 	return rc;
 }
@@ -321,7 +378,7 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 	char why[PN_ERRLEN] = "";
 	const char *inputs = "";
 	if (load_model(st, key, &m, &rec, &cs, why) ||
-	    !(vr = calloc((size_t)m->graph->n_values + 1, sizeof(pn_range))) ||
+	    !(vr = unseen(m->graph->n_values)) ||
 	    run_model(m, rec, threads, seed, vr, &inputs, why) ||
 	    pn_infer_graph(m->graph, &m->bind, NULL, &r, why)) {
 		if (!why[0])
@@ -342,7 +399,7 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 		stats->models++;
 		for (int i = 0; !rc && i < cs.n; i++)
 			if (cs.c[i].in) {
-				rc = merge_cut(w, &cs.c[i], err);
+				rc = merge_cut(w, &cs.c[i], key, err);
 				stats->subgraphs++;
 			}
 	}

@@ -211,32 +211,49 @@ static double elems_at(const pn_type *t, int64_t size)
 	return n;
 }
 
-int pn_concrete_input_types(const pn_graph *g, pn_type *out, int64_t *size, char *err)
+/* A declared input type with what a run showed where it leaves the rank or
+ * dims unknown (dims the file states are kept). */
+static pn_type with_seen_shape(const pn_type *decl, const pn_range *seen)
+{
+	pn_type t = *decl;
+	if (!seen || seen->rank < 0 || (t.rank >= 0 && t.rank != seen->rank))
+		return t;
+	for (int d = 0; d < seen->rank; d++)
+		if (t.rank < 0 || t.dims[d] < 0) {
+			t.dims[d] = seen->dims[d];
+			t.dim_names[d] = NULL;
+		}
+	t.rank = seen->rank;
+	return t;
+}
+
+int pn_concrete_input_types(const pn_graph *g, const pn_range *seen, int n_seen, pn_type *out,
+			    int64_t *size, char *err)
 {
 	int64_t s = PN_ASSUMED_DIM;
 	int assumed = 0;
 	for (int i = 0; i < g->n_inputs; i++) {
 		const pn_value *v = &g->values[g->inputs[i]];
+		out[i] = v->type;
 		if (v->type.kind != PN_KIND_TENSOR)
 			continue;
-		if (v->type.rank < 0 || v->type.dtype == PN_UNDEFINED)
+		out[i] = with_seen_shape(&v->type, n_seen == g->n_inputs ? &seen[i] : NULL);
+		if (out[i].rank < 0 || out[i].dtype == PN_UNDEFINED)
 			return pn_fail(err, "data-dependent shape: input %s has an unknown %s", v->name,
-				       v->type.rank < 0 ? "rank" : "element type");
+				       out[i].rank < 0 ? "rank" : "element type");
 		int unknown = 0;
-		for (int d = 0; d < v->type.rank; d++)
-			unknown += v->type.dims[d] < 0;
+		for (int d = 0; d < out[i].rank; d++)
+			unknown += out[i].dims[d] < 0;
 		assumed += unknown;
-		while (unknown && s > 1 && elems_at(&v->type, s) > PN_ASSUMED_ELEMS)
+		while (unknown && s > 1 && elems_at(&out[i], s) > PN_ASSUMED_ELEMS)
 			s /= 2;
 	}
-	for (int i = 0; i < g->n_inputs; i++) {
-		out[i] = g->values[g->inputs[i]].type;
+	for (int i = 0; i < g->n_inputs; i++)
 		for (int d = 0; out[i].kind == PN_KIND_TENSOR && d < out[i].rank; d++)
 			if (out[i].dims[d] < 0) {
 				out[i].dims[d] = s;
 				out[i].dim_names[d] = NULL;
 			}
-	}
 	*size = s;
 	return assumed;
 }

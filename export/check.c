@@ -374,7 +374,7 @@ static int json_range(const task *t, const char *var, int i, pn_range *r)
 		if (!rg || rg->type != PN_JARR || rg->n != 2 || rg->items[0]->type != PN_JNUM ||
 		    rg->items[1]->type != PN_JNUM || !(rg->items[0]->num <= rg->items[1]->num))
 			return 0;
-		*r = (pn_range){rg->items[0]->num, rg->items[1]->num, 1};
+		*r = (pn_range){.lo = rg->items[0]->num, .hi = rg->items[1]->num, .known = 1, .rank = -1};
 		return 1;
 	}
 	return 0;

@@ -92,7 +92,7 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 	pn_type *types = calloc((size_t)g->n_inputs + 1, sizeof(pn_type));
 	int rc = in && out && types ? 0 : pn_fail(err, "out of memory");
 	int64_t assumed;
-	if (!rc && pn_concrete_input_types(g, types, &assumed, err) < 0)   /* as the profiler ran it */
+	if (!rc && pn_concrete_input_types(g, ranges, n_ranges, types, &assumed, err) < 0)   /* as the profiler ran it */
 		rc = -1;
 	for (int i = 0; !rc && i < g->n_inputs; i++) {
 		const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;

@@ -30,11 +30,14 @@ typedef struct pn_type {
 	const char *dim_names[PN_MAX_RANK]; /* symbolic name from the file, or NULL */
 } pn_type;
 
-/* The values one graph input took when the models holding it ran (see
- * exec/ranges.h); known = 0 when none were seen. */
+/* What the models holding a subgraph showed of one of its inputs when they
+ * ran (see exec/ranges.h): the range of its values (known = 0 when no
+ * finite float was seen) and its shape (rank -1 when none was seen). */
 typedef struct pn_range {
 	double lo, hi;
 	int known;
+	int32_t rank;
+	int64_t dims[PN_MAX_RANK];
 } pn_range;
 
 /* Statistics of a weight kept as metadata instead of bytes. */

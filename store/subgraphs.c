@@ -88,8 +88,17 @@ pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
 	Passnet__InputRanges *r = pn_get(t, PN_T_RANGES, hash, 16, &v) == 0
 					  ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
 	if (r && r->n_lo == r->n_hi && r->n_lo == r->n_known && (out = calloc(r->n_lo + 1, sizeof *out))) {
-		for (size_t i = 0; i < r->n_lo; i++)
-			out[i] = (pn_range){r->lo[i], r->hi[i], r->known[i]};
+		int shapes = r->n_rank == r->n_lo;
+		size_t d = 0;
+		for (size_t i = 0; i < r->n_lo; i++) {
+			out[i] = (pn_range){.lo = r->lo[i], .hi = r->hi[i], .known = r->known[i], .rank = -1};
+			int32_t rank = shapes ? r->rank[i] : -1;
+			if (rank < 0 || rank > PN_MAX_RANK || d + (size_t)rank > r->n_dims)
+				continue;
+			out[i].rank = rank;
+			memcpy(out[i].dims, r->dims + d, sizeof(int64_t) * (size_t)rank);
+			d += (size_t)rank;
+		}
 		*n = (int)r->n_lo;
 	}
 	if (r)
