@@ -19,6 +19,7 @@
 #include "partition/stage.h"
 #include "passnet.pb-c.h"
 #include "store/records.h"
+#include "store/subgraphs.h"
 
 /* --- one model's values --------------------------------------------------------------- */
 
@@ -53,13 +54,20 @@ static void widen(pn_range *r, const pn_tensor *t)
 	r->known = 1;
 }
 
-/* Folds t's values into r and keeps its shape. */
+/* Folds t's values into r and keeps its shape, and the values of a small
+ * integer tensor. */
 static void see(pn_range *r, const pn_tensor *t)
 {
 	widen(r, t);
-	if (t && t->kind == PN_KIND_TENSOR && t->rank <= PN_MAX_RANK) {
-		r->rank = t->rank;
-		memcpy(r->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+	if (!t || t->kind != PN_KIND_TENSOR || t->rank > PN_MAX_RANK)
+		return;
+	r->rank = t->rank;
+	memcpy(r->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+	r->n_ints = 0;
+	if (pn_dtype_is_int(t->dtype) && t->numel <= PN_SEEN_INTS) {
+		for (int64_t i = 0; i < t->numel; i++)
+			r->ints[i] = (int64_t)pn_tensor_get_f64(t, i);
+		r->n_ints = (int32_t)t->numel;
 	}
 }
 
@@ -210,12 +218,13 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	passnet__input_ranges__init(&rec);
 	rec.has_version = 1;
 	rec.version = PN_SCHEMA_VERSION;
-	size_t cap = (size_t)n + 1, nd = 0;
+	size_t cap = (size_t)n + 1, nd = 0, ni = 0;
 	double *lo = malloc(sizeof(double) * cap), *hi = malloc(sizeof(double) * cap);
 	protobuf_c_boolean *known = malloc(sizeof(protobuf_c_boolean) * cap);
-	int32_t *rank = malloc(sizeof(int32_t) * cap);
+	int32_t *rank = malloc(sizeof(int32_t) * cap), *counts = malloc(sizeof(int32_t) * cap);
 	int64_t *dims = malloc(sizeof(int64_t) * cap * PN_MAX_RANK);
-	int rc = lo && hi && known && rank && dims ? 0 : pn_fail(err, "out of memory");
+	int64_t *ints = malloc(sizeof(int64_t) * cap * PN_SEEN_INTS);
+	int rc = lo && hi && known && rank && counts && dims && ints ? 0 : pn_fail(err, "out of memory");
 	for (int i = 0; !rc && i < n; i++) {
 		lo[i] = r[i].known ? r[i].lo : 0;
 		hi[i] = r[i].known ? r[i].hi : 0;
@@ -223,6 +232,9 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 		rank[i] = r[i].rank;
 		for (int d = 0; d < r[i].rank; d++)
 			dims[nd++] = r[i].dims[d];
+		counts[i] = r[i].n_ints;
+		for (int k = 0; k < r[i].n_ints; k++)
+			ints[ni++] = r[i].ints[k];
 	}
 	rec.n_lo = rec.n_hi = rec.n_known = rec.n_rank = (size_t)n;
 	rec.lo = lo;
@@ -231,6 +243,10 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	rec.rank = rank;
 	rec.n_dims = nd;
 	rec.dims = dims;
+	rec.n_int_counts = (size_t)n;
+	rec.int_counts = counts;
+	rec.n_int_values = ni;
+	rec.int_values = ints;
 	rec.has_shapes_from = 1;
 	rec.shapes_from.data = (uint8_t *)from;
 	rec.shapes_from.len = 16;
@@ -240,7 +256,9 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	free(hi);
 	free(known);
 	free(rank);
+	free(counts);
 	free(dims);
+	free(ints);
 	return rc;
 }
 
@@ -258,40 +276,45 @@ static void union_into(pn_range *acc, const pn_range *add)
 	acc->hi = add->hi > acc->hi ? add->hi : acc->hi;
 }
 
-/* The stored record of x's subgraph widened by x's ranges.  Shapes come
- * from one model, the least key among those seen, whatever their order. */
+/* The stored record of x's subgraph widened by x's ranges.  Shapes and
+ * integer values come from one model, the least key among those seen, so
+ * that they agree with each other whatever order the models came in. */
 static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *err)
 {
 	int n = x->n_in;
 	pn_range *acc = calloc((size_t)n + 1, sizeof(pn_range));
-	if (!acc)
+	pn_range *old = calloc((size_t)n + 1, sizeof(pn_range));
+	if (!acc || !old) {
+		free(acc);
+		free(old);
 		return pn_fail(err, "out of memory");
+	}
 	memcpy(acc, x->in, sizeof(pn_range) * (size_t)n);
 	uint8_t from[16];
 	memcpy(from, model, 16);
 	pn_bytes v;
-	Passnet__InputRanges *old = pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0
+	Passnet__InputRanges *rec = pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0
 					    ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
-	if (old && old->n_lo == (size_t)n && old->n_hi == (size_t)n && old->n_known == (size_t)n) {
-		int older_shapes = old->has_shapes_from && old->shapes_from.len == 16 &&
-				   memcmp(old->shapes_from.data, model, 16) < 0 && old->n_rank == (size_t)n;
-		if (older_shapes)
-			memcpy(from, old->shapes_from.data, 16);
-		for (size_t i = 0, d = 0; i < (size_t)n; i++) {
-			union_into(&acc[i], &(pn_range){.lo = old->lo[i], .hi = old->hi[i], .known = old->known[i]});
-			int32_t rank = old->n_rank == (size_t)n ? old->rank[i] : -1;
-			if (older_shapes && rank <= PN_MAX_RANK) {
-				acc[i].rank = rank;
-				if (rank > 0 && d + (size_t)rank <= old->n_dims)
-					memcpy(acc[i].dims, old->dims + d, sizeof(int64_t) * (size_t)rank);
+	if (rec && rec->n_lo == (size_t)n && !pn_ranges_decode(rec, old)) {
+		int theirs = rec->has_shapes_from && rec->shapes_from.len == 16 &&
+			     memcmp(rec->shapes_from.data, model, 16) < 0;
+		if (theirs)
+			memcpy(from, rec->shapes_from.data, 16);
+		for (int i = 0; i < n; i++) {
+			union_into(&acc[i], &old[i]);
+			if (theirs) {
+				acc[i].rank = old[i].rank;
+				memcpy(acc[i].dims, old[i].dims, sizeof acc[i].dims);
+				acc[i].n_ints = old[i].n_ints;
+				memcpy(acc[i].ints, old[i].ints, sizeof acc[i].ints);
 			}
-			d += rank > 0 ? (size_t)rank : 0;
 		}
 	}
-	if (old)
-		passnet__input_ranges__free_unpacked(old, NULL);
+	if (rec)
+		passnet__input_ranges__free_unpacked(rec, NULL);
 	int rc = put_ranges(w, x->hash, acc, n, from, err);
 	free(acc);
+	free(old);
 	return rc;
 }
 

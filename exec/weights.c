@@ -193,6 +193,10 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 	} else if (ty->dtype == PN_BOOL) {
 		for (int64_t i = 0; i < t->numel; i++)
 			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) & 1));
+	} else if (range && range->n_ints > 0 && range->n_ints == t->numel) {
+		/* a shape, an axis or an index computed upstream: as the model had it */
+		for (int64_t i = 0; i < t->numel; i++)
+			pn_tensor_set_f64(t, i, (double)range->ints[i]);
 	} else {
 		int role = int_role(g, v);
 		for (int64_t i = 0; i < t->numel; i++)

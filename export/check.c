@@ -360,7 +360,8 @@ static int check_outputs(const pn_model *ref, const char *dir, verdict *v, char 
 	return 0;
 }
 
-/* The range task.json gives input i of variant var ("range": [lo, hi]). */
+/* What task.json gives of input i of variant var: "range": [lo, hi] and
+ * "values": [...] (a small integer input). */
 static int json_range(const task *t, const char *var, int i, pn_range *r)
 {
 	const pn_jv *vars = t->json ? pn_jget(t->json, "variants") : NULL;
@@ -369,13 +370,24 @@ static int json_range(const task *t, const char *var, int i, pn_range *r)
 		if (!name || strcmp(name, var))
 			continue;
 		const pn_jv *ins = pn_jget(vars->items[k], "inputs");
-		const pn_jv *rg = ins && ins->type == PN_JARR && i < ins->n
-				  ? pn_jget(ins->items[i], "range") : NULL;
-		if (!rg || rg->type != PN_JARR || rg->n != 2 || rg->items[0]->type != PN_JNUM ||
-		    rg->items[1]->type != PN_JNUM || !(rg->items[0]->num <= rg->items[1]->num))
-			return 0;
-		*r = (pn_range){.lo = rg->items[0]->num, .hi = rg->items[1]->num, .known = 1, .rank = -1};
-		return 1;
+		const pn_jv *in = ins && ins->type == PN_JARR && i < ins->n ? ins->items[i] : NULL;
+		const pn_jv *rg = in ? pn_jget(in, "range") : NULL;
+		const pn_jv *vals = in ? pn_jget(in, "values") : NULL;
+		*r = (pn_range){.rank = -1};
+		if (rg && rg->type == PN_JARR && rg->n == 2 && rg->items[0]->type == PN_JNUM &&
+		    rg->items[1]->type == PN_JNUM && rg->items[0]->num <= rg->items[1]->num) {
+			r->lo = rg->items[0]->num;
+			r->hi = rg->items[1]->num;
+			r->known = 1;
+		}
+		for (int e = 0; vals && vals->type == PN_JARR && vals->n <= PN_SEEN_INTS && e < vals->n; e++) {
+			if (vals->items[e]->type != PN_JNUM) {
+				r->n_ints = 0;
+				break;
+			}
+			r->ints[r->n_ints++] = (int64_t)vals->items[e]->num;
+		}
+		return r->known || r->n_ints;
 	}
 	return 0;
 }

@@ -119,8 +119,10 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 
 /* --- task.json ------------------------------------------------------------------------------ */
 
-/* Values as a list of {name, dtype, shape[, range]}: range is [lo, hi] for a
- * float input whose models showed its values (what `check` draws in). */
+/* Values as a list of {name, dtype, shape[, range][, values]}: range is
+ * [lo, hi] for a float input whose models showed its values (what `check`
+ * draws in), values those of a small integer input (a shape computed
+ * upstream, which `check` feeds as it is). */
 static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n,
 			   const pn_range *ranges, int n_ranges)
 {
@@ -135,6 +137,12 @@ static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n
 		fputc(']', f);
 		if (n_ranges == n && ranges[i].known && pn_dtype_is_float(v->type.dtype))
 			fprintf(f, ",\"range\":[%.17g,%.17g]", ranges[i].lo, ranges[i].hi);
+		if (n_ranges == n && ranges[i].n_ints && pn_dtype_is_int(v->type.dtype)) {
+			fprintf(f, ",\"values\":[");
+			for (int k = 0; k < ranges[i].n_ints; k++)
+				fprintf(f, k ? ",%lld" : "%lld", (long long)ranges[i].ints[k]);
+			fputc(']', f);
+		}
 		fputc('}', f);
 	}
 	fputc(']', f);

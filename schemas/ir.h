@@ -30,14 +30,21 @@ typedef struct pn_type {
 	const char *dim_names[PN_MAX_RANK]; /* symbolic name from the file, or NULL */
 } pn_type;
 
+/* Integer inputs up to this many elements (shapes, axes, indices computed by
+ * Shape -> Gather chains) are recorded by value. */
+#define PN_SEEN_INTS 16
+
 /* What the models holding a subgraph showed of one of its inputs when they
  * ran (see exec/ranges.h): the range of its values (known = 0 when no
- * finite float was seen) and its shape (rank -1 when none was seen). */
+ * finite float was seen), its shape (rank -1 when none was seen) and, for a
+ * small integer tensor, its values (n_ints of them; 0: none). */
 typedef struct pn_range {
 	double lo, hi;
 	int known;
 	int32_t rank;
 	int64_t dims[PN_MAX_RANK];
+	int32_t n_ints;
+	int64_t ints[PN_SEEN_INTS];
 } pn_range;
 
 /* Statistics of a weight kept as metadata instead of bytes. */

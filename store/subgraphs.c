@@ -80,26 +80,45 @@ pn_range *pn_subgraph_ranges(pn_store *st, const uint8_t hash[16], int *n)
 	return out;
 }
 
-pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
+int pn_ranges_decode(const Passnet__InputRanges *r, pn_range *out)
 {
-	*n = 0;
-	pn_bytes v;
-	pn_range *out = NULL;
-	Passnet__InputRanges *r = pn_get(t, PN_T_RANGES, hash, 16, &v) == 0
-					  ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
-	if (r && r->n_lo == r->n_hi && r->n_lo == r->n_known && (out = calloc(r->n_lo + 1, sizeof *out))) {
-		int shapes = r->n_rank == r->n_lo;
-		size_t d = 0;
-		for (size_t i = 0; i < r->n_lo; i++) {
-			out[i] = (pn_range){.lo = r->lo[i], .hi = r->hi[i], .known = r->known[i], .rank = -1};
-			int32_t rank = shapes ? r->rank[i] : -1;
-			if (rank < 0 || rank > PN_MAX_RANK || d + (size_t)rank > r->n_dims)
-				continue;
+	size_t n = r->n_lo;
+	if (r->n_hi != n || r->n_known != n)
+		return -1;
+	int shapes = r->n_rank == n, ints = r->n_int_counts == n;
+	size_t d = 0, k = 0;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = (pn_range){.lo = r->lo[i], .hi = r->hi[i], .known = r->known[i], .rank = -1};
+		int32_t rank = shapes ? r->rank[i] : -1;
+		if (rank > PN_MAX_RANK || (rank > 0 && d + (size_t)rank > r->n_dims))
+			return -1;
+		if (rank >= 0) {
 			out[i].rank = rank;
 			memcpy(out[i].dims, r->dims + d, sizeof(int64_t) * (size_t)rank);
 			d += (size_t)rank;
 		}
+		int32_t m = ints ? r->int_counts[i] : 0;
+		if (m < 0 || m > PN_SEEN_INTS || k + (size_t)m > r->n_int_values)
+			return -1;
+		out[i].n_ints = m;
+		memcpy(out[i].ints, r->int_values + k, sizeof(int64_t) * (size_t)m);
+		k += (size_t)m;
+	}
+	return 0;
+}
+
+pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
+{
+	*n = 0;
+	pn_bytes v;
+	Passnet__InputRanges *r = pn_get(t, PN_T_RANGES, hash, 16, &v) == 0
+					  ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
+	pn_range *out = r ? calloc(r->n_lo + 1, sizeof *out) : NULL;
+	if (out && !pn_ranges_decode(r, out)) {
 		*n = (int)r->n_lo;
+	} else {
+		free(out);
+		out = NULL;
 	}
 	if (r)
 		passnet__input_ranges__free_unpacked(r, NULL);

@@ -27,5 +27,7 @@ uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len
 pn_range *pn_subgraph_ranges(pn_store *st, const uint8_t hash[16], int *n);
 /* The same inside a reader the caller holds. */
 pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n);
+/* Decodes a ranges record into out[r->n_lo]; -1 when it is inconsistent. */
+int pn_ranges_decode(const Passnet__InputRanges *r, pn_range *out);
 
 #endif

@@ -2,7 +2,8 @@
  * test_inputs.c - the shapes and values a subgraph is run on
  * (pn_concrete_input_types, pn_input_for): unknown dims take the shape a
  * model's run showed, else one assumed size bounded by an element budget;
- * float inputs are drawn in their recorded range, else in [0.1, 1.1).
+ * float inputs are drawn in their recorded range, else in [0.1, 1.1);
+ * small integer inputs recorded by value are fed as they were.
  *
  * The graphs are ONNX models built with protobuf-c and decoded like any
  * model file.
@@ -26,6 +27,7 @@ typedef struct in_spec {
 	const char *name;
 	int rank;
 	int64_t dims[4];
+	int dtype;   /* 0: float */
 } in_spec;
 
 static Onnx__ValueInfoProto *input_info(const in_spec *s)
@@ -53,7 +55,7 @@ static Onnx__ValueInfoProto *input_info(const in_spec *s)
 	sh->n_dim = (size_t)s->rank;
 	sh->dim = d;
 	tt->has_elem_type = 1;
-	tt->elem_type = PN_FLOAT;
+	tt->elem_type = s->dtype ? s->dtype : PN_FLOAT;
 	tt->shape = sh;
 	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
 	tp->tensor_type = tt;
@@ -220,6 +222,33 @@ static void test_input_ranges(void **state)
 	pn_model_free(m);
 }
 
+/* A small integer input recorded by value (a shape computed upstream) is
+ * fed as it was; without a record, by what reads it. */
+static void test_input_ints(void **state)
+{
+	(void)state;
+	in_spec s[] = {{"shape", 1, {3}, PN_INT64}};
+	pn_model *m = model_of(s, 1);
+	const pn_graph *g = m->graph;
+	const pn_type *ty = &g->values[g->inputs[0]].type;
+	char err[PN_ERRLEN];
+	pn_range r = {.rank = 1, .dims = {3}, .n_ints = 3, .ints = {1, 769, 4}};
+	pn_tensor *a = pn_input_for(g, 0, ty, 7, &r, err);
+	assert_non_null(a);
+	assert_int_equal(a->dtype, PN_INT64);
+	const int64_t *v = a->data;
+	assert_int_equal(v[0], 1);
+	assert_int_equal(v[1], 769);
+	assert_int_equal(v[2], 4);
+	r.n_ints = 2;   /* a record of another size is not used */
+	pn_tensor *b = pn_input_for(g, 0, ty, 7, &r, err);
+	const int64_t *w = b->data;
+	assert_true(w[1] >= 0 && w[1] < 4);
+	pn_tensor_free(a);
+	pn_tensor_free(b);
+	pn_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_assumed_size_bounded),
 		cmocka_unit_test(test_seen_shapes),
 		cmocka_unit_test(test_input_ranges),
+		cmocka_unit_test(test_input_ints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
