@@ -141,7 +141,7 @@ static void assert_dims(const pn_type *t, int rank, const int64_t *dims)
 static void test_assumed_size(void **state)
 {
 	(void)state;
-	in_spec s[] = {{"boxes", 2, {-1, 4}}, {"scores", 1, {-1}}};
+	in_spec s[] = {{"boxes", 2, {-1, 4}, PN_FLOAT}, {"scores", 1, {-1}, PN_FLOAT}};
 	pn_model *m = model_of(s, 2);
 	pn_type out[2];
 	int64_t size = 0;
@@ -158,7 +158,7 @@ static void test_assumed_size(void **state)
 static void test_assumed_size_bounded(void **state)
 {
 	(void)state;
-	in_spec s[] = {{"rois", 4, {-1, 256, -1, -1}}, {"n", 1, {-1}}};
+	in_spec s[] = {{"rois", 4, {-1, 256, -1, -1}, PN_FLOAT}, {"n", 1, {-1}, PN_FLOAT}};
 	pn_model *m = model_of(s, 2);
 	pn_type out[2];
 	int64_t size = 0;
@@ -175,7 +175,7 @@ static void test_assumed_size_bounded(void **state)
 static void test_seen_shapes(void **state)
 {
 	(void)state;
-	in_spec s[] = {{"rois", 4, {-1, 256, -1, -1}}, {"k", 2, {-1, 3}}};
+	in_spec s[] = {{"rois", 4, {-1, 256, -1, -1}, PN_FLOAT}, {"k", 2, {-1, 3}, PN_FLOAT}};
 	pn_model *m = model_of(s, 2);
 	pn_range seen[2] = {{.rank = 4, .dims = {7, 256, 14, 14}}, {.rank = 3, .dims = {5, 3, 1}}};
 	pn_type out[2];
@@ -193,7 +193,7 @@ static void test_seen_shapes(void **state)
 static void test_input_ranges(void **state)
 {
 	(void)state;
-	in_spec s[] = {{"x", 2, {64, 64}}};
+	in_spec s[] = {{"x", 2, {64, 64}, PN_FLOAT}};
 	pn_model *m = model_of(s, 1);
 	const pn_graph *g = m->graph;
 	const pn_type *ty = &g->values[g->inputs[0]].type;
