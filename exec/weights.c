@@ -174,7 +174,12 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 {
 	int v = g->inputs[input];
 	const char *name = g->values[v].name;
-	if (!pn_type_is_static(ty) || !pn_dtype_size(ty->dtype) || ty->dtype == PN_STRING)
+	if (ty->kind != PN_KIND_TENSOR)
+		return pn_fail(err, "no generator for a %s input: '%s'",
+			       ty->kind == PN_KIND_SEQUENCE ? "sequence" : "optional", name), NULL;
+	if (ty->dtype == PN_STRING)
+		return pn_fail(err, "no generator for a string input: '%s'", name), NULL;
+	if (!pn_type_is_static(ty) || !pn_dtype_size(ty->dtype))
 		return pn_fail(err, "input '%s' has no static numeric type", name), NULL;
 	pn_tensor *t = pn_tensor_new(ty->dtype, ty->rank, ty->dims);
 	if (!t)
