@@ -10,6 +10,7 @@
  * ConvTranspose is the adjoint: GEMM into columns, then col2im.  float16 and
  * bfloat16 are computed in float32; float64 has its own (plain) loops.
  */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,11 +18,15 @@
 #include "exec/infer.h"
 #include "exec/kernel.h"
 #include "exec/ops/conv.h"
+#include "exec/ops/vec.h"
 
 /* Elements of im2col scratch per segment (4 MB of floats). */
 #define COL_BUDGET ((int64_t)1 << 20)
 /* Fewer columns than this per GEMM call wastes the GEMM. */
 #define COL_MIN 256
+/* Largest taps per output (channels per group x kernel size) the direct
+ * path takes; beyond it im2col + GEMM wins. */
+#define DIRECT_MAX_K 256
 
 /* --- inference ------------------------------------------------------------------- */
 
@@ -322,49 +327,158 @@ static void add_bias_f32(float *y, int64_t ldy, int64_t m_count, int64_t n, cons
 			y[m * ldy + j] += b[m];
 }
 
-/* One input channel per group: each output row is a sum of shifted input rows. */
-static void conv_depthwise_f32(const pn_conv_geom *g, const float *x, const float *w,
-			       const float *b, float *y)
-{
-	const pn_window *wn = &g->w;
-	const int64_t OD = wn->out[0], OH = wn->out[1], OW = wn->out[2];
-	const int64_t rows = g->N * g->M * OD * OH;
-	#pragma omp parallel for if (rows * OW * g->ksz > PN_PAR_MIN_WORK) schedule(static)
-	for (int64_t r = 0; r < rows; r++) {
-		int64_t oh = r % OH, od = r / OH % OD, nm = r / (OH * OD), m = nm % g->M;
-		int64_t n = nm / g->M;
-		const float *xc = x + (n * g->C + m / g->Mg) * g->isp;
-		const float *wk = w + m * g->ksz;
-		float *yr = y + nm * g->osp + (od * OH + oh) * OW;
-		for (int64_t j = 0; j < OW; j++)
-			yr[j] = 0;
-		for (int64_t kz = 0; kz < wn->k[0]; kz++) {
-			int64_t iz = od * wn->s[0] - wn->pb[0] + kz * wn->d[0];
-			if (iz < 0 || iz >= wn->in[0])
-				continue;
-			for (int64_t ky = 0; ky < wn->k[1]; ky++) {
-				int64_t iy = oh * wn->s[1] - wn->pb[1] + ky * wn->d[1];
-				if (iy < 0 || iy >= wn->in[1])
-					continue;
-				const float *xr = xc + (iz * wn->in[1] + iy) * wn->in[2];
-				const float *wr = wk + (kz * wn->k[1] + ky) * wn->k[2];
-				for (int64_t kx = 0; kx < wn->k[2]; kx++) {
-					int64_t ix0 = kx * wn->d[2] - wn->pb[2], lo, hi;
-					valid_range(ix0, wn->s[2], wn->in[2], OW, &lo, &hi);
-					const float wv = wr[kx], *src = xr + ix0;
-					if (wn->s[2] == 1)
-						for (int64_t j = lo; j < hi; j++)
-							yr[j] += wv * src[j];
-					else
-						for (int64_t j = lo; j < hi; j++)
-							yr[j] += wv * src[j * wn->s[2]];
-				}
-			}
-		}
-		if (b)
-			for (int64_t j = 0; j < OW; j++)
-				yr[j] += b[m];
+/*
+ * Direct convolution micro-kernel: out[i * ldo + q'] = sum over k of
+ * w[i * K + k] * base[off[k] + q'] for MB output channels i and the VB
+ * vectors of flat outputs q' from q.  Taps are summed in order from zero,
+ * so the blocking never changes a result.
+ */
+#define DEFINE_TAPS(NAME, MB, VB)                                                                \
+	static inline void NAME(int64_t K, const float *w, const int64_t *off, const float *base, \
+				int64_t q, float *out, int64_t ldo)                              \
+	{                                                                                        \
+		pn_vf acc[MB][VB];                                                               \
+		for (int i = 0; i < MB; i++)                                                     \
+			for (int v = 0; v < VB; v++)                                             \
+				acc[i][v] = pn_vzero();                                          \
+		for (int64_t k = 0; k < K; k++) {                                                \
+			const float *p = base + off[k] + q;                                      \
+			pn_vf xv[VB];                                                            \
+			for (int v = 0; v < VB; v++)                                             \
+				xv[v] = pn_vload(p + v * PN_VL);                                 \
+			for (int i = 0; i < MB; i++) {                                           \
+				pn_vf wv = pn_vset1(w[i * K + k]);                               \
+				for (int v = 0; v < VB; v++)                                     \
+					acc[i][v] = pn_vfma(wv, xv[v], acc[i][v]);               \
+			}                                                                        \
+		}                                                                                \
+		for (int i = 0; i < MB; i++)                                                     \
+			for (int v = 0; v < VB; v++)                                             \
+				pn_vstore(out + i * ldo + q + v * PN_VL, acc[i][v]);             \
 	}
+
+/* Output channels per block of a group, and vectors of flat outputs per
+ * block: as many accumulators as registers allow. */
+#define TAPS_MB 4
+#define TAPS_VB (PN_VREGS / 6 > 1 ? PN_VREGS / 6 : 1)
+DEFINE_TAPS(taps_4xN, TAPS_MB, TAPS_VB)
+DEFINE_TAPS(taps_4x1, TAPS_MB, 1)
+/* One channel (depthwise): enough vectors for independent FMA chains. */
+DEFINE_TAPS(taps_1x8, 1, 8)
+DEFINE_TAPS(taps_1x4, 1, 4)
+DEFINE_TAPS(taps_1x2, 1, 2)
+DEFINE_TAPS(taps_1x1, 1, 1)
+
+/* nq flat outputs (a multiple of PN_FLAT_Q) of one channel into out. */
+static void taps_row(int64_t K, const float *w, const int64_t *off, const float *base, int64_t nq,
+		     float *out)
+{
+	int64_t q = 0;
+	for (; q + 8 * PN_VL <= nq; q += 8 * PN_VL)
+		taps_1x8(K, w, off, base, q, out, nq);
+	if (q + 4 * PN_VL <= nq) {
+		taps_1x4(K, w, off, base, q, out, nq);
+		q += 4 * PN_VL;
+	}
+	if (q + 2 * PN_VL <= nq) {
+		taps_1x2(K, w, off, base, q, out, nq);
+		q += 2 * PN_VL;
+	}
+	for (; q < nq; q += PN_VL)
+		taps_1x1(K, w, off, base, q, out, nq);
+}
+
+/* The same for mb <= TAPS_MB output channels reading one input (rows of
+ * out nq apart). */
+static void taps_rows(int mb, int64_t K, const float *w, const int64_t *off, const float *base,
+		      int64_t nq, float *out)
+{
+	if (mb < TAPS_MB) {
+		for (int i = 0; i < mb; i++)
+			taps_row(K, w + i * K, off, base, nq, out + i * nq);
+		return;
+	}
+	int64_t q = 0;
+	for (; q + TAPS_VB * PN_VL <= nq; q += TAPS_VB * PN_VL)
+		taps_4xN(K, w, off, base, q, out, nq);
+	for (; q < nq; q += PN_VL)
+		taps_4x1(K, w, off, base, q, out, nq);
+}
+
+/* Copies the valid flat outputs of channel plane acc into y, plus bias. */
+static void flat_unpack(const pn_flat *f, const float *acc, float bias, float *y)
+{
+	const pn_window *w = &f->w;
+	const int64_t OW = w->out[2];
+	const pn_vf vb = pn_vset1(bias);
+	for (int64_t oz = 0; oz < w->out[0]; oz++)
+		for (int64_t oy = 0; oy < w->out[1]; oy++) {
+			const float *a = acc + pn_flat_row(f, oz, oy);
+			float *d = y + (oz * w->out[1] + oy) * OW;
+			for (int64_t ox = 0; ox < OW; ox += PN_VL)
+				pn_vstore_n(d + ox, pn_vadd(pn_vload_n(a + ox, OW - ox), vb), OW - ox);
+		}
+}
+
+/* Floats per thread of the direct path: the packed input planes of a group
+ * and TAPS_MB flat output planes. */
+static int64_t direct_floats(const pn_conv_geom *g, const pn_flat *f)
+{
+	return g->Cg * f->size + TAPS_MB * f->nq;
+}
+
+/*
+ * Direct convolution over the flat layout, for groups of few channels
+ * (depthwise convolutions have one): an im2col GEMM per group would have a
+ * tiny K and pay its packing per group.  Each (image, group) packs its
+ * input planes once and computes its output channels TAPS_MB at a time;
+ * those items are the parallel unit.
+ */
+static int conv_direct_f32(pn_kctx *k, const pn_conv_geom *g, const pn_flat *f,
+			   const int64_t *toff, const float *x, const float *w, const float *b,
+			   float *y)
+{
+	const int64_t K = g->Cg * g->ksz, per = direct_floats(g, f), items = g->N * g->G;
+	int nt = 1;
+	if (g->N * g->M * f->nq * K > PN_PAR_MIN_WORK && !omp_in_parallel())
+		nt = omp_get_max_threads();
+	nt = nt < items ? nt : (int)items;
+	int64_t *off = pn_kscratch(k, sizeof(int64_t) * (size_t)K);
+	float *scr = pn_kscratch(k, sizeof(float) * (size_t)(per * nt));
+	if (!off || !scr)
+		return -1;
+	/* Tap (cg, t) reads plane cg at its offset t: the order of W's row. */
+	for (int64_t c = 0; c < g->Cg; c++)
+		for (int64_t t = 0; t < g->ksz; t++)
+			off[c * g->ksz + t] = c * f->size + toff[t];
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t it = 0; it < items; it++) {
+		int64_t n = it / g->G, gi = it % g->G;
+		float *in = scr + per * omp_get_thread_num(), *acc = in + g->Cg * f->size;
+		for (int64_t c = 0; c < g->Cg; c++)
+			pn_flat_pack(f, x + (n * g->C + gi * g->Cg + c) * g->isp, 0.0f, in + c * f->size);
+		for (int64_t m0 = 0; m0 < g->Mg; m0 += TAPS_MB) {
+			int mb = g->Mg - m0 < TAPS_MB ? (int)(g->Mg - m0) : TAPS_MB;
+			int64_t m = gi * g->Mg + m0;
+			taps_rows(mb, K, w + m * K, off, in, f->nq, acc);
+			for (int i = 0; i < mb; i++)
+				flat_unpack(f, acc + i * f->nq, b ? b[m + i] : 0.0f,
+					    y + (n * g->M + m + i) * g->osp);
+		}
+	}
+	return 0;
+}
+
+/* Lays out g for the direct path into f (tap offsets into toff); 0 when the
+ * direct path suits g. */
+static int direct_plan(const pn_conv_geom *g, pn_flat *f, int64_t *toff)
+{
+	if (g->G == 1 || g->Cg * g->ksz > DIRECT_MAX_K)
+		return -1;
+	if (pn_flat_plan(f, &g->w, toff))
+		return -1;
+	/* Wide dilations on small outputs leave most flat outputs unused. */
+	return f->nq > 4 * g->osp + 64 ? -1 : 0;
 }
 
 static int is_pointwise(const pn_window *w)
@@ -378,9 +492,13 @@ static int is_pointwise(const pn_window *w)
 static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 		    const float *b, float *y)
 {
-	if (g->Cg == 1 && g->G > 1) {
-		conv_depthwise_f32(g, x, w, b, y);
-		return 0;
+	if (g->G > 1 && g->ksz <= DIRECT_MAX_K) {
+		pn_flat f;
+		int64_t *toff = pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz);
+		if (!toff)
+			return -1;
+		if (!direct_plan(g, &f, toff))
+			return conv_direct_f32(k, g, &f, toff, x, w, b, y);
 	}
 	const int64_t rows = g->Cg * g->ksz;
 	if (is_pointwise(&g->w)) {

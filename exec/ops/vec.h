@@ -1,0 +1,166 @@
+/*
+ * vec.h - a few float vector operations for the direct window loops
+ * (depthwise and grouped Conv, the pools), so that each loop is written
+ * once and compiles to AVX-512, AVX2 or plain C.
+ *
+ * Every lane does exactly what the scalar fallback does (a fused
+ * multiply-add is fmaf, pn_vmax(x, m) is x > m ? x : m, which keeps m when
+ * x is NaN), so the width never changes a result bit.
+ */
+#ifndef PN_OPS_VEC_H
+#define PN_OPS_VEC_H
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define PN_VL 16
+/* Accumulator vectors a register block may hold (of 32 registers). */
+#define PN_VREGS 24
+typedef __m512 pn_vf;
+static inline pn_vf pn_vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void pn_vstore(float *p, pn_vf v) { _mm512_storeu_ps(p, v); }
+static inline pn_vf pn_vset1(float x) { return _mm512_set1_ps(x); }
+static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline pn_vf pn_vadd(pn_vf a, pn_vf b) { return _mm512_add_ps(a, b); }
+static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm512_max_ps(x, m); }
+static inline __mmask16 pn_vmask(int64_t n)
+{
+	return n >= 16 ? (__mmask16)0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+}
+static inline pn_vf pn_vload_n(const float *p, int64_t n)
+{
+	return _mm512_maskz_loadu_ps(pn_vmask(n), p);
+}
+static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
+{
+	_mm512_mask_storeu_ps(p, pn_vmask(n), v);
+}
+/* Lanes j < n get p[2 j]; reads nothing past p[2 n - 2]. */
+static inline pn_vf pn_vload_even_n(const float *p, int64_t n)
+{
+	const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+					      28, 30);
+	pn_vf lo = _mm512_maskz_loadu_ps(pn_vmask(2 * n - 1), p);
+	pn_vf hi = _mm512_maskz_loadu_ps(pn_vmask(2 * n - 17), p + 16);
+	return _mm512_permutex2var_ps(lo, idx, hi);
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define PN_VL 8
+#define PN_VREGS 12
+typedef __m256 pn_vf;
+static inline pn_vf pn_vload(const float *p) { return _mm256_loadu_ps(p); }
+static inline void pn_vstore(float *p, pn_vf v) { _mm256_storeu_ps(p, v); }
+static inline pn_vf pn_vset1(float x) { return _mm256_set1_ps(x); }
+static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline pn_vf pn_vadd(pn_vf a, pn_vf b) { return _mm256_add_ps(a, b); }
+static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm256_max_ps(x, m); }
+static inline __m256i pn_vmask(int64_t n)
+{
+	static const int32_t ones[16] = {-1, -1, -1, -1, -1, -1, -1, -1};
+	n = n < 0 ? 0 : n > 8 ? 8 : n;
+	return _mm256_loadu_si256((const __m256i *)(ones + 8 - n));
+}
+static inline pn_vf pn_vload_n(const float *p, int64_t n)
+{
+	return _mm256_maskload_ps(p, pn_vmask(n));
+}
+static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
+{
+	_mm256_maskstore_ps(p, pn_vmask(n), v);
+}
+static inline pn_vf pn_vload_even_n(const float *p, int64_t n)
+{
+	float t[8] = {0};
+	for (int64_t j = 0; j < n && j < 8; j++)
+		t[j] = p[2 * j];
+	return _mm256_loadu_ps(t);
+}
+#else
+#define PN_VL 4
+#define PN_VREGS 8
+typedef struct { float v[4]; } pn_vf;
+static inline pn_vf pn_vload(const float *p)
+{
+	pn_vf r;
+	for (int i = 0; i < 4; i++)
+		r.v[i] = p[i];
+	return r;
+}
+static inline void pn_vstore(float *p, pn_vf v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v.v[i];
+}
+static inline pn_vf pn_vset1(float x)
+{
+	return (pn_vf){{x, x, x, x}};
+}
+static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c)
+{
+	for (int i = 0; i < 4; i++)
+		c.v[i] = fmaf(a.v[i], b.v[i], c.v[i]);
+	return c;
+}
+static inline pn_vf pn_vadd(pn_vf a, pn_vf b)
+{
+	for (int i = 0; i < 4; i++)
+		a.v[i] += b.v[i];
+	return a;
+}
+static inline pn_vf pn_vmax(pn_vf x, pn_vf m)
+{
+	for (int i = 0; i < 4; i++)
+		m.v[i] = x.v[i] > m.v[i] ? x.v[i] : m.v[i];
+	return m;
+}
+static inline pn_vf pn_vload_n(const float *p, int64_t n)
+{
+	pn_vf r = {{0}};
+	for (int64_t i = 0; i < n && i < 4; i++)
+		r.v[i] = p[i];
+	return r;
+}
+static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
+{
+	for (int64_t i = 0; i < n && i < 4; i++)
+		p[i] = v.v[i];
+}
+static inline pn_vf pn_vload_even_n(const float *p, int64_t n)
+{
+	pn_vf r = {{0}};
+	for (int64_t i = 0; i < n && i < 4; i++)
+		r.v[i] = p[2 * i];
+	return r;
+}
+#endif
+
+static inline pn_vf pn_vzero(void)
+{
+	return pn_vset1(0.0f);
+}
+
+/* p[0, n) = v (any n). */
+static inline void pn_vfill(float *p, int64_t n, float v)
+{
+	pn_vf x = pn_vset1(v);
+	int64_t j = 0;
+	for (; j + PN_VL <= n; j += PN_VL)
+		pn_vstore(p + j, x);
+	if (j < n)
+		pn_vstore_n(p + j, x, n - j);
+}
+
+/* d[0, n) = s[0, n) (any n; the ranges must not overlap). */
+static inline void pn_vcopy(float *restrict d, const float *restrict s, int64_t n)
+{
+	int64_t j = 0;
+	for (; j + PN_VL <= n; j += PN_VL)
+		pn_vstore(d + j, pn_vload(s + j));
+	if (j < n)
+		pn_vstore_n(d + j, pn_vload_n(s + j, n - j), n - j);
+}
+
+#endif
