@@ -5,10 +5,12 @@
  * Attribute defaults follow the ONNX spec.  Exponential forms are written in
  * their overflow-free arrangement (Sigmoid, Softplus).
  */
+#include "exec/ops/mathutil.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <tgmath.h>
+#include <tgmath.h>  /* after mathutil.h: complex.h would turn its parameter I into a macro */
 
 #include "exec/infer.h"
 #include "exec/kernel.h"
@@ -32,8 +34,11 @@ static int run_act(pn_kctx *k, const pn_seg_fn *tab, const pn_ewparam *prm, int 
 
 #define FLOAT_TAB(op) static const pn_seg_fn op##_tab[PN_DTYPE_COUNT] = {PN_EW_FLOATS(PN_EW_ENT, op, 0)}
 
-/* sigmoid and softplus without overflow, in the compute type of x */
-#define SIGMOID(x) ((x) >= 0 ? (ct)1 / ((ct)1 + exp(-(x))) : exp(x) / ((ct)1 + exp(x)))
+/* sigmoid and softplus without overflow, in the compute type of x; float
+ * sigmoid (float32, float16, bfloat16) as plain arithmetic that vectorises */
+#define SIGMOID(x)                                                                        \
+	_Generic((x), float: pn_mu_sigmoidf((float)(x)),                                  \
+		 default: (x) >= 0 ? (ct)1 / ((ct)1 + exp(-(x))) : exp(x) / ((ct)1 + exp(x)))
 #define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
 
 /* --- Relu (float and signed integers) ----------------------------------------------- */
