@@ -24,9 +24,8 @@
 #define COL_BUDGET ((int64_t)1 << 20)
 /* Fewer columns than this per GEMM call wastes the GEMM. */
 #define COL_MIN 256
-/* Largest taps per output (channels per group x kernel size) the direct
- * path takes; beyond it im2col + GEMM wins. */
-#define DIRECT_MAX_K 256
+/* Largest packed input (floats) of a group the direct path takes. */
+#define DIRECT_MAX_PACKED ((int64_t)16 << 20)
 
 /* --- inference ------------------------------------------------------------------- */
 
@@ -228,51 +227,65 @@ static inline void valid_range(int64_t x0, int64_t s, int64_t size, int64_t n, i
 		*hi = *lo;
 }
 
+/* Widest kernel whose valid output columns im2col tabulates per tap. */
+#define IM2COL_KX 64
+
 /*
  * im2col: col[r][j] for rows r = (channel, kz, ky, kx) of `channels` input
  * channels and columns j = output positions p0 .. p0+np-1, zero where the
- * window reads padding.  Rows are independent, so they are the parallel unit.
+ * window reads padding.  The columns are walked as runs along output rows
+ * (a whole row but for the segment's ends), and for whole rows the valid
+ * range of each kx is tabulated once: no division per row or element.
+ * Channels are independent, so they are the parallel unit.
  */
 #define DEFINE_IM2COL(NAME, T)                                                                   \
 	void NAME(const pn_window *w, const T *x, int64_t channels, int64_t p0, int64_t np,      \
 		  T *col)                                                                        \
 	{                                                                                        \
-		const int64_t K = w->k[0] * w->k[1] * w->k[2], rows = channels * K;              \
+		const int64_t K = w->k[0] * w->k[1] * w->k[2], OW = w->out[2], OH = w->out[1];   \
 		const int64_t isp = w->in[0] * w->in[1] * w->in[2];                              \
-		_Pragma("omp parallel for if (rows * np > PN_PAR_MIN_WORK) schedule(static)")    \
-		for (int64_t r = 0; r < rows; r++) {                                             \
-			int64_t kk = r % K, kx = kk % w->k[2], ky = kk / w->k[2] % w->k[1];      \
-			int64_t kz = kk / (w->k[2] * w->k[1]);                                   \
-			const T *xc = x + r / K * isp;                                           \
-			T *dst = col + r * np;                                                   \
-			int64_t p = p0, end = p0 + np, ow = p % w->out[2];                       \
-			int64_t oh = p / w->out[2] % w->out[1], od = p / (w->out[2] * w->out[1]); \
-			while (p < end) {                                                        \
-				int64_t cnt = w->out[2] - ow < end - p ? w->out[2] - ow : end - p; \
-				int64_t iz = od * w->s[0] - w->pb[0] + kz * w->d[0];             \
-				int64_t iy = oh * w->s[1] - w->pb[1] + ky * w->d[1];             \
-				int64_t lo = 0, hi = 0;                                          \
-				int64_t ix0 = ow * w->s[2] - w->pb[2] + kx * w->d[2];            \
-				if (iz >= 0 && iz < w->in[0] && iy >= 0 && iy < w->in[1])        \
-					valid_range(ix0, w->s[2], w->in[2], cnt, &lo, &hi);      \
-				const T *src = xc + (iz * w->in[1] + iy) * w->in[2] + ix0;       \
-				for (int64_t j = 0; j < lo; j++)                                 \
-					dst[j] = 0;                                              \
-				if (w->s[2] == 1) {                                              \
-					for (int64_t j = lo; j < hi; j++)                        \
-						dst[j] = src[j];                                 \
-				} else {                                                         \
-					for (int64_t j = lo; j < hi; j++)                        \
-						dst[j] = src[j * w->s[2]];                       \
-				}                                                                \
-				for (int64_t j = hi; j < cnt; j++)                               \
-					dst[j] = 0;                                              \
-				dst += cnt;                                                      \
-				p += cnt;                                                        \
-				ow = 0;                                                          \
-				if (++oh == w->out[1]) {                                         \
-					oh = 0;                                                  \
-					od++;                                                    \
+		int64_t lo_kx[IM2COL_KX], hi_kx[IM2COL_KX];                                      \
+		for (int64_t kx = 0; kx < w->k[2] && kx < IM2COL_KX; kx++)                       \
+			valid_range(kx * w->d[2] - w->pb[2], w->s[2], w->in[2], OW, &lo_kx[kx],  \
+				    &hi_kx[kx]);                                                 \
+		const int64_t ow0 = p0 % OW, oh0 = p0 / OW % OH, od0 = p0 / (OW * OH);           \
+		_Pragma("omp parallel for if (channels * K * np > PN_PAR_MIN_WORK) schedule(static)") \
+		for (int64_t c = 0; c < channels; c++) {                                         \
+			T *dst = col + c * K * np;                                               \
+			for (int64_t kz = 0; kz < w->k[0]; kz++)                                 \
+			for (int64_t ky = 0; ky < w->k[1]; ky++)                                 \
+			for (int64_t kx = 0; kx < w->k[2]; kx++) {                               \
+				int64_t od = od0, oh = oh0, ow = ow0;                            \
+				for (int64_t j = 0; j < np;) {                                   \
+					int64_t cnt = OW - ow < np - j ? OW - ow : np - j;       \
+					int64_t iz = od * w->s[0] - w->pb[0] + kz * w->d[0];     \
+					int64_t iy = oh * w->s[1] - w->pb[1] + ky * w->d[1];     \
+					int64_t ix0 = ow * w->s[2] - w->pb[2] + kx * w->d[2];    \
+					int64_t lo = 0, hi = 0;                                  \
+					if (iz < 0 || iz >= w->in[0] || iy < 0 || iy >= w->in[1]) \
+						;                                                \
+					else if (cnt == OW && kx < IM2COL_KX)                    \
+						lo = lo_kx[kx], hi = hi_kx[kx];                  \
+					else                                                     \
+						valid_range(ix0, w->s[2], w->in[2], cnt, &lo, &hi); \
+					const T *src = x + c * isp + (iz * w->in[1] + iy) * w->in[2] + ix0; \
+					for (int64_t q = 0; q < lo; q++)                         \
+						dst[q] = 0;                                      \
+					if (w->s[2] == 1)                                        \
+						for (int64_t q = lo; q < hi; q++)                \
+							dst[q] = src[q];                         \
+					else                                                     \
+						for (int64_t q = lo; q < hi; q++)                \
+							dst[q] = src[q * w->s[2]];               \
+					for (int64_t q = hi; q < cnt; q++)                       \
+						dst[q] = 0;                                      \
+					dst += cnt;                                              \
+					j += cnt;                                                \
+					ow = 0;                                                  \
+					if (++oh == OH) {                                        \
+						oh = 0;                                          \
+						od++;                                            \
+					}                                                        \
 				}                                                                \
 			}                                                                        \
 		}                                                                                \
@@ -328,21 +341,22 @@ static void add_bias_f32(float *y, int64_t ldy, int64_t m_count, int64_t n, cons
 }
 
 /*
- * Direct convolution micro-kernel: out[i * ldo + q'] = sum over k of
- * w[i * K + k] * base[off[k] + q'] for MB output channels i and the VB
- * vectors of flat outputs q' from q.  Taps are summed in order from zero,
- * so the blocking never changes a result.
+ * Direct convolution micro-kernel: out[i * ldo + j] = sum over k of
+ * w[i * K + k] * base[off[k] + j] for MB output channels i and the VB
+ * vectors of flat outputs j from 0 (the caller offsets base and out).
+ * Taps are summed in order from zero, so the blocking never changes a
+ * result.
  */
 #define DEFINE_TAPS(NAME, MB, VB)                                                                \
 	static inline void NAME(int64_t K, const float *w, const int64_t *off, const float *base, \
-				int64_t q, float *out, int64_t ldo)                              \
+				float *out, int64_t ldo)                                         \
 	{                                                                                        \
 		pn_vf acc[MB][VB];                                                               \
 		for (int i = 0; i < MB; i++)                                                     \
 			for (int v = 0; v < VB; v++)                                             \
 				acc[i][v] = pn_vzero();                                          \
 		for (int64_t k = 0; k < K; k++) {                                                \
-			const float *p = base + off[k] + q;                                      \
+			const float *p = base + off[k];                                          \
 			pn_vf xv[VB];                                                            \
 			for (int v = 0; v < VB; v++)                                             \
 				xv[v] = pn_vload(p + v * PN_VL);                                 \
@@ -354,7 +368,7 @@ static void add_bias_f32(float *y, int64_t ldy, int64_t m_count, int64_t n, cons
 		}                                                                                \
 		for (int i = 0; i < MB; i++)                                                     \
 			for (int v = 0; v < VB; v++)                                             \
-				pn_vstore(out + i * ldo + q + v * PN_VL, acc[i][v]);             \
+				pn_vstore(out + i * ldo + v * PN_VL, acc[i][v]);                 \
 	}
 
 /* Output channels per block of a group, and vectors of flat outputs per
@@ -369,116 +383,368 @@ DEFINE_TAPS(taps_1x4, 1, 4)
 DEFINE_TAPS(taps_1x2, 1, 2)
 DEFINE_TAPS(taps_1x1, 1, 1)
 
-/* nq flat outputs (a multiple of PN_FLAT_Q) of one channel into out. */
-static void taps_row(int64_t K, const float *w, const int64_t *off, const float *base, int64_t nq,
-		     float *out)
+/* Flat outputs per chunk: the direct path computes a chunk for every output
+ * channel before the next, so the input it reads stays in cache. */
+#define DIRECT_QC 512
+
+/* Flat outputs [q0, q1) (q1 - q0 a multiple of PN_FLAT_Q) of one channel
+ * into out[0, q1 - q0). */
+static void taps_row(int64_t K, const float *w, const int64_t *off, const float *in, int64_t q0,
+		     int64_t q1, float *out)
 {
-	int64_t q = 0;
-	for (; q + 8 * PN_VL <= nq; q += 8 * PN_VL)
-		taps_1x8(K, w, off, base, q, out, nq);
-	if (q + 4 * PN_VL <= nq) {
-		taps_1x4(K, w, off, base, q, out, nq);
+	int64_t q = q0;
+	for (; q + 8 * PN_VL <= q1; q += 8 * PN_VL)
+		taps_1x8(K, w, off, in + q, out + (q - q0), 0);
+	if (q + 4 * PN_VL <= q1) {
+		taps_1x4(K, w, off, in + q, out + (q - q0), 0);
 		q += 4 * PN_VL;
 	}
-	if (q + 2 * PN_VL <= nq) {
-		taps_1x2(K, w, off, base, q, out, nq);
+	if (q + 2 * PN_VL <= q1) {
+		taps_1x2(K, w, off, in + q, out + (q - q0), 0);
 		q += 2 * PN_VL;
 	}
-	for (; q < nq; q += PN_VL)
-		taps_1x1(K, w, off, base, q, out, nq);
+	for (; q < q1; q += PN_VL)
+		taps_1x1(K, w, off, in + q, out + (q - q0), 0);
 }
 
 /* The same for mb <= TAPS_MB output channels reading one input (rows of
- * out nq apart). */
-static void taps_rows(int mb, int64_t K, const float *w, const int64_t *off, const float *base,
-		      int64_t nq, float *out)
+ * out DIRECT_QC apart). */
+static void taps_rows(int mb, int64_t K, const float *w, const int64_t *off, const float *in,
+		      int64_t q0, int64_t q1, float *out)
 {
 	if (mb < TAPS_MB) {
 		for (int i = 0; i < mb; i++)
-			taps_row(K, w + i * K, off, base, nq, out + i * nq);
+			taps_row(K, w + i * K, off, in, q0, q1, out + i * DIRECT_QC);
 		return;
 	}
-	int64_t q = 0;
-	for (; q + TAPS_VB * PN_VL <= nq; q += TAPS_VB * PN_VL)
-		taps_4xN(K, w, off, base, q, out, nq);
-	for (; q < nq; q += PN_VL)
-		taps_4x1(K, w, off, base, q, out, nq);
-}
-
-/* Copies the valid flat outputs of channel plane acc into y, plus bias. */
-static void flat_unpack(const pn_flat *f, const float *acc, float bias, float *y)
-{
-	const pn_window *w = &f->w;
-	const int64_t OW = w->out[2];
-	const pn_vf vb = pn_vset1(bias);
-	for (int64_t oz = 0; oz < w->out[0]; oz++)
-		for (int64_t oy = 0; oy < w->out[1]; oy++) {
-			const float *a = acc + pn_flat_row(f, oz, oy);
-			float *d = y + (oz * w->out[1] + oy) * OW;
-			for (int64_t ox = 0; ox < OW; ox += PN_VL)
-				pn_vstore_n(d + ox, pn_vadd(pn_vload_n(a + ox, OW - ox), vb), OW - ox);
-		}
-}
-
-/* Floats per thread of the direct path: the packed input planes of a group
- * and TAPS_MB flat output planes. */
-static int64_t direct_floats(const pn_conv_geom *g, const pn_flat *f)
-{
-	return g->Cg * f->size + TAPS_MB * f->nq;
+	int64_t q = q0;
+	for (; q + TAPS_VB * PN_VL <= q1; q += TAPS_VB * PN_VL)
+		taps_4xN(K, w, off, in + q, out + (q - q0), DIRECT_QC);
+	for (; q < q1; q += PN_VL)
+		taps_4x1(K, w, off, in + q, out + (q - q0), DIRECT_QC);
 }
 
 /*
- * Direct convolution over the flat layout, for groups of few channels
- * (depthwise convolutions have one): an im2col GEMM per group would have a
- * tiny K and pay its packing per group.  Each (image, group) packs its
- * input planes once and computes its output channels TAPS_MB at a time;
- * those items are the parallel unit.
+ * Copies the valid ones of flat outputs [q0, q1) (acc[0, q1 - q0), with
+ * PN_VL floats of slack) of one channel into its output plane y, plus bias.
+ * Rows are stored as whole vectors, running into the next rows (written
+ * after) but never past the plane.
  */
-static int conv_direct_f32(pn_kctx *k, const pn_conv_geom *g, const pn_flat *f,
-			   const int64_t *toff, const float *x, const float *w, const float *b,
-			   float *y)
+static void flat_unpack(const pn_flat *f, const float *acc, int64_t q0, int64_t q1, float bias,
+			float *y)
 {
-	const int64_t K = g->Cg * g->ksz, per = direct_floats(g, f), items = g->N * g->G;
-	int nt = 1;
-	if (g->N * g->M * f->nq * K > PN_PAR_MIN_WORK && !omp_in_parallel())
-		nt = omp_get_max_threads();
-	nt = nt < items ? nt : (int)items;
-	int64_t *off = pn_kscratch(k, sizeof(int64_t) * (size_t)K);
-	float *scr = pn_kscratch(k, sizeof(float) * (size_t)(per * nt));
-	if (!off || !scr)
-		return -1;
-	/* Tap (cg, t) reads plane cg at its offset t: the order of W's row. */
-	for (int64_t c = 0; c < g->Cg; c++)
-		for (int64_t t = 0; t < g->ksz; t++)
-			off[c * g->ksz + t] = c * f->size + toff[t];
-	#pragma omp parallel for num_threads(nt) schedule(static)
-	for (int64_t it = 0; it < items; it++) {
-		int64_t n = it / g->G, gi = it % g->G;
-		float *in = scr + per * omp_get_thread_num(), *acc = in + g->Cg * f->size;
-		for (int64_t c = 0; c < g->Cg; c++)
-			pn_flat_pack(f, x + (n * g->C + gi * g->Cg + c) * g->isp, 0.0f, in + c * f->size);
-		for (int64_t m0 = 0; m0 < g->Mg; m0 += TAPS_MB) {
-			int mb = g->Mg - m0 < TAPS_MB ? (int)(g->Mg - m0) : TAPS_MB;
-			int64_t m = gi * g->Mg + m0;
-			taps_rows(mb, K, w + m * K, off, in, f->nq, acc);
+	const pn_window *w = &f->w;
+	const int64_t n2 = f->n[2], OW = w->out[2], OH = w->out[1], OD = w->out[0];
+	const float *yend = y + OD * OH * OW;
+	const pn_vf vb = pn_vset1(bias);
+	int64_t row = q0 / n2, oy = row % f->n[1], oz = row / f->n[1];
+	for (int64_t rs = row * n2; rs < q1; rs += n2) {
+		int64_t c0 = q0 > rs ? q0 - rs : 0, c1 = q1 - rs < OW ? q1 - rs : OW;
+		if (oy < OH && oz < OD) {
+			const float *a = acc + (rs - q0);
+			float *d = y + (oz * OH + oy) * OW;
+			for (int64_t ox = c0; ox < c1; ox += PN_VL) {
+				pn_vf v = pn_vadd(pn_vload(a + ox), vb);
+				if (d + ox + PN_VL <= yend)
+					pn_vstore(d + ox, v);
+				else
+					pn_vstore_n(d + ox, v, c1 - ox);
+			}
+		}
+		if (++oy == f->n[1]) {
+			oy = 0;
+			oz++;
+		}
+	}
+}
+
+/* Output channels [m0, m1) of image n from the packed input planes in, a
+ * chunk of flat outputs at a time (acc: TAPS_MB x DIRECT_QC floats). */
+static void direct_range(const pn_conv_geom *g, const pn_flat *f, const int64_t *off,
+			 const float *in, const float *w, const float *b, int64_t n, int64_t m0,
+			 int64_t m1, float *acc, float *y)
+{
+	const int64_t K = g->Cg * g->ksz;
+	for (int64_t q0 = 0; q0 < f->nq; q0 += DIRECT_QC) {
+		int64_t q1 = f->nq - q0 < DIRECT_QC ? f->nq : q0 + DIRECT_QC;
+		for (int64_t m = m0; m < m1; m += TAPS_MB) {
+			int mb = m1 - m < TAPS_MB ? (int)(m1 - m) : TAPS_MB;
+			taps_rows(mb, K, w + m * K, off, in, q0, q1, acc);
 			for (int i = 0; i < mb; i++)
-				flat_unpack(f, acc + i * f->nq, b ? b[m + i] : 0.0f,
+				flat_unpack(f, acc + i * DIRECT_QC, q0, q1, b ? b[m + i] : 0.0f,
 					    y + (n * g->M + m + i) * g->osp);
+		}
+	}
+}
+
+/* Threads for a direct convolution of this much work over this many items. */
+static int direct_threads(const pn_conv_geom *g, const pn_flat *f, int64_t items)
+{
+	if (g->N * g->M * f->nq * g->Cg * g->ksz <= PN_PAR_MIN_WORK || omp_in_parallel())
+		return 1;
+	int nt = omp_get_max_threads();
+	return nt < items ? nt : (int)(items > 0 ? items : 1);
+}
+
+/*
+ * Depthwise convolution with stride 1 and outputs as large as the inputs
+ * ("same" padding, the common case): output q and input q have the same
+ * flat index, so tap t reads x[q + off_t] in place, with the lanes whose
+ * tap falls in the padding (or would wrap into a neighbouring row) masked
+ * off.  No packing and no unpacking: per output vector and tap, one masked
+ * load and one FMA.  The masks depend on the position only, so they are
+ * tabulated once per call for every channel.  A masked lane adds w * 0, as
+ * a padded tap of the flat layout does: both paths give the same bits.
+ */
+typedef struct same_plan {
+	int64_t nb;             /* output vectors per plane */
+	const int64_t *off;     /* per tap (may be negative) */
+	const uint16_t *mask;   /* [vector][tap]: lanes whose tap is inside */
+	const uint8_t *inner;   /* [vector]: every lane of every tap inside */
+} same_plan;
+
+/* Most mask entries (vectors x taps) the same path tabulates. */
+#define SAME_MAX_MASKS ((int64_t)4 << 20)
+
+/* Widest kernel (per axis) the same path takes. */
+#define SAME_MAX_K 32
+
+static int same_applies(const pn_conv_geom *g)
+{
+	for (int a = 0; a < 3; a++)
+		if (g->w.s[a] != 1 || g->w.out[a] != g->w.in[a] || g->w.k[a] > SAME_MAX_K)
+			return 0;
+	return g->Cg == 1 && g->Mg == 1 && PN_VL <= 16 &&
+	       (g->osp + PN_VL - 1) / PN_VL * g->ksz <= SAME_MAX_MASKS;
+}
+
+/* Offsets and lane masks of sp (its arrays from k's scratch). */
+static int same_init(pn_kctx *k, const pn_conv_geom *g, same_plan *sp)
+{
+	const pn_window *w = &g->w;
+	sp->nb = (g->osp + PN_VL - 1) / PN_VL;
+	int64_t *off = pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz), t = 0;
+	uint16_t *mask = pn_kscratch(k, sizeof(uint16_t) * (size_t)(sp->nb * g->ksz));
+	uint8_t *inner = pn_kscratch(k, (size_t)sp->nb);
+	if (!off || !mask || !inner)
+		return -1;
+	for (int64_t kz = 0; kz < w->k[0]; kz++)
+		for (int64_t ky = 0; ky < w->k[1]; ky++)
+			for (int64_t kx = 0; kx < w->k[2]; kx++)
+				off[t++] = ((kz * w->d[0] - w->pb[0]) * w->in[1] + ky * w->d[1] - w->pb[1]) *
+						   w->in[2] + kx * w->d[2] - w->pb[2];
+	/* Tap kk on axis a is inside for outputs o in [lo, hi) of that axis. */
+	int64_t lo[3][SAME_MAX_K], hi[3][SAME_MAX_K];
+	for (int a = 0; a < 3; a++)
+		for (int64_t kk = 0; kk < w->k[a]; kk++) {
+			lo[a][kk] = w->pb[a] - kk * w->d[a];
+			hi[a][kk] = w->in[a] + w->pb[a] - kk * w->d[a];
+		}
+	/* Per vector: lane bits per axis and tap, then their products.  A
+	 * vector's lanes are runs along output rows; a tap's lanes within a
+	 * run form one range. */
+	int64_t o[3] = {0, 0, 0};
+	for (int64_t b = 0; b < sp->nb; b++) {
+		uint32_t ax[3][SAME_MAX_K] = {{0}};
+		for (int64_t l = 0, q = b * PN_VL; l < PN_VL && q < g->osp;) {
+			int64_t len = w->out[2] - o[2];
+			len = len < PN_VL - l ? len : PN_VL - l;
+			len = len < g->osp - q ? len : g->osp - q;
+			uint32_t run = (((uint32_t)1 << len) - 1) << l;
+			for (int a = 0; a < 2; a++)
+				for (int64_t kk = 0; kk < w->k[a]; kk++)
+					if (o[a] >= lo[a][kk] && o[a] < hi[a][kk])
+						ax[a][kk] |= run;
+			for (int64_t kk = 0; kk < w->k[2]; kk++) {
+				int64_t c0 = lo[2][kk] - o[2], c1 = hi[2][kk] - o[2];
+				c0 = c0 > 0 ? c0 : 0;
+				c1 = c1 < len ? c1 : len;
+				if (c0 < c1)
+					ax[2][kk] |= (((uint32_t)1 << (c1 - c0)) - 1) << (l + c0);
+			}
+			l += len;
+			q += len;
+			o[2] += len;
+			for (int a = 2; a > 0 && o[a] == w->out[a]; a--) {
+				o[a] = 0;
+				o[a - 1]++;
+			}
+		}
+		uint16_t *m = mask + b * g->ksz;
+		for (int64_t kz = 0; kz < w->k[0]; kz++)
+			for (int64_t ky = 0; ky < w->k[1]; ky++)
+				for (int64_t kx = 0; kx < w->k[2]; kx++)
+					*m++ = (uint16_t)(ax[0][kz] & ax[1][ky] & ax[2][kx]);
+	}
+	for (int64_t b = 0; b < sp->nb; b++) {
+		inner[b] = 1;
+		for (int64_t t = 0; t < g->ksz; t++)
+			inner[b] &= mask[b * g->ksz + t] == (uint16_t)((1u << PN_VL) - 1);
+	}
+	sp->off = off;
+	sp->mask = mask;
+	sp->inner = inner;
+	return 0;
+}
+
+/* VB output vectors from vector b of one channel plane; INNER: vectors
+ * whose every tap is inside, read with plain loads. */
+#define DEFINE_SAME(NAME, VB, INNER)                                                             \
+	static inline void NAME(int64_t K, const same_plan *sp, const float *x, const float *wk, \
+				float bias, int64_t b, int64_t osp, float *y)                    \
+	{                                                                                        \
+		pn_vf acc[VB];                                                                   \
+		for (int v = 0; v < VB; v++)                                                     \
+			acc[v] = pn_vzero();                                                     \
+		const uint16_t *m = sp->mask + b * K;                                            \
+		const float *xb = x + b * PN_VL;                                                 \
+		for (int64_t t = 0; t < K; t++) {                                                \
+			pn_vf wv = pn_vset1(wk[t]);                                              \
+			const float *p = xb + sp->off[t];                                        \
+			for (int v = 0; v < VB; v++)                                             \
+				acc[v] = pn_vfma(wv, INNER ? pn_vload(p + v * PN_VL)               \
+							       : pn_vload_bits(p + v * PN_VL, m[v * K + t]), \
+						 acc[v]);                                        \
+		}                                                                                \
+		for (int v = 0; v < VB; v++) {                                                   \
+			int64_t q = (b + v) * PN_VL;                                             \
+			pn_vf r = pn_vadd(acc[v], pn_vset1(bias));                               \
+			if (q + PN_VL <= osp)                                                    \
+				pn_vstore(y + q, r);                                             \
+			else                                                                     \
+				pn_vstore_n(y + q, r, osp - q);                                  \
+		}                                                                                \
+	}
+
+DEFINE_SAME(same_4, 4, 0)
+DEFINE_SAME(same_1, 1, 0)
+DEFINE_SAME(same_4_inner, 4, 1)
+DEFINE_SAME(same_1_inner, 1, 1)
+
+static int conv_dw_same_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
+			    const float *b, float *y)
+{
+	same_plan sp;
+	if (same_init(k, g, &sp))
+		return -1;
+	int nt = 1;
+	if (g->N * g->M * g->osp * g->ksz > PN_PAR_MIN_WORK && !omp_in_parallel())
+		nt = omp_get_max_threads();
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t nc = 0; nc < g->N * g->C; nc++) {
+		int64_t c = nc % g->C, bb = 0;
+		const float *xc = x + nc * g->isp, *wk = w + c * g->ksz;
+		float bias = b ? b[c] : 0.0f, *yc = y + nc * g->osp;
+		/* Runs of 4 vectors of one kind, else one vector at a time. */
+		while (bb < sp.nb) {
+			int in = sp.inner[bb], run = 1;
+			while (run < 4 && bb + run < sp.nb && sp.inner[bb + run] == in)
+				run++;
+			if (run == 4 && in)
+				same_4_inner(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
+			else if (run == 4)
+				same_4(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
+			else if (in)
+				same_1_inner(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
+			else
+				same_1(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
+			bb += run == 4 ? 4 : 1;
 		}
 	}
 	return 0;
 }
 
-/* Lays out g for the direct path into f (tap offsets into toff); 0 when the
- * direct path suits g. */
-static int direct_plan(const pn_conv_geom *g, pn_flat *f, int64_t *toff)
+/* Depthwise channels per item: each phase (packing, taps, unpacking) runs
+ * over the batch before the next starts, so that no load waits on the
+ * stores just before it (small planes are packed, summed and unpacked in
+ * a few dozen cycles each). */
+#define DW_BATCH 8
+
+/* Depthwise convolution (one input and one output channel per group):
+ * items are DW_BATCH neighbouring channels of one image. */
+static void conv_depthwise_f32(const pn_conv_geom *g, const pn_flat *f, const int64_t *toff,
+			       const float *x, const float *w, const float *b, float *y, int nt,
+			       float *scr)
 {
-	if (g->G == 1 || g->Cg * g->ksz > DIRECT_MAX_K)
+	const int64_t per = TAPS_MB * DIRECT_QC + PN_VL + g->Cg * f->size +
+			    DW_BATCH * (f->size + DIRECT_QC);
+	const int64_t nbat = (g->C + DW_BATCH - 1) / DW_BATCH;
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t it = 0; it < g->N * nbat; it++) {
+		int64_t n = it / nbat, c0 = it % nbat * DW_BATCH;
+		int nb = g->C - c0 < DW_BATCH ? (int)(g->C - c0) : DW_BATCH;
+		float *in = scr + per * omp_get_thread_num(), *acc = in + DW_BATCH * f->size;
+		for (int i = 0; i < nb; i++)
+			pn_flat_pack(f, x + (n * g->C + c0 + i) * g->isp, 0.0f, in + i * f->size);
+		for (int64_t q0 = 0; q0 < f->nq; q0 += DIRECT_QC) {
+			int64_t q1 = f->nq - q0 < DIRECT_QC ? f->nq : q0 + DIRECT_QC;
+			for (int i = 0; i < nb; i++)
+				taps_row(g->ksz, w + (c0 + i) * g->ksz, toff, in + i * f->size, q0, q1,
+					 acc + i * DIRECT_QC);
+			for (int i = 0; i < nb; i++)
+				flat_unpack(f, acc + i * DIRECT_QC, q0, q1, b ? b[c0 + i] : 0.0f,
+					    y + (n * g->M + c0 + i) * g->osp);
+		}
+	}
+}
+
+/*
+ * Direct convolution over the flat layout: out[m][q] = sum over (c, t) of
+ * W[m][c][t] * in_c[q + off_t], TAPS_MB output channels at a time.  For
+ * groups of few channels (depthwise convolutions have one), where an im2col
+ * GEMM per group would have a tiny K and pay its packing per group, each
+ * (image, group) packs its own planes and is the parallel unit.  With one
+ * group, the image is packed once and each thread computes a contiguous
+ * share of the output channels.
+ */
+static int conv_direct_f32(pn_kctx *k, const pn_conv_geom *g, const pn_flat *f,
+			   const int64_t *toff, const float *x, const float *w, const float *b,
+			   float *y)
+{
+	const int64_t K = g->Cg * g->ksz, mblk = (g->M + TAPS_MB - 1) / TAPS_MB;
+	const int shared = g->G == 1;
+	const int nt = direct_threads(g, f, shared ? mblk : g->N * g->G);
+	/* Per thread: flat outputs, and the group's planes unless shared
+	 * (depthwise: DW_BATCH of each). */
+	const int64_t per = TAPS_MB * DIRECT_QC + PN_VL + (shared ? 0 : g->Cg * f->size) +
+			    (g->Cg == 1 && g->Mg == 1 ? DW_BATCH * (f->size + DIRECT_QC) : 0);
+	int64_t *off = pn_kscratch(k, sizeof(int64_t) * (size_t)K);
+	float *scr = pn_kscratch(k, sizeof(float) * (size_t)(per * nt + (shared ? g->C * f->size : 0)));
+	if (!off || !scr)
 		return -1;
-	if (pn_flat_plan(f, &g->w, toff))
-		return -1;
-	/* Wide dilations on small outputs leave most flat outputs unused. */
-	return f->nq > 4 * g->osp + 64 ? -1 : 0;
+	/* Tap (c, t) reads plane c at its offset t: the order of W's row. */
+	for (int64_t c = 0; c < g->Cg; c++)
+		for (int64_t t = 0; t < g->ksz; t++)
+			off[c * g->ksz + t] = c * f->size + toff[t];
+	if (shared) {
+		float *in = scr + per * nt;
+		for (int64_t n = 0; n < g->N; n++) {
+			#pragma omp parallel for num_threads(nt) schedule(static)
+			for (int64_t c = 0; c < g->C; c++)
+				pn_flat_pack(f, x + (n * g->C + c) * g->isp, 0.0f, in + c * f->size);
+			#pragma omp parallel num_threads(nt)
+			{
+				int t = omp_get_thread_num(), T = omp_get_num_threads();
+				int64_t m0 = mblk * t / T * TAPS_MB, m1 = mblk * (t + 1) / T * TAPS_MB;
+				direct_range(g, f, off, in, w, b, n, m0, m1 < g->M ? m1 : g->M,
+					     scr + per * t, y);
+			}
+		}
+		return 0;
+	}
+	if (g->Cg == 1 && g->Mg == 1) {
+		conv_depthwise_f32(g, f, toff, x, w, b, y, nt, scr);
+		return 0;
+	}
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t it = 0; it < g->N * g->G; it++) {
+		int64_t n = it / g->G, gi = it % g->G;
+		float *acc = scr + per * omp_get_thread_num(), *in = acc + TAPS_MB * DIRECT_QC + PN_VL;
+		for (int64_t c = 0; c < g->Cg; c++)
+			pn_flat_pack(f, x + (n * g->C + gi * g->Cg + c) * g->isp, 0.0f, in + c * f->size);
+		direct_range(g, f, off, in, w, b, n, gi * g->Mg, (gi + 1) * g->Mg, acc, y);
+	}
+	return 0;
 }
 
 static int is_pointwise(const pn_window *w)
@@ -489,17 +755,37 @@ static int is_pointwise(const pn_window *w)
 	return 1;
 }
 
+int pn_conv_force_path = -1;
+
+/*
+ * Whether the direct path (flat layout in f, tap offsets in toff) should
+ * compute g rather than (im2col +) GEMM.  It does whenever its layout
+ * applies, measured faster than im2col + GEMM from 3x3 heads on 3x3 images
+ * to VGG's 256 channels at 56x56 (bench/gemm.c), but for ungrouped 1x1
+ * convolutions, which are a GEMM on the input as it is.
+ */
+static int use_direct(const pn_conv_geom *g, pn_flat *f, int64_t *toff)
+{
+	if (pn_conv_force_path == 0 || pn_flat_plan(f, &g->w, toff))
+		return 0;
+	if (pn_conv_force_path == 1)
+		return 1;
+	/* Wide dilations on small outputs leave most flat outputs unused. */
+	if (f->nq > 4 * g->osp + 64 || g->Cg * f->size > DIRECT_MAX_PACKED)
+		return 0;
+	return g->G > 1 || !is_pointwise(&g->w);
+}
+
 static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 		    const float *b, float *y)
 {
-	if (g->G > 1 && g->ksz <= DIRECT_MAX_K) {
-		pn_flat f;
-		int64_t *toff = pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz);
-		if (!toff)
-			return -1;
-		if (!direct_plan(g, &f, toff))
-			return conv_direct_f32(k, g, &f, toff, x, w, b, y);
-	}
+	pn_flat f;
+	int64_t *toff = pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz);
+	if (!toff)
+		return -1;
+	if (use_direct(g, &f, toff))
+		return same_applies(g) ? conv_dw_same_f32(k, g, x, w, b, y)
+				       : conv_direct_f32(k, g, &f, toff, x, w, b, y);
 	const int64_t rows = g->Cg * g->ksz;
 	if (is_pointwise(&g->w)) {
 		/* Y[n, group] = W[group] (Mg x Cg) * X[n, group] (Cg x spatial). */
@@ -513,9 +799,9 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 		return 0;
 	}
 	const int64_t np = pn_conv_cols(rows, g->osp);
-	float *col = malloc(sizeof(float) * (size_t)(rows * np + 1));
+	float *col = pn_kscratch(k, sizeof(float) * (size_t)(rows * np));
 	if (!col)
-		return pn_kfail(k, "out of memory (im2col %lld x %lld)", (long long)rows, (long long)np);
+		return -1;
 	for (int64_t n = 0; n < g->N; n++)
 		for (int64_t gi = 0; gi < g->G; gi++)
 			for (int64_t p0 = 0; p0 < g->osp; p0 += np) {
@@ -527,7 +813,6 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 					 cnt, 0.0f, yg, g->osp);
 				add_bias_f32(yg, g->osp, g->Mg, cnt, b ? b + gi * g->Mg : NULL);
 			}
-	free(col);
 	return 0;
 }
 

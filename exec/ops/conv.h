@@ -36,4 +36,9 @@ void pn_conv_im2col_i32(const pn_window *w, const int32_t *x, int64_t channels, 
 void pn_conv_gemm_i32(int64_t M, int64_t N, int64_t K, const int32_t *A, int64_t lda,
 		      const int32_t *B, int64_t ldb, int32_t *C, int64_t ldc);
 
+/* For tests and benchmarks only: -1 (the default) lets Conv choose per
+ * node; 0 forces im2col + GEMM, 1 the direct path wherever its layout
+ * applies.  Both must agree with the naive result. */
+extern int pn_conv_force_path;
+
 #endif

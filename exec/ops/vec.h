@@ -37,14 +37,25 @@ static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
 {
 	_mm512_mask_storeu_ps(p, pn_vmask(n), v);
 }
-/* Lanes j < n get p[2 j]; reads nothing past p[2 n - 2]. */
-static inline pn_vf pn_vload_even_n(const float *p, int64_t n)
+/* Lanes whose bit is set in m get p[lane], the others 0; reads nothing
+ * else (p itself may lie outside the array when those lanes are off). */
+static inline pn_vf pn_vload_bits(const float *p, uint32_t m)
 {
+	return _mm512_maskz_loadu_ps((__mmask16)m, p);
+}
+/* Lanes j in [lo, hi) (0 <= lo <= hi <= PN_VL) get p[j * s] for s = 1 or
+ * 2, the others pad; reads nothing else. */
+static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t s, float pad)
+{
+	__mmask16 k = (__mmask16)(pn_vmask(hi) & ~pn_vmask(lo));
+	if (s == 1)
+		return _mm512_mask_loadu_ps(_mm512_set1_ps(pad), k, p);
 	const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
 					      28, 30);
-	pn_vf lo = _mm512_maskz_loadu_ps(pn_vmask(2 * n - 1), p);
-	pn_vf hi = _mm512_maskz_loadu_ps(pn_vmask(2 * n - 17), p + 16);
-	return _mm512_permutex2var_ps(lo, idx, hi);
+	uint64_t m = hi > lo ? ((1ull << (2 * hi - 1)) - 1) & ~((1ull << (2 * lo)) - 1) : 0;
+	pn_vf a = _mm512_maskz_loadu_ps((__mmask16)m, p);
+	pn_vf b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), p + 16);
+	return _mm512_mask_blend_ps(k, _mm512_set1_ps(pad), _mm512_permutex2var_ps(a, idx, b));
 }
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -71,11 +82,17 @@ static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
 {
 	_mm256_maskstore_ps(p, pn_vmask(n), v);
 }
-static inline pn_vf pn_vload_even_n(const float *p, int64_t n)
+static inline pn_vf pn_vload_bits(const float *p, uint32_t m)
 {
-	float t[8] = {0};
-	for (int64_t j = 0; j < n && j < 8; j++)
-		t[j] = p[2 * j];
+	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+	__m256i k = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)m), bit), bit);
+	return _mm256_maskload_ps(p, k);
+}
+static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t s, float pad)
+{
+	float t[8];
+	for (int64_t j = 0; j < 8; j++)
+		t[j] = j >= lo && j < hi ? p[j * s] : pad;
 	return _mm256_loadu_ps(t);
 }
 #else
@@ -128,11 +145,18 @@ static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
 	for (int64_t i = 0; i < n && i < 4; i++)
 		p[i] = v.v[i];
 }
-static inline pn_vf pn_vload_even_n(const float *p, int64_t n)
+static inline pn_vf pn_vload_bits(const float *p, uint32_t m)
 {
-	pn_vf r = {{0}};
-	for (int64_t i = 0; i < n && i < 4; i++)
-		r.v[i] = p[2 * i];
+	pn_vf r;
+	for (int i = 0; i < 4; i++)
+		r.v[i] = m >> i & 1 ? p[i] : 0.0f;
+	return r;
+}
+static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t s, float pad)
+{
+	pn_vf r;
+	for (int64_t j = 0; j < 4; j++)
+		r.v[j] = j >= lo && j < hi ? p[j * s] : pad;
 	return r;
 }
 #endif

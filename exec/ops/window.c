@@ -253,32 +253,28 @@ int pn_flat_plan(pn_flat *f, const pn_window *w3, int64_t *off)
 				max_off = off[t] > max_off ? off[t] : max_off;
 				t++;
 			}
-	/* The last block reads up to max_off + nq - 1; planes stay 64-byte
-	 * aligned one after another. */
-	int64_t size = nph * f->vol > max_off + f->nq ? nph * f->vol : max_off + f->nq;
+	/* The last block reads up to max_off + nq - 1, packing a row may write
+	 * PN_VL - 1 floats past it, and planes stay 64-byte aligned one after
+	 * another. */
+	int64_t size = nph * f->vol + PN_VL > max_off + f->nq ? nph * f->vol + PN_VL : max_off + f->nq;
 	f->size = (size + 15) / 16 * 16;
 	return 0;
 }
 
-/* d[0, n) = src[0, n * s) read with stride s. */
+/* d[0, n) = src[0, n * s) read with stride s (1 or 2). */
 static inline void copy_strided(float *restrict d, const float *restrict src, int64_t s, int64_t n)
 {
-	if (s == 1) {
-		pn_vcopy(d, src, n);
-	} else if (s == 2) {
-		for (int64_t j = 0; j < n; j += PN_VL)
-			pn_vstore_n(d + j, pn_vload_even_n(src + 2 * j, n - j), n - j);
-	} else {
-		for (int64_t j = 0; j < n; j++)
-			d[j] = src[j * s];
+	for (int64_t j = 0; j < n; j += PN_VL) {
+		int64_t m = n - j < PN_VL ? n - j : PN_VL;
+		pn_vstore_n(d + j, pn_vload_win(src + j * s, 0, m, s, 0.0f), m);
 	}
 }
 
 /*
- * Each phase is first filled with the pad value, then the rows and columns
- * that hold input are copied in, a vector at a time: planes are often a few
- * dozen floats wide, where per-element loops and library calls would cost
- * more than the convolution itself.
+ * Each plane is first filled with the pad value, then the rows and columns
+ * that hold input are copied in, a vector at a time: planes are often a
+ * few dozen floats wide, where per-element loops and library calls would
+ * cost more than the convolution itself.
  */
 void pn_flat_pack(const pn_flat *f, const float *x, float pad, float *dst)
 {
@@ -289,8 +285,6 @@ void pn_flat_pack(const pn_flat *f, const float *x, float pad, float *dst)
 	for (int64_t i0 = 0; i0 < f->nres[0]; i0++)
 		for (int64_t i1 = 0; i1 < f->nres[1]; i1++)
 			for (int64_t i2 = 0; i2 < f->nres[2]; i2++, d += f->vol) {
-				/* Phase rows [alo, ahi) x [blo, bhi), columns [lo, hi)
-				 * hold input. */
 				int64_t z0 = f->res[0][i0] - w->pb[0], y0 = f->res[1][i1] - w->pb[1];
 				int64_t x0 = f->res[2][i2] - w->pb[2];
 				int64_t alo = f->lo[0][i0], ahi = f->hi[0][i0], blo = f->lo[1][i1];
@@ -298,10 +292,15 @@ void pn_flat_pack(const pn_flat *f, const float *x, float pad, float *dst)
 				for (int64_t a = alo; a < ahi; a++) {
 					const float *xa = x + (z0 + a * w->s[0]) * w->in[1] * w->in[2] +
 							  x0 + lo * w->s[2];
-					for (int64_t b = blo; b < bhi; b++)
-						copy_strided(d + (a * n1 + b) * n2 + lo,
-							     xa + (y0 + b * w->s[1]) * w->in[2], w->s[2],
-							     hi - lo);
+					for (int64_t b = blo; b < bhi; b++) {
+						float *dr = d + (a * n1 + b) * n2 + lo;
+						const float *sr = xa + (y0 + b * w->s[1]) * w->in[2];
+						if (w->s[2] > 2)
+							for (int64_t j = 0; j < hi - lo; j++)
+								dr[j] = sr[j * w->s[2]];
+						else
+							copy_strided(dr, sr, w->s[2], hi - lo);
+					}
 				}
 			}
 }
