@@ -40,6 +40,9 @@ static int run_act(pn_kctx *k, const pn_seg_fn *tab, const pn_ewparam *prm, int 
 	_Generic((x), float: pn_mu_sigmoidf((float)(x)),                                  \
 		 default: (x) >= 0 ? (ct)1 / ((ct)1 + exp(-(x))) : exp(x) / ((ct)1 + exp(x)))
 #define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
+/* t clamped to [0, 1] by comparisons, which vectorise (fmin and fmax are
+ * library calls); NaN stays NaN, as numpy.clip leaves it. */
+#define CLAMP01(t) ((t) < (ct)0 ? (ct)0 : (t) > (ct)1 ? (ct)1 : (t))
 
 /* --- Relu (float and signed integers) ----------------------------------------------- */
 
@@ -102,7 +105,7 @@ int pn_kernel_Sigmoid(pn_kctx *k)
 }
 
 /* a: alpha, b: beta */
-PN_EW_FLOATS(PN_EW_DEF1, HardSigmoid, fmax((ct)0, fmin((ct)1, (ct)P->a * x + (ct)P->b)))
+PN_EW_FLOATS(PN_EW_DEF1, HardSigmoid, CLAMP01((ct)P->a * x + (ct)P->b))
 FLOAT_TAB(HardSigmoid);
 
 int pn_kernel_HardSigmoid(pn_kctx *k)
@@ -112,8 +115,7 @@ int pn_kernel_HardSigmoid(pn_kctx *k)
 	return run_act(k, HardSigmoid_tab, &p, 2);
 }
 
-PN_EW_FLOATS(PN_EW_DEF1, HardSwish,
-	     x * fmax((ct)0, fmin((ct)1, x * (ct)(1.0 / 6.0) + (ct)0.5)))
+PN_EW_FLOATS(PN_EW_DEF1, HardSwish, x * CLAMP01(x * (ct)(1.0 / 6.0) + (ct)0.5))
 FLOAT_TAB(HardSwish);
 
 int pn_kernel_HardSwish(pn_kctx *k)
