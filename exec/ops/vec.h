@@ -57,6 +57,22 @@ static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t
 	pn_vf b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), p + 16);
 	return _mm512_mask_blend_ps(k, _mm512_set1_ps(pad), _mm512_permutex2var_ps(a, idx, b));
 }
+/* Splits the 2 PN_VL floats at p into even and odd elements: element
+ * t in [lo, hi) is p[t], any other is pad; reads nothing else. */
+static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float pad, pn_vf *even,
+				  pn_vf *odd)
+{
+	const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+	lo = lo < 0 ? 0 : lo;
+	hi = hi > 32 ? 32 : hi;
+	uint32_t m = hi > lo ? (uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1)) : 0;
+	pn_vf v = _mm512_set1_ps(pad);
+	pn_vf a = _mm512_mask_loadu_ps(v, (__mmask16)m, p);
+	pn_vf b = _mm512_mask_loadu_ps(v, (__mmask16)(m >> 16), p + 16);
+	*even = _mm512_permutex2var_ps(a, ie, b);
+	*odd = _mm512_permutex2var_ps(a, io, b);
+}
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define PN_VL 8
@@ -94,6 +110,17 @@ static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t
 	for (int64_t j = 0; j < 8; j++)
 		t[j] = j >= lo && j < hi ? p[j * s] : pad;
 	return _mm256_loadu_ps(t);
+}
+static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float pad, pn_vf *even,
+				  pn_vf *odd)
+{
+	float e[8], o[8];
+	for (int64_t j = 0; j < 8; j++) {
+		e[j] = 2 * j >= lo && 2 * j < hi ? p[2 * j] : pad;
+		o[j] = 2 * j + 1 >= lo && 2 * j + 1 < hi ? p[2 * j + 1] : pad;
+	}
+	*even = _mm256_loadu_ps(e);
+	*odd = _mm256_loadu_ps(o);
 }
 #else
 #define PN_VL 4
@@ -158,6 +185,14 @@ static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t
 	for (int64_t j = 0; j < 4; j++)
 		r.v[j] = j >= lo && j < hi ? p[j * s] : pad;
 	return r;
+}
+static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float pad, pn_vf *even,
+				  pn_vf *odd)
+{
+	for (int64_t j = 0; j < 4; j++) {
+		even->v[j] = 2 * j >= lo && 2 * j < hi ? p[2 * j] : pad;
+		odd->v[j] = 2 * j + 1 >= lo && 2 * j + 1 < hi ? p[2 * j + 1] : pad;
+	}
 }
 #endif
 

@@ -271,15 +271,35 @@ static inline void copy_strided(float *restrict d, const float *restrict src, in
 }
 
 /*
+ * The two column phases of stride 2 from one pass over the input rows:
+ * phase rows d0 (even padded columns) and d1 (odd), n floats each, from
+ * input row src (width iw) whose column 0 is padded column pb.
+ */
+static void pack_row_pair(float *d0, float *d1, const float *src, int64_t iw, int64_t pb,
+			  int64_t n, float pad)
+{
+	for (int64_t j = 0; j < n; j += PN_VL) {
+		/* Padded columns 2j .. 2j + 2 PN_VL - 1 are input pb less. */
+		int64_t c = 2 * j - pb, m = n - j < PN_VL ? n - j : PN_VL;
+		pn_vf e, o;
+		pn_vload_deint(src + c, -c, iw - c, pad, &e, &o);
+		pn_vstore_n(d0 + j, e, m);
+		pn_vstore_n(d1 + j, o, m);
+	}
+}
+
+/*
  * Each plane is first filled with the pad value, then the rows and columns
  * that hold input are copied in, a vector at a time: planes are often a
  * few dozen floats wide, where per-element loops and library calls would
- * cost more than the convolution itself.
+ * cost more than the convolution itself.  With stride 2 along rows and both
+ * column phases used, each input row is read once for both.
  */
 void pn_flat_pack(const pn_flat *f, const float *x, float pad, float *dst)
 {
 	const pn_window *w = &f->w;
 	const int64_t n1 = f->n[1], n2 = f->n[2];
+	const int pair = w->s[2] == 2 && f->nres[2] == 2;
 	float *d = dst;
 	pn_vfill(dst, f->size, pad);
 	for (int64_t i0 = 0; i0 < f->nres[0]; i0++)
@@ -290,17 +310,25 @@ void pn_flat_pack(const pn_flat *f, const float *x, float pad, float *dst)
 				int64_t alo = f->lo[0][i0], ahi = f->hi[0][i0], blo = f->lo[1][i1];
 				int64_t bhi = f->hi[1][i1], lo = f->lo[2][i2], hi = f->hi[2][i2];
 				for (int64_t a = alo; a < ahi; a++) {
-					const float *xa = x + (z0 + a * w->s[0]) * w->in[1] * w->in[2] +
-							  x0 + lo * w->s[2];
+					const float *xa = x + (z0 + a * w->s[0]) * w->in[1] * w->in[2];
 					for (int64_t b = blo; b < bhi; b++) {
-						float *dr = d + (a * n1 + b) * n2 + lo;
+						float *dr = d + (a * n1 + b) * n2;
 						const float *sr = xa + (y0 + b * w->s[1]) * w->in[2];
-						if (w->s[2] > 2)
-							for (int64_t j = 0; j < hi - lo; j++)
-								dr[j] = sr[j * w->s[2]];
+						if (pair)
+							pack_row_pair(dr + (f->res[2][0] ? f->vol : 0),
+								      dr + (f->res[2][0] ? 0 : f->vol), sr,
+								      w->in[2], w->pb[2], n2, pad);
+						else if (w->s[2] > 2)
+							for (int64_t j = lo; j < hi; j++)
+								dr[j] = sr[x0 + j * w->s[2]];
 						else
-							copy_strided(dr, sr, w->s[2], hi - lo);
+							copy_strided(dr + lo, sr + x0 + lo * w->s[2], w->s[2],
+								     hi - lo);
 					}
+				}
+				if (pair) {	/* both phases written */
+					i2++;
+					d += f->vol;
 				}
 			}
 }
