@@ -619,7 +619,6 @@ static int same_init(pn_kctx *k, const pn_conv_geom *g, same_plan *sp)
 DEFINE_SAME(same_4, 4, 0)
 DEFINE_SAME(same_1, 1, 0)
 DEFINE_SAME(same_4_inner, 4, 1)
-DEFINE_SAME(same_1_inner, 1, 1)
 
 static int conv_dw_same_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 			    const float *b, float *y)
@@ -635,21 +634,16 @@ static int conv_dw_same_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, c
 		int64_t c = nc % g->C, bb = 0;
 		const float *xc = x + nc * g->isp, *wk = w + c * g->ksz;
 		float bias = b ? b[c] : 0.0f, *yc = y + nc * g->osp;
-		/* Runs of 4 vectors of one kind, else one vector at a time. */
-		while (bb < sp.nb) {
-			int in = sp.inner[bb], run = 1;
-			while (run < 4 && bb + run < sp.nb && sp.inner[bb + run] == in)
-				run++;
-			if (run == 4 && in)
+		/* 4 vectors at a time (independent FMA chains), with plain loads
+		 * when all 4 are inner. */
+		for (; bb + 4 <= sp.nb; bb += 4) {
+			if (sp.inner[bb] & sp.inner[bb + 1] & sp.inner[bb + 2] & sp.inner[bb + 3])
 				same_4_inner(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
-			else if (run == 4)
-				same_4(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
-			else if (in)
-				same_1_inner(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
 			else
-				same_1(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
-			bb += run == 4 ? 4 : 1;
+				same_4(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
 		}
+		for (; bb < sp.nb; bb++)
+			same_1(g->ksz, &sp, xc, wk, bias, bb, g->osp, yc);
 	}
 	return 0;
 }
