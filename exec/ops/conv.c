@@ -770,6 +770,118 @@ static int use_direct(const pn_conv_geom *g, pn_flat *f, int64_t *toff)
 	return g->G > 1 || !is_pointwise(&g->w);
 }
 
+/*
+ * Ungrouped convolutions with very small outputs (at most DOT_MAX_N
+ * positions per image: SSD heads, 1x1 maps): each output is a dot product
+ * of a weight row with its window, and there are too few positions to fill
+ * vectors along them (a 3x3 map fills 9 lanes of 16) while the weights,
+ * read once, are most of the traffic.  So the vectors run along the
+ * reduction: the windows are gathered once into rows colT[q] (im2col
+ * transposed, zero-padded to whole vectors), and 2 weight rows x all the
+ * positions accumulate lane-wise partial sums, reduced in a fixed order.
+ */
+#define DOT_MAX_N 12
+/* Reduction lengths below this leave the vectors mostly empty. */
+#define DOT_MIN_K 64
+
+/* One step of the reduction: k .. k + PN_VL (weights masked to n lanes). */
+#define DOT_STEP(MB, QB, LOAD)                                                                   \
+	do {                                                                                     \
+		pn_vf wv[MB];                                                                    \
+		for (int i = 0; i < MB; i++)                                                     \
+			wv[i] = LOAD;                                                            \
+		for (int q = 0; q < QB; q++) {                                                   \
+			pn_vf cv = pn_vload(colT + q * ldc + k);                                 \
+			for (int i = 0; i < MB; i++)                                             \
+				acc[i][q] = pn_vfma(wv[i], cv, acc[i][q]);                       \
+		}                                                                                \
+	} while (0)
+
+#define DEFINE_DOT(NAME, MB, QB)                                                                 \
+	static void NAME(int64_t K, const float *w, const float *colT, int64_t ldc, float *out, \
+			 int64_t ldo)                                                            \
+	{                                                                                        \
+		pn_vf acc[MB][QB];                                                               \
+		for (int i = 0; i < MB; i++)                                                     \
+			for (int q = 0; q < QB; q++)                                             \
+				acc[i][q] = pn_vzero();                                          \
+		int64_t k = 0;                                                                   \
+		for (; k + PN_VL <= K; k += PN_VL)                                               \
+			DOT_STEP(MB, QB, pn_vload(w + i * K + k));                               \
+		if (k < K)                                                                       \
+			DOT_STEP(MB, QB, pn_vload_n(w + i * K + k, K - k));                      \
+		for (int i = 0; i < MB; i++)                                                     \
+			for (int q = 0; q < QB; q++)                                             \
+				out[i * ldo + q] = pn_vhsum(acc[i][q]);                          \
+	}
+
+#define DOT_PAIR(QB) DEFINE_DOT(dot2_##QB, 2, QB) DEFINE_DOT(dot1_##QB, 1, QB)
+DOT_PAIR(1) DOT_PAIR(2) DOT_PAIR(3) DOT_PAIR(4) DOT_PAIR(5) DOT_PAIR(6)
+DOT_PAIR(7) DOT_PAIR(8) DOT_PAIR(9) DOT_PAIR(10) DOT_PAIR(11) DOT_PAIR(12)
+
+typedef void (*dot_fn)(int64_t, const float *, const float *, int64_t, float *, int64_t);
+#define DOT_ENT(QB) {dot1_##QB, dot2_##QB}
+static const dot_fn dot_tab[DOT_MAX_N + 1][2] = {
+	{NULL, NULL}, DOT_ENT(1), DOT_ENT(2), DOT_ENT(3), DOT_ENT(4), DOT_ENT(5), DOT_ENT(6),
+	DOT_ENT(7), DOT_ENT(8), DOT_ENT(9), DOT_ENT(10), DOT_ENT(11), DOT_ENT(12)};
+
+static int use_dot(const pn_conv_geom *g)
+{
+	return g->G == 1 && g->osp <= DOT_MAX_N && g->C * g->ksz >= DOT_MIN_K &&
+	       pn_conv_force_path != 0 && pn_conv_force_path != 1 && PN_VREGS >= 24;
+}
+
+/* colT[q][(c, t)]: the input under tap t of output q's window, or 0. */
+static void dot_gather(const pn_conv_geom *g, const float *x, int64_t ldc, float *colT)
+{
+	const pn_window *w = &g->w;
+	for (int64_t q = 0; q < g->osp; q++) {
+		int64_t o[3] = {q / (w->out[1] * w->out[2]), q / w->out[2] % w->out[1], q % w->out[2]};
+		float *r = colT + q * ldc;
+		for (int64_t t = 0; t < g->ksz; t++) {
+			int64_t kk[3] = {t / (w->k[1] * w->k[2]), t / w->k[2] % w->k[1], t % w->k[2]};
+			int64_t i[3], in = 1;
+			for (int a = 0; a < 3; a++) {
+				i[a] = o[a] * w->s[a] - w->pb[a] + kk[a] * w->d[a];
+				in &= i[a] >= 0 && i[a] < w->in[a];
+			}
+			int64_t off = (i[0] * w->in[1] + i[1]) * w->in[2] + i[2];
+			for (int64_t c = 0; c < g->C; c++)
+				r[c * g->ksz + t] = in ? x[c * g->isp + off] : 0.0f;
+		}
+		for (int64_t j = g->C * g->ksz; j < ldc; j++)
+			r[j] = 0.0f;
+	}
+}
+
+static int conv_dot_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
+			const float *b, float *y)
+{
+	const int64_t K = g->C * g->ksz, ldc = (K + PN_VL - 1) / PN_VL * PN_VL, N = g->osp;
+	const int64_t pairs = (g->M + 1) / 2;
+	float *colT = pn_kscratch(k, sizeof(float) * (size_t)(N * ldc));
+	if (!colT)
+		return -1;
+	int nt = 1;
+	if (g->M * N * K > PN_PAR_MIN_WORK && !omp_in_parallel())
+		nt = omp_get_max_threads();
+	nt = nt < pairs ? nt : (int)pairs;
+	for (int64_t n = 0; n < g->N; n++) {
+		dot_gather(g, x + n * g->C * g->isp, ldc, colT);
+		float *yn = y + n * g->M * N;
+		#pragma omp parallel for num_threads(nt) schedule(static)
+		for (int64_t pr = 0; pr < pairs; pr++) {
+			int64_t m = 2 * pr;
+			int mb = g->M - m < 2 ? 1 : 2;
+			dot_tab[N][mb - 1](K, w + m * K, colT, ldc, yn + m * N, N);
+			for (int i = 0; i < mb && b; i++)
+				for (int64_t q = 0; q < N; q++)
+					yn[(m + i) * N + q] += b[m + i];
+		}
+	}
+	return 0;
+}
+
 static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 		    const float *b, float *y)
 {
@@ -777,6 +889,8 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 	int64_t *toff = pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz);
 	if (!toff)
 		return -1;
+	if (use_dot(g))
+		return conv_dot_f32(k, g, x, w, b, y);
 	if (use_direct(g, &f, toff))
 		return same_applies(g) ? conv_dw_same_f32(k, g, x, w, b, y)
 				       : conv_direct_f32(k, g, &f, toff, x, w, b, y);

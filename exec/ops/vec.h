@@ -201,6 +201,17 @@ static inline pn_vf pn_vzero(void)
 	return pn_vset1(0.0f);
 }
 
+/* Sum of the lanes, in a fixed order. */
+static inline float pn_vhsum(pn_vf v)
+{
+	float t[PN_VL];
+	pn_vstore(t, v);
+	for (int w = PN_VL / 2; w > 0; w /= 2)
+		for (int i = 0; i < w; i++)
+			t[i] += t[i + w];
+	return t[0];
+}
+
 /* p[0, n) = v (any n). */
 static inline void pn_vfill(float *p, int64_t n, float v)
 {

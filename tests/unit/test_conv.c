@@ -2,7 +2,8 @@
  * test_conv.c - the Conv and ConvTranspose kernels against a naive direct
  * loop in double on random inputs (grouped, depthwise, strided, dilated,
  * padded, 1x1, 1-D and 3-D), each Conv through every path (the kernel's own
- * choice, im2col + GEMM, and the direct path over the flat layout), and
+ * choice, which takes dot products along the reduction for outputs of a
+ * few positions, im2col + GEMM, and the direct path over the flat layout), and
  * bitwise identical outputs for one and two threads on convolutions large
  * enough to be split into im2col segments and run in parallel.  Kernels are
  * called through pn_exec_node on hand-made nodes, as constant folding calls
@@ -258,6 +259,11 @@ static void test_conv_vs_naive(void **state)
 		{"3-D grouped strided", 0, 3, 1, 4, 4, 2, {5, 6, 7}, {2, 3, 3}, {2, 1, 2}, ONES, {1, 1, 1}, {0, 1, 0}, 1},
 		{"wide phases", 0, 2, 1, 2, 2, 1, {20, 20}, {9, 9}, {9, 9}, ONES, ZEROS, ZEROS, 1},
 		{"tiny image", 0, 2, 1, 16, 3, 1, {1, 1}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		/* outputs of at most 12 positions: dot products along the reduction */
+		{"head 3x3 on 3x3", 0, 2, 2, 30, 5, 1, {3, 3}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		{"1x1 on 1x1", 0, 2, 2, 70, 3, 1, {1, 1}, {1, 1}, ONES, ONES, ZEROS, ZEROS, 1},
+		{"3x4 valid", 0, 2, 1, 20, 4, 1, {5, 6}, {3, 3}, ONES, ONES, ZEROS, ZEROS, 0},
+		{"1-D small strided", 0, 1, 1, 40, 7, 1, {8}, {3}, {2}, {1}, {1}, {0}, 1},
 		{"1x1 strided grouped", 0, 2, 1, 6, 4, 2, {7, 8}, {1, 1}, {2, 3}, ONES, ZEROS, ZEROS, 1},
 		{"transpose", 1, 2, 2, 4, 6, 2, {4, 5}, {3, 3}, {2, 2}, ONES, {1, 0}, {0, 1}, 1},
 		{"transpose dilated", 1, 2, 1, 3, 2, 1, {3, 4}, {2, 3}, {3, 1}, {2, 2}, ZEROS, ZEROS, 0},
@@ -309,6 +315,8 @@ static void test_threads_bitwise(void **state)
 				      {1, 1}, {1, 1}, 1};
 	static const conv_case one = {"big one group", 0, 2, 2, 12, 40, 1, {33, 35}, {3, 3}, ONES, ONES,
 				      {1, 1}, {1, 1}, 1};
+	static const conv_case head = {"big head", 0, 2, 1, 256, 33, 1, {3, 3}, {3, 3}, ONES, ONES,
+				       {1, 1}, {1, 1}, 1};
 	for (int path = -1; path <= 1; path++) {
 		pn_conv_force_path = path;
 		check_threads(&big);
@@ -317,6 +325,7 @@ static void test_threads_bitwise(void **state)
 		check_threads(&dwmul);
 		check_threads(&grp);
 		check_threads(&one);
+		check_threads(&head);
 	}
 	pn_conv_force_path = -1;
 	check_threads(&tr);
