@@ -73,6 +73,11 @@ static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float 
 	*even = _mm512_permutex2var_ps(a, ie, b);
 	*odd = _mm512_permutex2var_ps(a, io, b);
 }
+/* Lane l gets p[idx[l]] for idx[l] < n <= PN_VL; reads only p[0, n). */
+static inline pn_vf pn_vload_perm(const float *p, int64_t n, const int32_t *idx)
+{
+	return _mm512_permutexvar_ps(_mm512_loadu_si512(idx), _mm512_maskz_loadu_ps(pn_vmask(n), p));
+}
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define PN_VL 8
@@ -121,6 +126,10 @@ static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float 
 	}
 	*even = _mm256_loadu_ps(e);
 	*odd = _mm256_loadu_ps(o);
+}
+static inline pn_vf pn_vload_perm(const float *p, int64_t n, const int32_t *idx)
+{
+	return _mm256_permutevar8x32_ps(pn_vload_n(p, n), _mm256_loadu_si256((const __m256i *)idx));
 }
 #else
 #define PN_VL 4
@@ -193,6 +202,14 @@ static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float 
 		even->v[j] = 2 * j >= lo && 2 * j < hi ? p[2 * j] : pad;
 		odd->v[j] = 2 * j + 1 >= lo && 2 * j + 1 < hi ? p[2 * j + 1] : pad;
 	}
+}
+static inline pn_vf pn_vload_perm(const float *p, int64_t n, const int32_t *idx)
+{
+	pn_vf r;
+	(void)n;
+	for (int i = 0; i < 4; i++)
+		r.v[i] = p[idx[i]];
+	return r;
 }
 #endif
 
