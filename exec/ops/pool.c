@@ -361,11 +361,57 @@ static void flat_plane(const pool_plan *pp, const pn_flat *f, const int64_t *off
 		}
 }
 
+/*
+ * 2x2 windows with stride 2 and no padding (the usual downsampling): each
+ * pair of input rows is split into even and odd columns in registers and
+ * the four taps combined, with no packing; the taps in the order pool_f32
+ * takes them, so MaxPool keeps its bits.
+ */
+static int is_pool2x2(const pool_plan *pp)
+{
+	const pn_window *w = &pp->w;
+	return w->k[0] == 1 && w->s[0] == 1 && w->k[1] == 2 && w->k[2] == 2 && w->s[1] == 2 &&
+	       w->s[2] == 2 && w->d[1] == 1 && w->d[2] == 1 && !w->pb[1] && !w->pb[2] &&
+	       2 * w->out[1] <= w->in[1] && 2 * w->out[2] <= w->in[2] && pp->kind != POOL_LP;
+}
+
+static void pool2x2_plane(const pool_plan *pp, const float *x, float *y)
+{
+	const pn_window *w = &pp->w;
+	const int64_t IW = w->in[2], OW = w->out[2];
+	const int max = pp->kind == POOL_MAX;
+	const pn_vf low = pn_vset1(-FLT_MAX), quarter = pn_vset1(0.25f);
+	for (int64_t oz = 0; oz < w->out[0]; oz++)
+		for (int64_t oy = 0; oy < w->out[1]; oy++) {
+			const float *r0 = x + (oz * w->in[1] + 2 * oy) * IW, *r1 = r0 + IW;
+			float *d = y + (oz * w->out[1] + oy) * OW;
+			for (int64_t ox = 0; ox < OW; ox += PN_VL) {
+				int64_t n = OW - ox < PN_VL ? OW - ox : PN_VL;
+				pn_vf e0, o0, e1, o1, v;
+				pn_vload_deint(r0 + 2 * ox, 0, 2 * n, 0.0f, &e0, &o0);
+				pn_vload_deint(r1 + 2 * ox, 0, 2 * n, 0.0f, &e1, &o1);
+				if (max)
+					v = pn_vmax(o1, pn_vmax(e1, pn_vmax(o0, pn_vmax(e0, low))));
+				else
+					v = pn_vmul(pn_vadd(pn_vadd(pn_vadd(e0, o0), e1), o1), quarter);
+				pn_vstore_n(d + ox, v, n);
+			}
+		}
+}
+
 /* MaxPool without Indices and AveragePool on float32 planes; 1 when the
  * flat layout does not suit the window (pool_f32 takes it). */
 static int pool_flat_f32(pn_kctx *k, const pool_plan *pp, const float *x, float *y)
 {
 	const pn_window *w = &pp->w;
+	if (is_pool2x2(pp)) {
+		int nt = pp->planes * pp->osp * 4 > PN_PAR_MIN_WORK && !omp_in_parallel()
+				 ? omp_get_max_threads() : 1;
+		#pragma omp parallel for num_threads(nt) schedule(static)
+		for (int64_t pl = 0; pl < pp->planes; pl++)
+			pool2x2_plane(pp, x + pl * pp->isp, y + pl * pp->osp);
+		return 0;
+	}
 	pn_flat f;
 	int64_t *off = pn_kscratch(k, sizeof(int64_t) * (size_t)(w->k[0] * w->k[1] * w->k[2]));
 	if (!off)

@@ -24,6 +24,7 @@ static inline void pn_vstore(float *p, pn_vf v) { _mm512_storeu_ps(p, v); }
 static inline pn_vf pn_vset1(float x) { return _mm512_set1_ps(x); }
 static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline pn_vf pn_vadd(pn_vf a, pn_vf b) { return _mm512_add_ps(a, b); }
+static inline pn_vf pn_vmul(pn_vf a, pn_vf b) { return _mm512_mul_ps(a, b); }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm512_max_ps(x, m); }
 static inline __mmask16 pn_vmask(int64_t n)
 {
@@ -88,6 +89,7 @@ static inline void pn_vstore(float *p, pn_vf v) { _mm256_storeu_ps(p, v); }
 static inline pn_vf pn_vset1(float x) { return _mm256_set1_ps(x); }
 static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline pn_vf pn_vadd(pn_vf a, pn_vf b) { return _mm256_add_ps(a, b); }
+static inline pn_vf pn_vmul(pn_vf a, pn_vf b) { return _mm256_mul_ps(a, b); }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm256_max_ps(x, m); }
 static inline __m256i pn_vmask(int64_t n)
 {
@@ -161,6 +163,12 @@ static inline pn_vf pn_vadd(pn_vf a, pn_vf b)
 {
 	for (int i = 0; i < 4; i++)
 		a.v[i] += b.v[i];
+	return a;
+}
+static inline pn_vf pn_vmul(pn_vf a, pn_vf b)
+{
+	for (int i = 0; i < 4; i++)
+		a.v[i] *= b.v[i];
 	return a;
 }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m)
