@@ -44,6 +44,20 @@ static int run_act(pn_kctx *k, const pn_seg_fn *tab, const pn_ewparam *prm, int 
  * library calls); NaN stays NaN, as numpy.clip leaves it. */
 #define CLAMP01(t) ((t) < (ct)0 ? (ct)0 : (t) > (ct)1 ? (ct)1 : (t))
 
+/*
+ * Both values computed, then one picked: a conversion of a (double)
+ * parameter left inside a conditional arm may not be evaluated early (it
+ * could raise a floating-point exception), which keeps the loop scalar.
+ * Function arguments are evaluated unconditionally.
+ */
+static inline float select_f(int c, float a, float b) { return c ? a : b; }
+static inline double select_d(int c, double a, double b) { return c ? a : b; }
+#define SELECT(c, a, b) _Generic((a), float: select_f, default: select_d)(c, a, b)
+/* x clamped to [lo, hi]; NaN stays NaN; lo > hi gives hi (numpy.clip). */
+static inline float clamp_f(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+static inline double clamp_d(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+#define CLAMP(x, lo, hi) _Generic((x), float: clamp_f, default: clamp_d)(x, lo, hi)
+
 /* --- Relu (float and signed integers) ----------------------------------------------- */
 
 PN_EW_FLOATS(PN_EW_DEF1, Relu, x > 0 ? x : (x == x ? (ct)0 : x))
@@ -58,7 +72,7 @@ int pn_kernel_Relu(pn_kctx *k)
 
 /* --- parametrised float activations -------------------------------------------------- */
 
-PN_EW_FLOATS(PN_EW_DEF1, LeakyRelu, x < 0 ? x * (ct)P->a : x)
+PN_EW_FLOATS(PN_EW_DEF1, LeakyRelu, SELECT(x < 0, x * (ct)P->a, x))
 FLOAT_TAB(LeakyRelu);
 
 int pn_kernel_LeakyRelu(pn_kctx *k)
@@ -181,7 +195,7 @@ int pn_kernel_Shrink(pn_kctx *k)
 
 /* Bounds: a/b for floats, ia/ib for integers.  NaN passes through; with
  * min > max every element becomes max (numpy.clip). */
-PN_EW_FLOATS(PN_EW_DEF1, Clip, x < (ct)P->a ? (ct)P->a : x > (ct)P->b ? (ct)P->b : x)
+PN_EW_FLOATS(PN_EW_DEF1, Clip, CLAMP(x, (ct)P->a, (ct)P->b))
 PN_EW_SINTS(PN_EW_DEF1, Clip, (x < (ct)P->ia ? (ct)P->ia : x) > (ct)P->ib ? (ct)P->ib
 							     : (x < (ct)P->ia ? (ct)P->ia : x))
 PN_EW_UINTS(PN_EW_DEF1, Clip, (x < (ct)P->ia ? (ct)P->ia : x) > (ct)P->ib ? (ct)P->ib
