@@ -71,7 +71,7 @@ void pn_mu_bmm(int ct, const void *A, const void *B, void *C, int64_t M, int64_t
  * expf is an opaque call).  Cody-Waite reduction x = n ln2 + f, |f| <=
  * ln2/2, a degree-6 polynomial for e^f, and 2^n applied in two halves so
  * results in the denormal range and overflow to inf come out right.  Within
- * 1 ulp of the exact value; NaN gives NaN (it fails both clamp tests and
+ * 1.1 ulp of the exact value; NaN gives NaN (it fails both clamp tests and
  * runs through the arithmetic: no select, which would make the compiler
  * mask every vector operation), -inf gives 0, +inf gives inf.
  */
