@@ -1,25 +1,33 @@
 /*
- * bench/gemm.c - pn_sgemm against OpenBLAS's cblas_sgemm.
+ * bench/gemm.c - pn_sgemm against OpenBLAS's cblas_sgemm, and passnet's
+ * Conv kernel against im2col + cblas_sgemm.
  *
- *   build/bench/gemm [-t SECONDS] [-s N,N,...] [-j THREADS,...]
+ *   build/bench/gemm [-t SECONDS] [-s N,N,...] [-j THREADS,...] [-c] [-n NAME]
  *
  * For each thread count and shape: GFLOP/s of both (median over samples,
  * each sample long enough to swamp timer and thread wake-up noise), and
  * pn / OpenBLAS, with the interquartile spread of the pn samples.  Each
  * result is also checked against the other so that a fast wrong kernel
- * cannot pass.
+ * cannot pass.  -c runs the convolution shapes only, -n only those whose
+ * name contains NAME.
  *
  * Only this program links OpenBLAS; bin/passnet never does.
  */
 #include "exec/gemm.h"
 
 #include <cblas.h>
+#include <malloc.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "common/err.h"
+#include "exec/exec.h"
+#include "exec/ops/conv.h"
+#include "schemas/ops.h"
 
 /* Provided by OpenBLAS, not declared by every cblas.h. */
 char *openblas_get_corename(void);
@@ -30,13 +38,33 @@ typedef struct {
 	int64_t M, N, K;
 } pn_bench_shape;
 
-/*
- * Convolution shapes (im2col GEMMs: M = Cout, N = Hout*Wout, K = Cin*kh*kw)
- * go here once the conv kernels exist; they are run after the square sizes,
- * with the same columns.
- */
-static const pn_bench_shape conv_shapes[] = {
-	{ NULL, 0, 0, 0, 0, 0 },
+/* A 2-D convolution [1, C, H, W] * [M, C/G, k, k], stride s, padding p on
+ * every side; FLOPs are 2 M (C/G) k^2 Ho Wo. */
+typedef struct {
+	const char *name;
+	int64_t C, H, W, M, k, s, p, G;
+} pn_bench_conv;
+
+static const pn_bench_conv conv_shapes[] = {
+	{ "resnet3x3", 64, 56, 56, 64, 3, 1, 1, 1 },
+	{ "resnet3x3s2", 128, 56, 56, 128, 3, 2, 1, 1 },
+	{ "resnet3x3-14", 256, 14, 14, 256, 3, 1, 1, 1 },
+	{ "vgg3x3-56", 256, 56, 56, 256, 3, 1, 1, 1 },
+	{ "resnet3x3-7", 512, 7, 7, 512, 3, 1, 1, 1 },
+	{ "resnet1x1", 256, 56, 56, 64, 1, 1, 0, 1 },
+	{ "resnet1x1up", 64, 56, 56, 256, 1, 1, 0, 1 },
+	{ "stem7x7s2", 3, 224, 224, 64, 7, 2, 3, 1 },
+	{ "mbv2expand", 16, 112, 112, 96, 1, 1, 0, 1 },
+	{ "effnet1x1", 96, 14, 14, 576, 1, 1, 0, 1 },
+	{ "yolohead1x1", 256, 80, 80, 12, 1, 1, 0, 1 },
+	{ "head1x1-40", 256, 40, 40, 3, 1, 1, 0, 1 },
+	{ "head3x3-3", 256, 3, 3, 16, 3, 1, 1, 1 },
+	{ "head3x3-10", 256, 10, 10, 24, 3, 1, 1, 1 },
+	{ "dw3x3-112", 32, 112, 112, 32, 3, 1, 1, 32 },
+	{ "dw3x3s2-56", 144, 56, 56, 144, 3, 2, 1, 144 },
+	{ "dw5x5-14", 672, 14, 14, 672, 5, 1, 2, 672 },
+	{ "dw3x3-7", 1152, 7, 7, 1152, 3, 1, 1, 1152 },
+	{ "resnext-g32", 512, 14, 14, 512, 3, 1, 1, 32 },
 };
 
 static double pn_now(void)
@@ -163,15 +191,194 @@ static void pn_bench_one(const pn_bench_shape *s, int threads, double sample)
 	free(C2);
 }
 
+/* --- convolution -------------------------------------------------------------- */
+
+typedef struct {
+	pn_node n;
+	pn_attr attrs[5];
+	int64_t ints[4][4];
+	int32_t idx[4];
+} pn_conv_node;
+
+static void pn_conv_node_init(pn_conv_node *b, const pn_bench_conv *c)
+{
+	memset(b, 0, sizeof(*b));
+	int64_t v[4][4] = { { c->s, c->s }, { 1, 1 }, { c->p, c->p, c->p, c->p }, { c->k, c->k } };
+	static const char *names[4] = { "strides", "dilations", "pads", "kernel_shape" };
+	static const int lens[4] = { 2, 2, 4, 2 };
+	for (int i = 0; i < 4; i++) {
+		memcpy(b->ints[i], v[i], sizeof(v[i]));
+		b->attrs[i] = (pn_attr){ .name = names[i], .type = PN_ATTR_INTS, .n = lens[i],
+					 .ints = b->ints[i] };
+	}
+	b->attrs[4] = (pn_attr){ .name = "group", .type = PN_ATTR_INT, .i = c->G };
+	b->n = (pn_node){ .name = c->name, .op_type = "Conv", .domain = "", .op = PN_OP_Conv,
+			  .opset = 13, .n_in = 3, .n_out = 1, .n_attr = 5, .attrs = b->attrs,
+			  .in = b->idx, .out = b->idx + 3 };
+}
+
+typedef struct {
+	const pn_bench_conv *c;
+	pn_conv_node node;
+	pn_tensor *in[3];
+	int64_t Ho, Wo;
+	float *col, *y;        /* the yardstick's im2col matrix and output */
+	float *out;            /* a pn output, for the check (when not NULL) */
+	int path;              /* pn_conv_force_path for run_pn_conv */
+} pn_conv_args;
+
+/* One Conv node through the executor (allocation of its output included:
+ * that is how the executor runs it). */
+static void run_pn_conv(const pn_conv_args *a)
+{
+	pn_tensor *out[1] = { NULL };
+	char err[PN_ERRLEN];
+	pn_conv_force_path = a->path;
+	if (pn_exec_node(&a->node.n, a->in, 3, out, 0, err)) {
+		fprintf(stderr, "%s: %s\n", a->c->name, err);
+		exit(1);
+	}
+	pn_conv_force_path = -1;
+	if (a->out)
+		memcpy(a->out, out[0]->data, sizeof(float) * (size_t)out[0]->numel);
+	pn_tensor_free(out[0]);
+}
+
+/* The yardstick: a plain im2col per group, cblas_sgemm, bias. */
+static void run_blas_conv(const pn_conv_args *a)
+{
+	const pn_bench_conv *c = a->c;
+	const int64_t Cg = c->C / c->G, Mg = c->M / c->G, K = Cg * c->k * c->k, N = a->Ho * a->Wo;
+	const float *x = a->in[0]->data, *w = a->in[1]->data, *b = a->in[2]->data;
+	for (int64_t g = 0; g < c->G; g++) {
+		float *col = a->col;
+		for (int64_t ci = 0; ci < Cg; ci++)
+			for (int64_t ky = 0; ky < c->k; ky++)
+				for (int64_t kx = 0; kx < c->k; kx++)
+					for (int64_t oy = 0; oy < a->Ho; oy++) {
+						int64_t iy = oy * c->s - c->p + ky;
+						const float *xr = x + ((g * Cg + ci) * c->H + iy) * c->W;
+						for (int64_t ox = 0; ox < a->Wo; ox++) {
+							int64_t ix = ox * c->s - c->p + kx;
+							*col++ = iy >= 0 && iy < c->H && ix >= 0 && ix < c->W ? xr[ix] : 0.0f;
+						}
+					}
+		float *y = a->y + g * Mg * N;
+		for (int64_t m = 0; m < Mg; m++)
+			for (int64_t j = 0; j < N; j++)
+				y[m * N + j] = b[g * Mg + m];
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Mg, (int)N, (int)K, 1.0f,
+			    w + g * Mg * K, (int)K, a->col, (int)N, 1.0f, y, (int)N);
+	}
+}
+
+static pn_tensor *pn_bench_tensor(int rank, const int64_t *dims, uint64_t *x)
+{
+	pn_tensor *t = pn_tensor_new(PN_FLOAT, rank, dims);
+	for (int64_t i = 0; i < t->numel; i++) {
+		*x = *x * 6364136223846793005u + 1442695040888963407u;
+		((float *)t->data)[i] = (float)((double)(*x >> 40) / (double)(1u << 24)) - 0.5f;
+	}
+	return t;
+}
+
+/* Median seconds per call of fn over PN_SAMPLES samples of about `sample` s. */
+static double pn_conv_time(void (*fn)(const pn_conv_args *), const pn_conv_args *a, double sample,
+			   double *spread)
+{
+	int64_t reps = 1;
+	for (;;) {
+		double t0 = pn_now();
+		for (int64_t r = 0; r < reps; r++)
+			fn(a);
+		double dt = pn_now() - t0;
+		if (dt >= sample / 4 || reps >= ((int64_t)1 << 30)) {
+			reps = dt > 0 ? (int64_t)ceil((double)reps * sample / dt) : reps;
+			break;
+		}
+		reps *= 4;
+	}
+	double t[PN_SAMPLES];
+	for (int i = 0; i < PN_SAMPLES; i++) {
+		double t0 = pn_now();
+		for (int64_t r = 0; r < reps; r++)
+			fn(a);
+		t[i] = (pn_now() - t0) / (double)reps;
+	}
+	qsort(t, PN_SAMPLES, sizeof(double), pn_cmp_double);
+	if (spread)
+		*spread = (t[PN_SAMPLES * 3 / 4] - t[PN_SAMPLES / 4]) / t[PN_SAMPLES / 2] * 100;
+	return t[PN_SAMPLES / 2];
+}
+
+static double pn_conv_maxdiff(const float *a, const float *b, int64_t n)
+{
+	double d = 0;
+	for (int64_t i = 0; i < n; i++)
+		d = fmax(d, fabs((double)a[i] - (double)b[i]));
+	return d;
+}
+
+/*
+ * GFLOP/s of passnet's Conv as the executor runs it (its own choice of
+ * path), then forced onto the direct path and onto im2col + GEMM (- where
+ * the direct layout does not apply), and of the OpenBLAS yardstick.
+ */
+static void pn_bench_conv_one(const pn_bench_conv *c, int threads, double sample)
+{
+	pn_conv_args a = { .c = c, .path = -1 };
+	pn_conv_node_init(&a.node, c);
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	int64_t xd[4] = { 1, c->C, c->H, c->W }, wd[4] = { c->M, c->C / c->G, c->k, c->k };
+	a.in[0] = pn_bench_tensor(4, xd, &x);
+	a.in[1] = pn_bench_tensor(4, wd, &x);
+	a.in[2] = pn_bench_tensor(1, &c->M, &x);
+	a.Ho = (c->H + 2 * c->p - c->k) / c->s + 1;
+	a.Wo = (c->W + 2 * c->p - c->k) / c->s + 1;
+	int64_t ny = c->M * a.Ho * a.Wo;
+	a.col = pn_sgemm_alloc((size_t)(c->C / c->G * c->k * c->k * a.Ho * a.Wo));
+	a.y = pn_sgemm_alloc((size_t)ny);
+	float *out = pn_sgemm_alloc((size_t)ny);
+	run_blas_conv(&a);
+	double flops = 2.0 * (double)ny * (double)(c->C / c->G * c->k * c->k);
+	double sp, maxdiff = 0, g[3];
+	for (int path = -1; path <= 1; path++) {
+		a.path = path;
+		a.out = out;
+		run_pn_conv(&a);
+		maxdiff = fmax(maxdiff, pn_conv_maxdiff(out, a.y, ny));
+		a.out = NULL;
+		double t = pn_conv_time(run_pn_conv, &a, sample, path == -1 ? &sp : NULL);
+		g[path + 1] = flops / t * 1e-9;
+	}
+	double gb = flops / pn_conv_time(run_blas_conv, &a, sample, NULL) * 1e-9;
+	printf("%-12s %4lld %3lldx%-3lld %4lld %lldx%lld/%lld %4lld %7d %8.1f %8.1f %8.1f %9.1f %7.2f %6.0f%% %9.1e\n",
+	       c->name, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->M,
+	       (long long)c->k, (long long)c->k, (long long)c->s, (long long)c->G, threads, g[0],
+	       g[2], g[1], gb, g[0] / gb, sp, maxdiff);
+	fflush(stdout);
+	for (int i = 0; i < 3; i++)
+		pn_tensor_free(a.in[i]);
+	free(a.col);
+	free(a.y);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	double sample = 0.05;
 	int64_t sizes[32] = { 64, 128, 256, 512, 1024 };
 	int nsizes = 5;
 	int threads[8] = { 1, 2 };
-	int nthreads = 2;
+	int nthreads = 2, conv_only = 0;
+	const char *only = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-t") && i + 1 < argc) {
+		if (!strcmp(argv[i], "-c")) {
+			conv_only = 1;
+		} else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			only = argv[++i];
+			conv_only = 1;
+		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			sample = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
 			nsizes = 0;
@@ -182,11 +389,17 @@ int main(int argc, char **argv)
 			for (char *p = strtok(argv[++i], ","); p && nthreads < 8; p = strtok(NULL, ","))
 				threads[nthreads++] = atoi(p);
 		} else {
-			fprintf(stderr, "usage: %s [-t SECONDS] [-s N,N,...] [-j THREADS,...]\n",
+			fprintf(stderr, "usage: %s [-t SECONDS] [-s N,N,...] [-j THREADS,...] [-c] [-n NAME]\n",
 			        argv[0]);
 			return 2;
 		}
 	}
+
+	/* pn_exec_node allocates its output and scratch per call, where a
+	 * session reuses its pool: keep freed memory on the heap so that
+	 * large buffers are not mapped and faulted in on every call. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 30);
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
 	/* Other work on the machine skews the 2-thread rows most: say how much. */
 	char load[64] = "?";
@@ -200,9 +413,11 @@ int main(int argc, char **argv)
 	printf("pn_sgemm (%s) vs OpenBLAS %s; median of %d samples of ~%.0f ms each; "
 	       "loadavg %s\n", pn_sgemm_isa(), openblas_get_corename(), PN_SAMPLES,
 	       sample * 1e3, load);
-	printf("%-12s %5s %5s %5s %5s %7s %9s %9s %7s %7s %9s\n", "shape", "M", "N", "K", "op",
-	       "threads", "pn GF/s", "BLAS GF/s", "ratio", "spread", "max|diff|");
-	for (int t = 0; t < nthreads; t++) {
+	for (int t = 0; t < nthreads && !conv_only; t++) {
+		if (t == 0)
+			printf("%-12s %5s %5s %5s %5s %7s %9s %9s %7s %7s %9s\n", "shape", "M", "N",
+			       "K", "op", "threads", "pn GF/s", "BLAS GF/s", "ratio", "spread",
+			       "max|diff|");
 		omp_set_num_threads(threads[t]);
 		openblas_set_num_threads(threads[t]);
 		for (int i = 0; i < nsizes; i++) {
@@ -211,9 +426,19 @@ int main(int argc, char **argv)
 			pn_bench_shape s = { name, 0, 0, sizes[i], sizes[i], sizes[i] };
 			pn_bench_one(&s, threads[t], sample);
 		}
+	}
+	/* Conv: pn is the executor's choice; direct and im2col are the two
+	 * paths forced (direct: - where its layout does not apply, then it
+	 * runs im2col); BLAS is im2col + cblas_sgemm per group. */
+	printf("\n%-12s %4s %7s %4s %6s %4s %7s %8s %8s %8s %9s %7s %7s %9s\n", "conv", "C",
+	       "HxW", "M", "k/s", "G", "threads", "pn GF/s", "direct", "im2col", "BLAS GF/s",
+	       "ratio", "spread", "max|diff|");
+	for (int t = 0; t < nthreads; t++) {
+		omp_set_num_threads(threads[t]);
+		openblas_set_num_threads(threads[t]);
 		for (size_t i = 0; i < sizeof(conv_shapes) / sizeof(conv_shapes[0]); i++)
-			if (conv_shapes[i].name)
-				pn_bench_one(&conv_shapes[i], threads[t], sample);
+			if (!only || strstr(conv_shapes[i].name, only))
+				pn_bench_conv_one(&conv_shapes[i], threads[t], sample);
 	}
 	return 0;
 }

@@ -25,6 +25,7 @@
  * default), CPU provider.
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,14 @@ typedef struct opts {
 	double rtol, atol;
 } opts;
 
+static void json_num(const char *key, double v)
+{
+	if (isfinite(v))
+		printf(",\"%s\":%.6g", key, v);
+	else
+		printf(",\"%s\":null", key);
+}
+
 typedef struct verdict {
 	int checked, agree;
 	double max_abs, max_rel;
@@ -282,8 +291,11 @@ static void print_record(const char *path, const pn_time_summary *st, const opts
 	printf(",\"median_ms\":%.6f,\"iqr_ms\":%.6f,\"min_ms\":%.6f,\"trials\":%d,\"threads\":1",
 	       st->median, st->iqr, st->min, o->trials);
 	if (v->checked) {
-		printf(",\"agree\":%s,\"max_abs\":%.6g,\"max_rel\":%.6g", v->agree ? "true" : "false",
-		       v->max_abs, v->max_rel);
+		/* JSON has no infinity (max_rel is infinite where the reference
+		 * is 0 and ORT is not): null, as JSON.stringify writes it. */
+		printf(",\"agree\":%s", v->agree ? "true" : "false");
+		json_num("max_abs", v->max_abs);
+		json_num("max_rel", v->max_rel);
 		if (!v->agree) {
 			printf(",\"diff\":");
 			pn_json_str(stdout, v->what);

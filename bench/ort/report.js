@@ -155,7 +155,9 @@ function main() {
     `(|ort - passnet| <= ${process.env.PN_ATOL || '?'} + ${process.env.PN_RTOL || '?'} * |passnet|); ` +
     `largest max_abs ${worstAbs.toExponential(2)}, median max_rel ${quantile(relSorted, 0.5).toExponential(2)}`);
   for (const c of bad) {
-    console.log(`  disagree  ${c.hash}  max_abs ${c.o.max_abs.toExponential(2)}  max_rel ${c.o.max_rel.toExponential(2)}  ${c.o.diff || ''}  [${c.ops.slice(0, 8).join(' ')}]`);
+    // null in the JSON stands for an infinite (or NaN) difference
+    const e = (v) => (v === null ? 'inf' : v.toExponential(2));
+    console.log(`  disagree  ${c.hash}  max_abs ${e(c.o.max_abs)}  max_rel ${e(c.o.max_rel)}  ${c.o.diff || ''}  [${c.ops.slice(0, 8).join(' ')}]`);
   }
   console.log(`  cross-check through Node: ${nodeBad.length} disagree` +
     (nodeBad.length ? ` (${nodeBad.map((h) => h.slice(0, 8)).join(' ')})` : ''));

@@ -5,10 +5,12 @@
  * Attribute defaults follow the ONNX spec.  Exponential forms are written in
  * their overflow-free arrangement (Sigmoid, Softplus).
  */
+#include "exec/ops/mathutil.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <tgmath.h>
+#include <tgmath.h>  /* after mathutil.h: complex.h would turn its parameter I into a macro */
 
 #include "exec/infer.h"
 #include "exec/kernel.h"
@@ -32,9 +34,29 @@ static int run_act(pn_kctx *k, const pn_seg_fn *tab, const pn_ewparam *prm, int 
 
 #define FLOAT_TAB(op) static const pn_seg_fn op##_tab[PN_DTYPE_COUNT] = {PN_EW_FLOATS(PN_EW_ENT, op, 0)}
 
-/* sigmoid and softplus without overflow, in the compute type of x */
-#define SIGMOID(x) ((x) >= 0 ? (ct)1 / ((ct)1 + exp(-(x))) : exp(x) / ((ct)1 + exp(x)))
+/* sigmoid and softplus without overflow, in the compute type of x; float
+ * sigmoid (float32, float16, bfloat16) as plain arithmetic that vectorises */
+#define SIGMOID(x)                                                                        \
+	_Generic((x), float: pn_mu_sigmoidf((float)(x)),                                  \
+		 default: (x) >= 0 ? (ct)1 / ((ct)1 + exp(-(x))) : exp(x) / ((ct)1 + exp(x)))
 #define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
+/* t clamped to [0, 1] by comparisons, which vectorise (fmin and fmax are
+ * library calls); NaN stays NaN, as numpy.clip leaves it. */
+#define CLAMP01(t) ((t) < (ct)0 ? (ct)0 : (t) > (ct)1 ? (ct)1 : (t))
+
+/*
+ * Both values computed, then one picked: a conversion of a (double)
+ * parameter left inside a conditional arm may not be evaluated early (it
+ * could raise a floating-point exception), which keeps the loop scalar.
+ * Function arguments are evaluated unconditionally.
+ */
+static inline float select_f(int c, float a, float b) { return c ? a : b; }
+static inline double select_d(int c, double a, double b) { return c ? a : b; }
+#define SELECT(c, a, b) _Generic((a), float: select_f, default: select_d)(c, a, b)
+/* x clamped to [lo, hi]; NaN stays NaN; lo > hi gives hi (numpy.clip). */
+static inline float clamp_f(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+static inline double clamp_d(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+#define CLAMP(x, lo, hi) _Generic((x), float: clamp_f, default: clamp_d)(x, lo, hi)
 
 /* --- Relu (float and signed integers) ----------------------------------------------- */
 
@@ -50,7 +72,7 @@ int pn_kernel_Relu(pn_kctx *k)
 
 /* --- parametrised float activations -------------------------------------------------- */
 
-PN_EW_FLOATS(PN_EW_DEF1, LeakyRelu, x < 0 ? x * (ct)P->a : x)
+PN_EW_FLOATS(PN_EW_DEF1, LeakyRelu, SELECT(x < 0, x * (ct)P->a, x))
 FLOAT_TAB(LeakyRelu);
 
 int pn_kernel_LeakyRelu(pn_kctx *k)
@@ -97,7 +119,7 @@ int pn_kernel_Sigmoid(pn_kctx *k)
 }
 
 /* a: alpha, b: beta */
-PN_EW_FLOATS(PN_EW_DEF1, HardSigmoid, fmax((ct)0, fmin((ct)1, (ct)P->a * x + (ct)P->b)))
+PN_EW_FLOATS(PN_EW_DEF1, HardSigmoid, CLAMP01((ct)P->a * x + (ct)P->b))
 FLOAT_TAB(HardSigmoid);
 
 int pn_kernel_HardSigmoid(pn_kctx *k)
@@ -107,8 +129,7 @@ int pn_kernel_HardSigmoid(pn_kctx *k)
 	return run_act(k, HardSigmoid_tab, &p, 2);
 }
 
-PN_EW_FLOATS(PN_EW_DEF1, HardSwish,
-	     x * fmax((ct)0, fmin((ct)1, x * (ct)(1.0 / 6.0) + (ct)0.5)))
+PN_EW_FLOATS(PN_EW_DEF1, HardSwish, x * CLAMP01(x * (ct)(1.0 / 6.0) + (ct)0.5))
 FLOAT_TAB(HardSwish);
 
 int pn_kernel_HardSwish(pn_kctx *k)
@@ -174,7 +195,7 @@ int pn_kernel_Shrink(pn_kctx *k)
 
 /* Bounds: a/b for floats, ia/ib for integers.  NaN passes through; with
  * min > max every element becomes max (numpy.clip). */
-PN_EW_FLOATS(PN_EW_DEF1, Clip, x < (ct)P->a ? (ct)P->a : x > (ct)P->b ? (ct)P->b : x)
+PN_EW_FLOATS(PN_EW_DEF1, Clip, CLAMP(x, (ct)P->a, (ct)P->b))
 PN_EW_SINTS(PN_EW_DEF1, Clip, (x < (ct)P->ia ? (ct)P->ia : x) > (ct)P->ib ? (ct)P->ib
 							     : (x < (ct)P->ia ? (ct)P->ia : x))
 PN_EW_UINTS(PN_EW_DEF1, Clip, (x < (ct)P->ia ? (ct)P->ia : x) > (ct)P->ib ? (ct)P->ib

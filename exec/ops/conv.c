@@ -2,13 +2,14 @@
  * conv.c - Conv and ConvTranspose, and the shape inference of the whole
  * convolution family (Conv, ConvInteger, QLinearConv share pn_infer_Conv).
  *
- * float32 Conv is im2col + pn_sgemm, the im2col matrix built in bounded
- * column segments so its scratch stays a few MB whatever the image size;
- * 1x1 stride-1 unpadded convolutions skip im2col (the input already is the
- * matrix), and depthwise convolutions (one input channel per group) run a
- * direct loop, where a GEMM of K = kernel size would be mostly overhead.
- * ConvTranspose is the adjoint: GEMM into columns, then col2im.  float16 and
- * bfloat16 are computed in float32; float64 has its own (plain) loops.
+ * float32 Conv takes the direct paths of conv_direct.c where they apply
+ * (every convolution but ungrouped 1x1 ones, in practice).  The others are
+ * pn_sgemm: 1x1 stride-1 unpadded convolutions straight on the input (it
+ * already is the matrix), the rest on an im2col matrix built in bounded
+ * column segments so that its scratch stays a few MB whatever the image
+ * size.  ConvTranspose is the adjoint: GEMM into columns, then col2im.
+ * float16 and bfloat16 are computed in float32; float64 has its own (plain)
+ * loops.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -223,51 +224,65 @@ static inline void valid_range(int64_t x0, int64_t s, int64_t size, int64_t n, i
 		*hi = *lo;
 }
 
+/* Widest kernel whose valid output columns im2col tabulates per tap. */
+#define IM2COL_KX 64
+
 /*
  * im2col: col[r][j] for rows r = (channel, kz, ky, kx) of `channels` input
  * channels and columns j = output positions p0 .. p0+np-1, zero where the
- * window reads padding.  Rows are independent, so they are the parallel unit.
+ * window reads padding.  The columns are walked as runs along output rows
+ * (a whole row but for the segment's ends), and for whole rows the valid
+ * range of each kx is tabulated once: no division per row or element.
+ * Channels are independent, so they are the parallel unit.
  */
 #define DEFINE_IM2COL(NAME, T)                                                                   \
 	void NAME(const pn_window *w, const T *x, int64_t channels, int64_t p0, int64_t np,      \
 		  T *col)                                                                        \
 	{                                                                                        \
-		const int64_t K = w->k[0] * w->k[1] * w->k[2], rows = channels * K;              \
+		const int64_t K = w->k[0] * w->k[1] * w->k[2], OW = w->out[2], OH = w->out[1];   \
 		const int64_t isp = w->in[0] * w->in[1] * w->in[2];                              \
-		_Pragma("omp parallel for if (rows * np > PN_PAR_MIN_WORK) schedule(static)")    \
-		for (int64_t r = 0; r < rows; r++) {                                             \
-			int64_t kk = r % K, kx = kk % w->k[2], ky = kk / w->k[2] % w->k[1];      \
-			int64_t kz = kk / (w->k[2] * w->k[1]);                                   \
-			const T *xc = x + r / K * isp;                                           \
-			T *dst = col + r * np;                                                   \
-			int64_t p = p0, end = p0 + np, ow = p % w->out[2];                       \
-			int64_t oh = p / w->out[2] % w->out[1], od = p / (w->out[2] * w->out[1]); \
-			while (p < end) {                                                        \
-				int64_t cnt = w->out[2] - ow < end - p ? w->out[2] - ow : end - p; \
-				int64_t iz = od * w->s[0] - w->pb[0] + kz * w->d[0];             \
-				int64_t iy = oh * w->s[1] - w->pb[1] + ky * w->d[1];             \
-				int64_t lo = 0, hi = 0;                                          \
-				int64_t ix0 = ow * w->s[2] - w->pb[2] + kx * w->d[2];            \
-				if (iz >= 0 && iz < w->in[0] && iy >= 0 && iy < w->in[1])        \
-					valid_range(ix0, w->s[2], w->in[2], cnt, &lo, &hi);      \
-				const T *src = xc + (iz * w->in[1] + iy) * w->in[2] + ix0;       \
-				for (int64_t j = 0; j < lo; j++)                                 \
-					dst[j] = 0;                                              \
-				if (w->s[2] == 1) {                                              \
-					for (int64_t j = lo; j < hi; j++)                        \
-						dst[j] = src[j];                                 \
-				} else {                                                         \
-					for (int64_t j = lo; j < hi; j++)                        \
-						dst[j] = src[j * w->s[2]];                       \
-				}                                                                \
-				for (int64_t j = hi; j < cnt; j++)                               \
-					dst[j] = 0;                                              \
-				dst += cnt;                                                      \
-				p += cnt;                                                        \
-				ow = 0;                                                          \
-				if (++oh == w->out[1]) {                                         \
-					oh = 0;                                                  \
-					od++;                                                    \
+		int64_t lo_kx[IM2COL_KX], hi_kx[IM2COL_KX];                                      \
+		for (int64_t kx = 0; kx < w->k[2] && kx < IM2COL_KX; kx++)                       \
+			valid_range(kx * w->d[2] - w->pb[2], w->s[2], w->in[2], OW, &lo_kx[kx],  \
+				    &hi_kx[kx]);                                                 \
+		const int64_t ow0 = p0 % OW, oh0 = p0 / OW % OH, od0 = p0 / (OW * OH);           \
+		_Pragma("omp parallel for if (channels * K * np > PN_PAR_MIN_WORK) schedule(static)") \
+		for (int64_t c = 0; c < channels; c++) {                                         \
+			T *dst = col + c * K * np;                                               \
+			for (int64_t kz = 0; kz < w->k[0]; kz++)                                 \
+			for (int64_t ky = 0; ky < w->k[1]; ky++)                                 \
+			for (int64_t kx = 0; kx < w->k[2]; kx++) {                               \
+				int64_t od = od0, oh = oh0, ow = ow0;                            \
+				for (int64_t j = 0; j < np;) {                                   \
+					int64_t cnt = OW - ow < np - j ? OW - ow : np - j;       \
+					int64_t iz = od * w->s[0] - w->pb[0] + kz * w->d[0];     \
+					int64_t iy = oh * w->s[1] - w->pb[1] + ky * w->d[1];     \
+					int64_t ix0 = ow * w->s[2] - w->pb[2] + kx * w->d[2];    \
+					int64_t lo = 0, hi = 0;                                  \
+					if (iz < 0 || iz >= w->in[0] || iy < 0 || iy >= w->in[1]) \
+						;                                                \
+					else if (cnt == OW && kx < IM2COL_KX)                    \
+						lo = lo_kx[kx], hi = hi_kx[kx];                  \
+					else                                                     \
+						valid_range(ix0, w->s[2], w->in[2], cnt, &lo, &hi); \
+					const T *src = x + c * isp + (iz * w->in[1] + iy) * w->in[2] + ix0; \
+					for (int64_t q = 0; q < lo; q++)                         \
+						dst[q] = 0;                                      \
+					if (w->s[2] == 1)                                        \
+						for (int64_t q = lo; q < hi; q++)                \
+							dst[q] = src[q];                         \
+					else                                                     \
+						for (int64_t q = lo; q < hi; q++)                \
+							dst[q] = src[q * w->s[2]];               \
+					for (int64_t q = hi; q < cnt; q++)                       \
+						dst[q] = 0;                                      \
+					dst += cnt;                                              \
+					j += cnt;                                                \
+					ow = 0;                                                  \
+					if (++oh == OH) {                                        \
+						oh = 0;                                          \
+						od++;                                            \
+					}                                                        \
 				}                                                                \
 			}                                                                        \
 		}                                                                                \
@@ -322,52 +337,7 @@ static void add_bias_f32(float *y, int64_t ldy, int64_t m_count, int64_t n, cons
 			y[m * ldy + j] += b[m];
 }
 
-/* One input channel per group: each output row is a sum of shifted input rows. */
-static void conv_depthwise_f32(const pn_conv_geom *g, const float *x, const float *w,
-			       const float *b, float *y)
-{
-	const pn_window *wn = &g->w;
-	const int64_t OD = wn->out[0], OH = wn->out[1], OW = wn->out[2];
-	const int64_t rows = g->N * g->M * OD * OH;
-	#pragma omp parallel for if (rows * OW * g->ksz > PN_PAR_MIN_WORK) schedule(static)
-	for (int64_t r = 0; r < rows; r++) {
-		int64_t oh = r % OH, od = r / OH % OD, nm = r / (OH * OD), m = nm % g->M;
-		int64_t n = nm / g->M;
-		const float *xc = x + (n * g->C + m / g->Mg) * g->isp;
-		const float *wk = w + m * g->ksz;
-		float *yr = y + nm * g->osp + (od * OH + oh) * OW;
-		for (int64_t j = 0; j < OW; j++)
-			yr[j] = 0;
-		for (int64_t kz = 0; kz < wn->k[0]; kz++) {
-			int64_t iz = od * wn->s[0] - wn->pb[0] + kz * wn->d[0];
-			if (iz < 0 || iz >= wn->in[0])
-				continue;
-			for (int64_t ky = 0; ky < wn->k[1]; ky++) {
-				int64_t iy = oh * wn->s[1] - wn->pb[1] + ky * wn->d[1];
-				if (iy < 0 || iy >= wn->in[1])
-					continue;
-				const float *xr = xc + (iz * wn->in[1] + iy) * wn->in[2];
-				const float *wr = wk + (kz * wn->k[1] + ky) * wn->k[2];
-				for (int64_t kx = 0; kx < wn->k[2]; kx++) {
-					int64_t ix0 = kx * wn->d[2] - wn->pb[2], lo, hi;
-					valid_range(ix0, wn->s[2], wn->in[2], OW, &lo, &hi);
-					const float wv = wr[kx], *src = xr + ix0;
-					if (wn->s[2] == 1)
-						for (int64_t j = lo; j < hi; j++)
-							yr[j] += wv * src[j];
-					else
-						for (int64_t j = lo; j < hi; j++)
-							yr[j] += wv * src[j * wn->s[2]];
-				}
-			}
-		}
-		if (b)
-			for (int64_t j = 0; j < OW; j++)
-				yr[j] += b[m];
-	}
-}
-
-static int is_pointwise(const pn_window *w)
+int pn_conv_is_pointwise(const pn_window *w)
 {
 	for (int i = 0; i < 3; i++)
 		if (w->k[i] != 1 || w->s[i] != 1 || w->pb[i] || w->pe[i])
@@ -378,12 +348,11 @@ static int is_pointwise(const pn_window *w)
 static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 		    const float *b, float *y)
 {
-	if (g->Cg == 1 && g->G > 1) {
-		conv_depthwise_f32(g, x, w, b, y);
-		return 0;
-	}
+	int rc = pn_conv_direct_f32(k, g, x, w, b, y);
+	if (rc <= 0)
+		return rc;
 	const int64_t rows = g->Cg * g->ksz;
-	if (is_pointwise(&g->w)) {
+	if (pn_conv_is_pointwise(&g->w)) {
 		/* Y[n, group] = W[group] (Mg x Cg) * X[n, group] (Cg x spatial). */
 		for (int64_t n = 0; n < g->N; n++)
 			for (int64_t gi = 0; gi < g->G; gi++) {
@@ -395,9 +364,9 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 		return 0;
 	}
 	const int64_t np = pn_conv_cols(rows, g->osp);
-	float *col = malloc(sizeof(float) * (size_t)(rows * np + 1));
+	float *col = pn_kscratch(k, sizeof(float) * (size_t)(rows * np));
 	if (!col)
-		return pn_kfail(k, "out of memory (im2col %lld x %lld)", (long long)rows, (long long)np);
+		return -1;
 	for (int64_t n = 0; n < g->N; n++)
 		for (int64_t gi = 0; gi < g->G; gi++)
 			for (int64_t p0 = 0; p0 < g->osp; p0 += np) {
@@ -409,7 +378,6 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 					 cnt, 0.0f, yg, g->osp);
 				add_bias_f32(yg, g->osp, g->Mg, cnt, b ? b + gi * g->Mg : NULL);
 			}
-	free(col);
 	return 0;
 }
 

@@ -147,7 +147,12 @@ typedef struct pn_ewparam {
 		(void)sizeof(ut);                                                        \
 		TO *o = (TO *)p[0];                                                      \
 		const TI *A = (const TI *)p[1];                                          \
-		const pn_ewparam *P = ctx;                                               \
+		/* A local copy: the compiler then knows the output stores leave \
+		 * the parameters alone and hoists them out of the loop. */      \
+		pn_ewparam Pv = {0};                                                     \
+		if (ctx)                                                                 \
+			Pv = *(const pn_ewparam *)ctx;                                   \
+		const pn_ewparam *P = &Pv;                                               \
 		(void)P;                                                                 \
 		(void)s;                                                                 \
 		for (int64_t i = 0; i < n; i++) {                                        \
@@ -171,7 +176,12 @@ typedef struct pn_ewparam {
 		TO *o = (TO *)p[0];                                                      \
 		const TA *A = (const TA *)p[1];                                          \
 		const TB *B = (const TB *)p[2];                                          \
-		const pn_ewparam *P = ctx;                                               \
+		/* A local copy: the compiler then knows the output stores leave \
+		 * the parameters alone and hoists them out of the loop. */      \
+		pn_ewparam Pv = {0};                                                     \
+		if (ctx)                                                                 \
+			Pv = *(const pn_ewparam *)ctx;                                   \
+		const pn_ewparam *P = &Pv;                                               \
 		(void)P;                                                                 \
 		if (s[1] && s[2]) {                                                      \
 			for (int64_t i = 0; i < n; i++) {                                \

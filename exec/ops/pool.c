@@ -10,12 +10,14 @@
  */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "exec/infer.h"
 #include "exec/kernel.h"
+#include "exec/ops/vec.h"
 #include "exec/ops/window.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_LP };
@@ -276,6 +278,162 @@ static int plan_tables(pool_plan *pp)
 DEFINE_POOL(pool_f32, float, -FLT_MAX)
 DEFINE_POOL(pool_f64, double, -DBL_MAX)
 
+/* --- float32 MaxPool and AveragePool over the flat layout ------------------------------ */
+
+/*
+ * The window's taps are summed (or maxed) over the flat layout of window.h,
+ * a vector of outputs at a time: the input plane is packed with -FLT_MAX
+ * (MaxPool) or 0 (AveragePool) in the padding, so no tap needs a bounds
+ * test.  Taps are visited in the order pool_f32 visits them; a padding tap
+ * leaves a maximum unchanged (x > m ? x : m), so MaxPool gives the same
+ * bits as pool_f32.  AveragePool sums in float where pool_f32 sums in
+ * double (within an ulp or two for these window sizes).
+ */
+#define FLAT_VB 4
+
+#define DEFINE_POOL_TAPS(NAME, VB, OP)                                                           \
+	static inline void NAME(int64_t K, const int64_t *off, const float *base, float init,    \
+				float *out)                                                      \
+	{                                                                                        \
+		pn_vf acc[VB];                                                                   \
+		for (int v = 0; v < VB; v++)                                                     \
+			acc[v] = pn_vset1(init);                                                 \
+		for (int64_t k = 0; k < K; k++) {                                                \
+			const float *p = base + off[k];                                          \
+			for (int v = 0; v < VB; v++)                                             \
+				acc[v] = OP(pn_vload(p + v * PN_VL), acc[v]);                     \
+		}                                                                                \
+		for (int v = 0; v < VB; v++)                                                     \
+			pn_vstore(out + v * PN_VL, acc[v]);                                      \
+	}
+
+static inline pn_vf vsum(pn_vf x, pn_vf acc)
+{
+	return pn_vadd(acc, x);
+}
+
+DEFINE_POOL_TAPS(max_taps_n, FLAT_VB, pn_vmax)
+DEFINE_POOL_TAPS(max_taps_1, 1, pn_vmax)
+DEFINE_POOL_TAPS(sum_taps_n, FLAT_VB, vsum)
+DEFINE_POOL_TAPS(sum_taps_1, 1, vsum)
+
+/* Window counts per axis and output index as floats (the divisors of
+ * AveragePool, whose products are exact). */
+static float *flat_counts(pn_kctx *k, const pool_plan *pp)
+{
+	const pn_window *w = &pp->w;
+	float *c = pn_kscratch(k, sizeof(float) * (size_t)(w->out[0] + w->out[1] + w->out[2]));
+	if (!c)
+		return NULL;
+	float *d = c;
+	for (int a = 0; a < 3; a++)
+		for (int64_t o = 0; o < w->out[a]; o++)
+			*d++ = (float)(pp->include_pad ? pp->npad[a][o] : pp->hi[a][o] - pp->lo[a][o]);
+	return c;
+}
+
+/* One plane: pack, reduce all flat outputs into acc, write the valid ones. */
+static void flat_plane(const pool_plan *pp, const pn_flat *f, const int64_t *off,
+		       const float *cnt, const float *x, float *in, float *acc, float *y)
+{
+	const pn_window *w = &pp->w;
+	const int max = pp->kind == POOL_MAX;
+	const int64_t K = w->k[0] * w->k[1] * w->k[2];
+	const float init = max ? -FLT_MAX : 0.0f;
+	pn_flat_pack(f, x, init, in);
+	int64_t q = 0;
+	for (; q + FLAT_VB * PN_VL <= f->nq; q += FLAT_VB * PN_VL)
+		(max ? max_taps_n : sum_taps_n)(K, off, in + q, init, acc + q);
+	for (; q < f->nq; q += PN_VL)
+		(max ? max_taps_1 : sum_taps_1)(K, off, in + q, init, acc + q);
+	const float *cz = cnt, *cy = cz + w->out[0], *cx = cy + w->out[1];
+	for (int64_t oz = 0; oz < w->out[0]; oz++)
+		for (int64_t oy = 0; oy < w->out[1]; oy++) {
+			const float *a = acc + pn_flat_row(f, oz, oy);
+			float *d = y + (oz * w->out[1] + oy) * w->out[2];
+			if (max) {
+				memcpy(d, a, sizeof(float) * (size_t)w->out[2]);
+				continue;
+			}
+			float czy = cz[oz] * cy[oy];
+			for (int64_t ox = 0; ox < w->out[2]; ox++)
+				d[ox] = a[ox] / (czy * cx[ox]);
+		}
+}
+
+/*
+ * 2x2 windows with stride 2 and no padding (the usual downsampling): each
+ * pair of input rows is split into even and odd columns in registers and
+ * the four taps combined, with no packing; the taps in the order pool_f32
+ * takes them, so MaxPool keeps its bits.
+ */
+static int is_pool2x2(const pool_plan *pp)
+{
+	const pn_window *w = &pp->w;
+	return w->k[0] == 1 && w->s[0] == 1 && w->k[1] == 2 && w->k[2] == 2 && w->s[1] == 2 &&
+	       w->s[2] == 2 && w->d[1] == 1 && w->d[2] == 1 && !w->pb[1] && !w->pb[2] &&
+	       2 * w->out[1] <= w->in[1] && 2 * w->out[2] <= w->in[2] && pp->kind != POOL_LP;
+}
+
+static void pool2x2_plane(const pool_plan *pp, const float *x, float *y)
+{
+	const pn_window *w = &pp->w;
+	const int64_t IW = w->in[2], OW = w->out[2];
+	const int max = pp->kind == POOL_MAX;
+	const pn_vf low = pn_vset1(-FLT_MAX), quarter = pn_vset1(0.25f);
+	for (int64_t oz = 0; oz < w->out[0]; oz++)
+		for (int64_t oy = 0; oy < w->out[1]; oy++) {
+			const float *r0 = x + (oz * w->in[1] + 2 * oy) * IW, *r1 = r0 + IW;
+			float *d = y + (oz * w->out[1] + oy) * OW;
+			for (int64_t ox = 0; ox < OW; ox += PN_VL) {
+				int64_t n = OW - ox < PN_VL ? OW - ox : PN_VL;
+				pn_vf e0, o0, e1, o1, v;
+				pn_vload_deint(r0 + 2 * ox, 0, 2 * n, 0.0f, &e0, &o0);
+				pn_vload_deint(r1 + 2 * ox, 0, 2 * n, 0.0f, &e1, &o1);
+				if (max)
+					v = pn_vmax(o1, pn_vmax(e1, pn_vmax(o0, pn_vmax(e0, low))));
+				else
+					v = pn_vmul(pn_vadd(pn_vadd(pn_vadd(e0, o0), e1), o1), quarter);
+				pn_vstore_n(d + ox, v, n);
+			}
+		}
+}
+
+/* MaxPool without Indices and AveragePool on float32 planes; 1 when the
+ * flat layout does not suit the window (pool_f32 takes it). */
+static int pool_flat_f32(pn_kctx *k, const pool_plan *pp, const float *x, float *y)
+{
+	const pn_window *w = &pp->w;
+	if (is_pool2x2(pp)) {
+		int nt = pp->planes * pp->osp * 4 > PN_PAR_MIN_WORK && !omp_in_parallel()
+				 ? omp_get_max_threads() : 1;
+		#pragma omp parallel for num_threads(nt) schedule(static)
+		for (int64_t pl = 0; pl < pp->planes; pl++)
+			pool2x2_plane(pp, x + pl * pp->isp, y + pl * pp->osp);
+		return 0;
+	}
+	pn_flat f;
+	int64_t *off = pn_kscratch(k, sizeof(int64_t) * (size_t)(w->k[0] * w->k[1] * w->k[2]));
+	if (!off)
+		return -1;
+	if (pn_flat_plan(&f, w, off) || f.nq > 4 * pp->osp + 64)
+		return 1;
+	float *cnt = pp->kind == POOL_AVG ? flat_counts(k, pp) : NULL;
+	int nt = 1;
+	if (pp->planes * pp->osp * w->k[0] * w->k[1] * w->k[2] > PN_PAR_MIN_WORK && !omp_in_parallel())
+		nt = omp_get_max_threads();
+	nt = nt < pp->planes ? nt : (int)(pp->planes > 0 ? pp->planes : 1);
+	float *scr = pn_kscratch(k, sizeof(float) * (size_t)((f.size + f.nq) * nt));
+	if (!scr || (pp->kind == POOL_AVG && !cnt))
+		return -1;
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t pl = 0; pl < pp->planes; pl++) {
+		float *in = scr + (f.size + f.nq) * omp_get_thread_num();
+		flat_plane(pp, &f, off, cnt, x + pl * pp->isp, in, in + f.size, y + pl * pp->osp);
+	}
+	return 0;
+}
+
 /* --- windowed pool kernels ------------------------------------------------------------- */
 
 static int pool_run(pn_kctx *k)
@@ -317,8 +475,14 @@ static int pool_run(pn_kctx *k)
 		float *yf = x->dtype == PN_FLOAT ? y->data : malloc(sizeof(float) * (size_t)(y->numel + 1));
 		if (!xf || !yf)
 			rc = pn_kfail(k, "unsupported dtype %s or out of memory", pn_dtype_name(x->dtype));
+		else if (!iv && pp.kind != POOL_LP)
+			rc = pool_flat_f32(k, &pp, xf, yf);
 		else
+			rc = 1;
+		if (rc > 0) {	/* Indices, LpPool, or a window the flat layout does not take */
 			pool_f32(&pp, xf, yf, iv);
+			rc = 0;
+		}
 		if (!rc && yf != y->data)
 			pn_win_store_f32(y, yf);
 		if (xf != x->data)
@@ -347,30 +511,49 @@ int pn_kernel_LpPool(pn_kctx *k)
 
 /* --- global pools -------------------------------------------------------------------------- */
 
+/* Partial results per plane: lanes of a fixed split, combined in a fixed
+ * order, so that the loops vectorise (a single running sum or maximum is a
+ * chain of dependent operations) and results do not depend on threads. */
+#define GLOBAL_LANES 32
+
 #define DEFINE_GLOBAL(NAME, T)                                                                   \
 	static void NAME(int kind, double p, int64_t planes, int64_t n, const T *x, T *y)        \
 	{                                                                                        \
 		_Pragma("omp parallel for if (planes * n > PN_PAR_MIN_WORK) schedule(static)")   \
 		for (int64_t pl = 0; pl < planes; pl++) {                                        \
 			const T *xp = x + pl * n;                                                \
+			int64_t i = 0;                                                           \
 			if (kind == POOL_MAX) {                                                  \
-				T best = xp[0];                                                  \
-				for (int64_t i = 1; i < n; i++)                                  \
+				T part[GLOBAL_LANES], best = xp[0];                              \
+				for (int j = 0; j < GLOBAL_LANES; j++)                           \
+					part[j] = xp[0];                                         \
+				for (; i + GLOBAL_LANES <= n; i += GLOBAL_LANES)                 \
+					for (int j = 0; j < GLOBAL_LANES; j++)                   \
+						part[j] = xp[i + j] > part[j] ? xp[i + j] : part[j]; \
+				for (; i < n; i++)                                               \
 					best = xp[i] > best ? xp[i] : best;                      \
+				for (int j = 0; j < GLOBAL_LANES; j++)                           \
+					best = part[j] > best ? part[j] : best;                  \
 				y[pl] = best;                                                    \
 				continue;                                                        \
 			}                                                                        \
 			double acc = 0;                                                          \
 			if (kind == POOL_AVG) {                                                  \
-				for (int64_t i = 0; i < n; i++)                                  \
+				double part[GLOBAL_LANES] = {0};                                 \
+				for (; i + GLOBAL_LANES <= n; i += GLOBAL_LANES)                 \
+					for (int j = 0; j < GLOBAL_LANES; j++)                   \
+						part[j] += xp[i + j];                            \
+				for (; i < n; i++)                                               \
 					acc += xp[i];                                            \
+				for (int j = 0; j < GLOBAL_LANES; j++)                           \
+					acc += part[j];                                          \
 				y[pl] = (T)(acc / (double)n);                                    \
 			} else if (p == 2) {                                                     \
-				for (int64_t i = 0; i < n; i++)                                  \
+				for (; i < n; i++)                                               \
 					acc += (double)xp[i] * xp[i];                            \
 				y[pl] = (T)sqrt(acc);                                            \
 			} else {                                                                 \
-				for (int64_t i = 0; i < n; i++)                                  \
+				for (; i < n; i++)                                               \
 					acc += pow(fabs((double)xp[i]), p);                      \
 				y[pl] = (T)pow(acc, 1.0 / p);                                    \
 			}                                                                        \

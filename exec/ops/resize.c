@@ -11,12 +11,14 @@
  * bilinear costs four multiply-adds per element.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "exec/infer.h"
 #include "exec/kernel.h"
+#include "exec/ops/vec.h"
 
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
 enum { T_HALF_PIXEL, T_PYTORCH_HALF_PIXEL, T_ALIGN_CORNERS, T_ASYMMETRIC, T_TF_HALF_PIXEL_NN,
@@ -548,6 +550,105 @@ static int64_t row_combos(const rs_run *r, int64_t row, int64_t *off, double *wt
 DEFINE_RESAMPLE(resample_f32, float)
 DEFINE_RESAMPLE(resample_f64, double)
 
+/* Whether every output copies one input element (nearest, or an axis left
+ * as it is): then resampling is a gather, with no weights to apply. */
+static int is_gather(const rs_run *r)
+{
+	const rs_plan *p = r->p;
+	for (int a = 0; a < p->rank; a++) {
+		const rs_axis *ax = &r->ax[a];
+		if (ax->T != 1)
+			return 0;
+		for (int64_t o = 0; o < p->out[a]; o++)
+			if (ax->wt[o] != 1.0 || ax->outside[o])
+				return 0;
+	}
+	return 1;
+}
+
+/* The gather: y[row][o] = x[offset of row + idx[o]], the same values the
+ * weighted loop computes (weights of exactly 1), a plain indexed copy. */
+#define DEFINE_GATHER(NAME, TY)                                                                  \
+	static void NAME(const rs_run *r, const TY *x, TY *y)                                    \
+	{                                                                                       \
+		const rs_plan *p = r->p;                                                        \
+		const int64_t W = p->out[p->rank - 1], *li = r->ax[p->rank - 1].idx;            \
+		_Pragma("omp parallel for if (r->rows * W > PN_PAR_MIN_WORK) schedule(static)") \
+		for (int64_t row = 0; row < r->rows; row++) {                                   \
+			int64_t off = 0, rem = row;                                             \
+			for (int a = p->rank - 2; a >= 0; a--) {                                \
+				off += r->ax[a].idx[rem % p->out[a]] * r->istride[a];           \
+				rem /= p->out[a];                                               \
+			}                                                                       \
+			const TY *xr = x + off;                                                 \
+			TY *yr = y + row * W;                                                   \
+			for (int64_t o = 0; o < W; o++)                                         \
+				yr[o] = xr[li[o]];                                              \
+		}                                                                               \
+	}
+
+DEFINE_GATHER(gather_scalar_f32, float)
+DEFINE_GATHER(gather_f64, double)
+
+/*
+ * float32 gather, a vector of outputs at a time: when each vector's sources
+ * lie within PN_VL consecutive inputs (upsampling, mild downsampling), one
+ * load and one lane permutation fill it, and an output row that reads the
+ * same input row as the one before (nearest upsampling repeats rows) is a
+ * copy of it.  Each thread takes a contiguous range of rows, so that the
+ * row it copies is its own.
+ */
+static int gather_f32(pn_kctx *k, const rs_run *r, const float *x, float *y)
+{
+	const rs_plan *p = r->p;
+	const int64_t W = p->out[p->rank - 1], IW = p->in[p->rank - 1];
+	const int64_t *li = r->ax[p->rank - 1].idx, nv = (W + PN_VL - 1) / PN_VL;
+	int64_t *base = pn_kscratch(k, sizeof(int64_t) * (size_t)nv);
+	int32_t *perm = pn_kscratch(k, sizeof(int32_t) * (size_t)(nv * PN_VL));
+	if (!base || !perm)
+		return -1;
+	for (int64_t v = 0; v < nv; v++) {
+		base[v] = li[v * PN_VL];
+		for (int64_t l = 0; l < PN_VL; l++) {
+			int64_t o = v * PN_VL + l, d = o < W ? li[o] - base[v] : 0;
+			if (d < 0 || d >= PN_VL || base[v] + d >= IW) {
+				gather_scalar_f32(r, x, y);
+				return 0;
+			}
+			perm[v * PN_VL + l] = (int32_t)d;
+		}
+	}
+	int nt = r->rows * W > PN_PAR_MIN_WORK && !omp_in_parallel() ? omp_get_max_threads() : 1;
+	#pragma omp parallel num_threads(nt)
+	{
+		int t = omp_get_thread_num(), T = omp_get_num_threads();
+		int64_t r0 = r->rows * t / T, r1 = r->rows * (t + 1) / T, prev = -1;
+		for (int64_t row = r0; row < r1; row++) {
+			int64_t off = 0, rem = row;
+			for (int a = p->rank - 2; a >= 0; a--) {
+				off += r->ax[a].idx[rem % p->out[a]] * r->istride[a];
+				rem /= p->out[a];
+			}
+			float *yr = y + row * W;
+			if (off == prev) {
+				memcpy(yr, yr - W, sizeof(float) * (size_t)W);
+				continue;
+			}
+			prev = off;
+			const float *xr = x + off;
+			for (int64_t v = 0; v < nv; v++) {
+				int64_t n = IW - base[v] < PN_VL ? IW - base[v] : PN_VL;
+				pn_vf val = pn_vload_perm(xr + base[v], n, perm + v * PN_VL);
+				if ((v + 1) * PN_VL <= W)
+					pn_vstore(yr + v * PN_VL, val);
+				else
+					pn_vstore_n(yr + v * PN_VL, val, W - v * PN_VL);
+			}
+		}
+	}
+	return 0;
+}
+
 static void run_free(rs_run *r)
 {
 	for (int a = 0; a < PN_MAX_RANK; a++) {
@@ -614,7 +715,12 @@ static int kernel_resize(pn_kctx *k)
 		return pn_kfail(k, "cannot resize an empty tensor to a non-empty one");
 	rs_run r;
 	int rc = run_init(&r, &p);
-	if (!rc) {
+	if (!rc && is_gather(&r) && (x->dtype == PN_FLOAT || x->dtype == PN_DOUBLE)) {
+		if (x->dtype == PN_FLOAT)
+			rc = gather_f32(k, &r, x->data, y->data);
+		else
+			gather_f64(&r, x->data, y->data);
+	} else if (!rc) {
 		if (x->dtype == PN_FLOAT)
 			rc = resample_f32(&r, x->data, y->data);
 		else if (x->dtype == PN_DOUBLE)

@@ -5,12 +5,18 @@
  * Float ops compute in the storage type (float16 and bfloat16 in float);
  * integer ops wrap like two's complement hardware does.
  */
+#include "exec/ops/mathutil.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <tgmath.h>
+#include <tgmath.h>  /* after mathutil.h: complex.h would turn its parameter I into a macro */
 
 #include "exec/kernel.h"
 #include "exec/ops/elemwise.h"
+
+/* f32(x) for float compute types (float32, float16, bfloat16): the
+ * vectorisable versions in mathutil.h; E for double. */
+#define F32_OR(x, f32, E) _Generic((x), float: f32((float)(x)), default: (E))
 
 /* Runs fn from tab over input 0 into output 0 (dtype out_dtype, or the
  * input's when 0). */
@@ -49,8 +55,8 @@ FLOAT_OP(Atanh, 20, atanh(x))
 FLOAT_OP(Ceil, 1, ceil(x))
 FLOAT_OP(Cos, 20, cos(x))
 FLOAT_OP(Cosh, 20, cosh(x))
-FLOAT_OP(Erf, 20, erf(x))
-FLOAT_OP(Exp, 10, exp(x))
+FLOAT_OP(Erf, 20, F32_OR(x, pn_mu_erff, erf(x)))
+FLOAT_OP(Exp, 10, F32_OR(x, pn_mu_expf, exp(x)))
 FLOAT_OP(Floor, 1, floor(x))
 FLOAT_OP(Log, 10, log(x))
 FLOAT_OP(Reciprocal, 2, (ct)1 / x)
@@ -59,7 +65,7 @@ FLOAT_OP(Sin, 20, sin(x))
 FLOAT_OP(Sinh, 20, sinh(x))
 FLOAT_OP(Sqrt, 4, sqrt(x))
 FLOAT_OP(Tan, 20, tan(x))
-FLOAT_OP(Tanh, 10, tanh(x))
+FLOAT_OP(Tanh, 10, F32_OR(x, pn_mu_tanhf, tanh(x)))
 
 /* --- ops on integers too ---------------------------------------------------------- */
 

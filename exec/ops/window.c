@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "exec/ops/vec.h"
 
 /* Floor division (C's / truncates toward zero; ONNX's formulas are Python's). */
 static int64_t floordiv(int64_t a, int64_t b)
@@ -189,6 +190,147 @@ int pn_win_to3(const pn_window *w, pn_window *w3)
 		w3->pe[i] = j < 0 ? 0 : w->pe[j];
 	}
 	return 0;
+}
+
+/* --- flat layout ------------------------------------------------------------------ */
+
+/* Range [*lo, *hi) of j in [0, n) with 0 <= x0 + j * s < size. */
+static void inside(int64_t x0, int64_t s, int64_t size, int64_t n, int64_t *lo, int64_t *hi)
+{
+	int64_t a = x0 >= 0 ? 0 : (-x0 + s - 1) / s;
+	int64_t b = x0 > size - 1 ? 0 : (size - 1 - x0) / s + 1;
+	*lo = a < n ? a : n;
+	*hi = b < n ? b : n;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+int pn_flat_plan(pn_flat *f, const pn_window *w3, int64_t *off)
+{
+	memset(f, 0, sizeof(*f));
+	f->w = *w3;
+	const pn_window *w = w3;
+	int64_t nph = 1;
+	for (int a = 0; a < 3; a++) {
+		/* Padded extent the outputs read (ceil_mode may reach past the
+		 * end padding), split evenly into s[a] phases. */
+		int64_t span = (w->out[a] - 1) * w->s[a] + (w->k[a] - 1) * w->d[a] + 1;
+		f->n[a] = (span + w->s[a] - 1) / w->s[a];
+		for (int64_t k = 0; k < w->k[a]; k++) {
+			int64_t r = k * w->d[a] % w->s[a], i = 0;
+			while (i < f->nres[a] && f->res[a][i] != r)
+				i++;
+			if (i == f->nres[a]) {
+				if (i == PN_FLAT_PHASES)
+					return -1;
+				f->res[a][f->nres[a]++] = r;
+			}
+		}
+		nph *= f->nres[a];
+	}
+	if (nph > PN_FLAT_PHASES)
+		return -1;
+	for (int a = 0; a < 3; a++)
+		for (int64_t i = 0; i < f->nres[a]; i++)
+			inside(f->res[a][i] - w->pb[a], w->s[a], w->in[a], f->n[a], &f->lo[a][i],
+			       &f->hi[a][i]);
+	f->vol = f->n[0] * f->n[1] * f->n[2];
+	int64_t last = pn_flat_row(f, w->out[0] - 1, w->out[1] - 1) + w->out[2];
+	f->nq = (last + PN_FLAT_Q - 1) / PN_FLAT_Q * PN_FLAT_Q;
+	int64_t t = 0, max_off = 0;
+	for (int64_t kz = 0; kz < w->k[0]; kz++)
+		for (int64_t ky = 0; ky < w->k[1]; ky++)
+			for (int64_t kx = 0; kx < w->k[2]; kx++) {
+				int64_t e[3] = {kz * w->d[0], ky * w->d[1], kx * w->d[2]}, ph = 0;
+				for (int a = 0; a < 3; a++) {
+					int64_t i = 0;
+					while (f->res[a][i] != e[a] % w->s[a])
+						i++;
+					ph = ph * f->nres[a] + i;
+				}
+				off[t] = ph * f->vol + pn_flat_row(f, e[0] / w->s[0], e[1] / w->s[1]) +
+					 e[2] / w->s[2];
+				max_off = off[t] > max_off ? off[t] : max_off;
+				t++;
+			}
+	/* The last block reads up to max_off + nq - 1, packing a row may write
+	 * PN_VL - 1 floats past it, and planes stay 64-byte aligned one after
+	 * another. */
+	int64_t size = nph * f->vol + PN_VL > max_off + f->nq ? nph * f->vol + PN_VL : max_off + f->nq;
+	f->size = (size + 15) / 16 * 16;
+	return 0;
+}
+
+/* d[0, n) = src[0, n * s) read with stride s (1 or 2). */
+static inline void copy_strided(float *restrict d, const float *restrict src, int64_t s, int64_t n)
+{
+	for (int64_t j = 0; j < n; j += PN_VL) {
+		int64_t m = n - j < PN_VL ? n - j : PN_VL;
+		pn_vstore_n(d + j, pn_vload_win(src + j * s, 0, m, s, 0.0f), m);
+	}
+}
+
+/*
+ * The two column phases of stride 2 from one pass over the input rows:
+ * phase rows d0 (even padded columns) and d1 (odd), n floats each, from
+ * input row src (width iw) whose column 0 is padded column pb.
+ */
+static void pack_row_pair(float *d0, float *d1, const float *src, int64_t iw, int64_t pb,
+			  int64_t n, float pad)
+{
+	for (int64_t j = 0; j < n; j += PN_VL) {
+		/* Padded columns 2j .. 2j + 2 PN_VL - 1 are input pb less. */
+		int64_t c = 2 * j - pb, m = n - j < PN_VL ? n - j : PN_VL;
+		pn_vf e, o;
+		pn_vload_deint(src + c, -c, iw - c, pad, &e, &o);
+		pn_vstore_n(d0 + j, e, m);
+		pn_vstore_n(d1 + j, o, m);
+	}
+}
+
+/*
+ * Each plane is first filled with the pad value, then the rows and columns
+ * that hold input are copied in, a vector at a time: planes are often a
+ * few dozen floats wide, where per-element loops and library calls would
+ * cost more than the convolution itself.  With stride 2 along rows and both
+ * column phases used, each input row is read once for both.
+ */
+void pn_flat_pack(const pn_flat *f, const float *x, float pad, float *dst)
+{
+	const pn_window *w = &f->w;
+	const int64_t n1 = f->n[1], n2 = f->n[2];
+	const int pair = w->s[2] == 2 && f->nres[2] == 2;
+	float *d = dst;
+	pn_vfill(dst, f->size, pad);
+	for (int64_t i0 = 0; i0 < f->nres[0]; i0++)
+		for (int64_t i1 = 0; i1 < f->nres[1]; i1++)
+			for (int64_t i2 = 0; i2 < f->nres[2]; i2++, d += f->vol) {
+				int64_t z0 = f->res[0][i0] - w->pb[0], y0 = f->res[1][i1] - w->pb[1];
+				int64_t x0 = f->res[2][i2] - w->pb[2];
+				int64_t alo = f->lo[0][i0], ahi = f->hi[0][i0], blo = f->lo[1][i1];
+				int64_t bhi = f->hi[1][i1], lo = f->lo[2][i2], hi = f->hi[2][i2];
+				for (int64_t a = alo; a < ahi; a++) {
+					const float *xa = x + (z0 + a * w->s[0]) * w->in[1] * w->in[2];
+					for (int64_t b = blo; b < bhi; b++) {
+						float *dr = d + (a * n1 + b) * n2;
+						const float *sr = xa + (y0 + b * w->s[1]) * w->in[2];
+						if (pair)
+							pack_row_pair(dr + (f->res[2][0] ? f->vol : 0),
+								      dr + (f->res[2][0] ? 0 : f->vol), sr,
+								      w->in[2], w->pb[2], n2, pad);
+						else if (w->s[2] > 2)
+							for (int64_t j = lo; j < hi; j++)
+								dr[j] = sr[x0 + j * w->s[2]];
+						else
+							copy_strided(dr + lo, sr + x0 + lo * w->s[2], w->s[2],
+								     hi - lo);
+					}
+				}
+				if (pair) {	/* both phases written */
+					i2++;
+					d += f->vol;
+				}
+			}
 }
 
 float *pn_win_load_f32(const pn_tensor *t)

@@ -1,10 +1,13 @@
 /*
  * test_conv.c - the Conv and ConvTranspose kernels against a naive direct
  * loop in double on random inputs (grouped, depthwise, strided, dilated,
- * padded, 1x1, 1-D and 3-D), and bitwise identical outputs for one and two
- * threads on convolutions large enough to be split into im2col segments and
- * run in parallel.  Kernels are called through pn_exec_node on hand-made
- * nodes, as constant folding calls them.
+ * padded, 1x1, 1-D and 3-D), each Conv through every path (the kernel's own
+ * choice, which takes dot products along the reduction for outputs of a
+ * few positions, im2col + GEMM, and the direct path over the flat layout), and
+ * bitwise identical outputs for one and two threads on convolutions large
+ * enough to be split into im2col segments and run in parallel.  Kernels are
+ * called through pn_exec_node on hand-made nodes, as constant folding calls
+ * them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +24,7 @@
 #include "common/err.h"
 #include "exec/exec.h"
 #include "exec/infer.h"
+#include "exec/ops/conv.h"
 #include "schemas/ops.h"
 
 typedef struct conv_case {
@@ -208,7 +212,7 @@ static void check_case(const conv_case *c)
 		worst = e > worst ? e : worst;
 	}
 	if (worst > 1e-5)
-		fprintf(stderr, "%s: relative error %g\n", c->what, worst);
+		fprintf(stderr, "%s (path %d): relative error %g\n", c->what, pn_conv_force_path, worst);
 	assert_true(worst <= 1e-5);
 	free(ref);
 	free(mag);
@@ -237,13 +241,43 @@ static void test_conv_vs_naive(void **state)
 		{"1-D", 0, 1, 2, 3, 4, 1, {13}, {4}, {2}, {1}, {2}, {1}, 1},
 		{"3-D", 0, 3, 1, 2, 3, 1, {5, 6, 4}, {3, 3, 2}, {1, 2, 1}, ONES, {1, 1, 0}, {1, 0, 1}, 1},
 		{"3-D depthwise", 0, 3, 1, 2, 2, 2, {4, 5, 6}, {2, 3, 3}, ONES, {1, 1, 2}, ONES, ONES, 1},
+		/* depthwise, stride 1, output as large as the input: in place */
+		{"dw same 3x3", 0, 2, 2, 5, 5, 5, {9, 8}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		{"dw same 5x5 wide", 0, 2, 1, 3, 3, 3, {6, 37}, {5, 5}, ONES, ONES, {2, 2}, {2, 2}, 1},
+		{"dw same asym k4", 0, 2, 1, 2, 2, 2, {7, 7}, {4, 4}, ONES, ONES, {1, 2}, {2, 1}, 0},
+		{"dw same dilated", 0, 2, 1, 2, 2, 2, {8, 11}, {3, 3}, ONES, {2, 3}, {2, 3}, {2, 3}, 1},
+		{"dw same 1-D", 0, 1, 2, 3, 3, 3, {40}, {7}, {1}, {1}, {3}, {3}, 1},
+		{"dw same 3-D", 0, 3, 1, 2, 2, 2, {3, 5, 6}, {3, 3, 3}, ONES, ONES, ONES, ONES, 1},
+		{"dw same 1x1", 0, 2, 1, 4, 4, 4, {5, 5}, {1, 1}, ONES, ONES, ZEROS, ZEROS, 1},
+		/* direct over the flat layout */
+		{"dw multiplier", 0, 2, 1, 3, 6, 3, {7, 9}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		{"dw 1-D dilated", 0, 1, 1, 4, 4, 4, {50}, {3}, {1}, {4}, {2}, {2}, 1},
+		{"dw stride 2 5x5", 0, 2, 1, 3, 3, 3, {15, 20}, {5, 5}, {2, 2}, ONES, {2, 2}, {1, 2}, 1},
+		{"grouped strided", 0, 2, 2, 8, 10, 2, {9, 10}, {3, 3}, {2, 1}, ONES, {1, 1}, {0, 1}, 1},
+		{"stride 3 dilated 2", 0, 2, 1, 3, 5, 1, {17, 16}, {3, 3}, {3, 3}, {2, 2}, {2, 1}, {1, 2}, 1},
+		{"stride 4 kernel 2", 0, 2, 1, 2, 3, 1, {13, 9}, {2, 2}, {4, 4}, ONES, {1, 0}, {0, 1}, 1},
+		{"3-D grouped strided", 0, 3, 1, 4, 4, 2, {5, 6, 7}, {2, 3, 3}, {2, 1, 2}, ONES, {1, 1, 1}, {0, 1, 0}, 1},
+		{"wide phases", 0, 2, 1, 2, 2, 1, {20, 20}, {9, 9}, {9, 9}, ONES, ZEROS, ZEROS, 1},
+		{"tiny image", 0, 2, 1, 16, 3, 1, {1, 1}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		/* outputs of at most 12 positions: dot products along the reduction */
+		{"head 3x3 on 3x3", 0, 2, 2, 30, 5, 1, {3, 3}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		{"1x1 on 1x1", 0, 2, 2, 70, 3, 1, {1, 1}, {1, 1}, ONES, ONES, ZEROS, ZEROS, 1},
+		{"3x4 valid", 0, 2, 1, 20, 4, 1, {5, 6}, {3, 3}, ONES, ONES, ZEROS, ZEROS, 0},
+		{"1-D small strided", 0, 1, 1, 40, 7, 1, {8}, {3}, {2}, {1}, {1}, {0}, 1},
+		{"1x1 strided grouped", 0, 2, 1, 6, 4, 2, {7, 8}, {1, 1}, {2, 3}, ONES, ZEROS, ZEROS, 1},
 		{"transpose", 1, 2, 2, 4, 6, 2, {4, 5}, {3, 3}, {2, 2}, ONES, {1, 0}, {0, 1}, 1},
 		{"transpose dilated", 1, 2, 1, 3, 2, 1, {3, 4}, {2, 3}, {3, 1}, {2, 2}, ZEROS, ZEROS, 0},
 		{"transpose 1-D", 1, 1, 1, 2, 3, 1, {6}, {3}, {2}, {1}, {1}, {1}, 1},
 		{"transpose 3-D", 1, 3, 1, 2, 2, 1, {3, 3, 2}, {2, 2, 2}, {2, 1, 2}, ONES, ZEROS, ZEROS, 1},
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-		check_case(&cases[i]);
+	/* Conv: the kernel's choice, then im2col + GEMM, then direct. */
+	for (int path = -1; path <= 1; path++) {
+		pn_conv_force_path = path;
+		for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+			if (path == -1 || !cases[i].transpose)
+				check_case(&cases[i]);
+	}
+	pn_conv_force_path = -1;
 }
 
 /* Runs a case with 1 and then 2 threads; outputs must match bit for bit. */
@@ -273,8 +307,27 @@ static void test_threads_bitwise(void **state)
 				     ONES, {1, 1}, {1, 1}, 1};
 	static const conv_case tr = {"big transpose", 1, 2, 1, 32, 16, 1, {48, 48}, {4, 4}, {2, 2},
 				     ONES, {1, 1}, {1, 1}, 1};
-	check_threads(&big);
-	check_threads(&dw);
+	static const conv_case dws2 = {"big depthwise s2", 0, 2, 2, 24, 24, 24, {57, 56}, {3, 3}, {2, 2},
+				       ONES, {1, 1}, {1, 1}, 1};
+	static const conv_case dwmul = {"big depthwise x2", 0, 2, 1, 16, 32, 16, {40, 40}, {5, 5}, ONES,
+					ONES, {2, 2}, {2, 2}, 1};
+	static const conv_case grp = {"big grouped", 0, 2, 1, 32, 48, 4, {30, 30}, {3, 3}, ONES, ONES,
+				      {1, 1}, {1, 1}, 1};
+	static const conv_case one = {"big one group", 0, 2, 2, 12, 40, 1, {33, 35}, {3, 3}, ONES, ONES,
+				      {1, 1}, {1, 1}, 1};
+	static const conv_case head = {"big head", 0, 2, 1, 256, 33, 1, {3, 3}, {3, 3}, ONES, ONES,
+				       {1, 1}, {1, 1}, 1};
+	for (int path = -1; path <= 1; path++) {
+		pn_conv_force_path = path;
+		check_threads(&big);
+		check_threads(&dw);
+		check_threads(&dws2);
+		check_threads(&dwmul);
+		check_threads(&grp);
+		check_threads(&one);
+		check_threads(&head);
+	}
+	pn_conv_force_path = -1;
 	check_threads(&tr);
 }
 
