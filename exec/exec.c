@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "exec/infer.h"
 #include "exec/kernel.h"
+#include "exec/gemm.h"
 #include "exec/pool.h"
 
 typedef struct weight_entry {
@@ -22,12 +23,23 @@ typedef struct weight_entry {
 	pn_tensor *t;
 } weight_entry;
 
+/* A constant GEMM operand in the micro-kernel's panel layout: see
+ * pn_kconst_packed_b. */
+typedef struct packed_entry {
+	const pn_node *node;
+	int slot, trans;
+	int64_t K, N;
+	float *buf;
+} packed_entry;
+
 struct pn_session {
 	const pn_graph *g;
 	pn_exec_opts o;
 	pn_pool pool;
 	weight_entry *w;
 	int nw, maxw;
+	packed_entry *pk;
+	int npk, maxpk;
 };
 
 #define PN_MAX_SCRATCH 16
@@ -145,6 +157,44 @@ void *pn_kscratch(pn_kctx *k, size_t bytes)
 	return p;
 }
 
+/*
+ * Packing B costs a pass over it, as much as the product itself when M is
+ * small (a batch-1 fully connected layer), and a weight is the same in every
+ * run of a session: so it is packed on the first run and kept, as other
+ * runtimes do when they load a model.  Only values fixed for the session
+ * qualify (initializers, Constant outputs, folded values and regenerated
+ * weights); a graph input or a value from the outer graph never does.
+ */
+const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, int64_t N,
+				const float *B, int64_t ldb)
+{
+	pn_run *r = k->run;
+	pn_session *s = r->s;
+	int v = slot < k->node->n_in ? k->node->in[slot] : -1;
+	if (v < 0 || v >= r->g->n_values || (!r->g->values[v].data && !r->g->values[v].meta))
+		return NULL;
+	for (int i = 0; i < s->npk; i++) {
+		packed_entry *e = &s->pk[i];
+		if (e->node == k->node && e->slot == slot && e->trans == trans_b && e->K == K &&
+		    e->N == N)
+			return e->buf;
+	}
+	if (s->npk == s->maxpk) {
+		int m = s->maxpk ? s->maxpk * 2 : 8;
+		packed_entry *pk = realloc(s->pk, sizeof(*pk) * (size_t)m);
+		if (!pk)
+			return NULL;
+		s->pk = pk;
+		s->maxpk = m;
+	}
+	float *buf = pn_sgemm_alloc(pn_sgemm_pack_b_size(K, N));
+	if (!buf)
+		return NULL;
+	pn_sgemm_pack_b(trans_b, K, N, B, ldb, buf);
+	s->pk[s->npk++] = (packed_entry){k->node, slot, trans_b, K, N, buf};
+	return buf;
+}
+
 static void release_scratch(pn_run *r)
 {
 	while (r->n_scratch > 0) {
@@ -205,6 +255,9 @@ void pn_session_free(pn_session *s)
 	for (int i = 0; i < s->nw; i++)
 		pn_tensor_free(s->w[i].t);
 	free(s->w);
+	for (int i = 0; i < s->npk; i++)
+		free(s->pk[i].buf);
+	free(s->pk);
 	pn_pool_clear(&s->pool);
 	free(s);
 }

@@ -501,6 +501,18 @@ static void pn_gemm_plan(pn_gemm_job *g)
 #endif
 }
 
+int pn_sgemm_packs_b(int trans_b, int64_t M, int64_t N)
+{
+#ifdef PN_SGEMM_HAVE_DIRECT
+	if (N <= PN_SGEMM_NARROW_N)
+		return 0;
+	return trans_b || M > PN_SGEMM_DIRECT_B_M;
+#else
+	(void)trans_b, (void)M, (void)N;
+	return 1;
+#endif
+}
+
 static void pn_gemm_run(const pn_gemm_job *job, int nt)
 {
 	pn_gemm_job plan = *job;

@@ -70,6 +70,11 @@ void pn_sgemm_packed_b(int trans_a, int64_t M, int64_t N, int64_t K,
                        const float *packed_b,
                        float beta, float *C, int64_t ldc);
 
+/* Whether pn_sgemm packs op(B) for this product (rather than reading it
+ * in place or turning the tile around): then a B reused by many calls is
+ * worth packing once with pn_sgemm_pack_b. */
+int pn_sgemm_packs_b(int trans_b, int64_t M, int64_t N);
+
 /* Name of the micro-kernel compiled in ("avx512", "avx2", "generic"). */
 const char *pn_sgemm_isa(void);
 

@@ -49,6 +49,13 @@ pn_tensor *pn_out_alloc(pn_kctx *k, int i, int dtype, int rank, const int64_t *d
  * memory.  Released automatically when the kernel returns. */
 void *pn_kscratch(pn_kctx *k, size_t bytes);
 
+/* Input `slot`, a float32 [K,N] (or [N,K] when trans_b) GEMM operand that
+ * is fixed for the session (a weight), packed once for pn_sgemm_packed_b
+ * and kept by the session; NULL when the input is not fixed or memory is
+ * short, and the caller then multiplies the raw matrix (same bits). */
+const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, int64_t N,
+				const float *B, int64_t ldb);
+
 /* Makes output i a sequence / optional container (items added by the kernel
  * with pn_seq_push, which takes ownership of a heap tensor). */
 pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype);

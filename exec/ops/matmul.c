@@ -255,7 +255,12 @@ int pn_kernel_MatMul(pn_kctx *k)
 	int rc = 0;
 	if (pn_mu_in(k, a, ct, &ab) || pn_mu_in(k, b, ct, &bb) || pn_mu_out(k, y, ct, &yb))
 		rc = -1;
-	if (!rc)
+	const float *pb = NULL;
+	if (!rc && ct == PN_FLOAT && p.nb == 1 && p.K > 0 && pn_sgemm_packs_b(0, p.M, p.N))
+		pb = pn_kconst_packed_b(k, 1, 0, p.K, p.N, bb.p, p.N);
+	if (pb)
+		pn_sgemm_packed_b(0, p.M, p.N, p.K, 1.0f, ab.p, p.K, pb, 0.0f, yb.p, p.N);
+	else if (!rc)
 		pn_mu_bmm(ct, ab.p, bb.p, yb.p, p.M, p.N, p.K, p.offa, p.offb, p.nb);
 	pn_mu_free(&ab);
 	pn_mu_free(&bb);
@@ -387,8 +392,14 @@ int pn_kernel_Gemm(pn_kctx *k)
 		if (has_c && beta != 1)
 			for (int64_t i = 0; i < M * N; i++)
 				yd[i] *= (float)beta;
-		pn_sgemm(ta, tb, M, N, K, (float)alpha, ab.p, ta ? M : K, bb.p, tb ? K : N,
-			 has_c ? 1.0f : 0.0f, yd, N);
+		const float *pb = pn_sgemm_packs_b(tb, M, N) ?
+			pn_kconst_packed_b(k, 1, tb, K, N, bb.p, tb ? K : N) : NULL;
+		if (pb)
+			pn_sgemm_packed_b(ta, M, N, K, (float)alpha, ab.p, ta ? M : K, pb,
+					  has_c ? 1.0f : 0.0f, yd, N);
+		else
+			pn_sgemm(ta, tb, M, N, K, (float)alpha, ab.p, ta ? M : K, bb.p, tb ? K : N,
+				 has_c ? 1.0f : 0.0f, yd, N);
 	} else if (!rc) {
 		rc = gemm_rows(k, ct, ab.p, bb.p, yb.p, M, N, K, ta, tb, alpha, beta, has_c);
 	}

@@ -253,6 +253,10 @@ typedef struct rnn_work {
 	float *hr;    /* [B, G*H]: H_{t-1} * R^T */
 	float *h, *c; /* [B, H] running state */
 	float *rh;    /* GRU: r (.) H_{t-1}, then its product with Rh^T */
+	/* R^T (GRU without linear_before_reset: its z and r rows) and Rh^T
+	 * packed once per direction for pn_sgemm_packed_b, or NULL: every step
+	 * multiplies by the same R, which pn_sgemm would pack again each time. */
+	float *rp, *rhp;
 } rnn_work;
 
 static inline float clipf(float v, float c)
@@ -366,7 +370,10 @@ static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, 
 	/* GRU's h gate multiplies a different left operand: R's first 2H rows
 	 * only here. */
 	int64_t ncols = c->cell == CELL_GRU && !c->lbr ? 2 * H : GH;
-	pn_sgemm(0, 1, B, ncols, H, 1.0f, w->h, H, R, H, 0.0f, w->hr, GH);
+	if (w->rp)
+		pn_sgemm_packed_b(0, B, ncols, H, 1.0f, w->h, H, w->rp, 0.0f, w->hr, GH);
+	else
+		pn_sgemm(0, 1, B, ncols, H, 1.0f, w->h, H, R, H, 0.0f, w->hr, GH);
 	if (c->cell == CELL_GRU) {
 		#pragma omp parallel for if (par) schedule(static)
 		for (int64_t b = 0; b < B; b++) {
@@ -375,9 +382,12 @@ static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, 
 				gru_gates(c, a, w->xw + x_row(c, tm, b) * GH, w->hr + b * GH, w->h + b * H,
 					  w->rh + b * H);
 		}
-		if (!c->lbr)
-			/* (r (.) H) * Rh^T, written over the unused h-gate columns. */
-			pn_sgemm(0, 1, B, H, H, 1.0f, w->rh, H, R + 2 * H * H, H, 0.0f, w->hr + 2 * H, GH);
+		/* (r (.) H) * Rh^T, written over the unused h-gate columns. */
+		if (!c->lbr && w->rhp)
+			pn_sgemm_packed_b(0, B, H, H, 1.0f, w->rh, H, w->rhp, 0.0f, w->hr + 2 * H, GH);
+		else if (!c->lbr)
+			pn_sgemm(0, 1, B, H, H, 1.0f, w->rh, H, R + 2 * H * H, H, 0.0f, w->hr + 2 * H,
+				 GH);
 	}
 	const float *rbh = io->b ? io->b + d * 2 * GH + GH + 2 * H : NULL;
 	#pragma omp parallel for if (par) schedule(static)
@@ -397,6 +407,25 @@ static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, 
 	}
 }
 
+/* Packs this direction's R for the steps when that pays (see rnn_work);
+ * left NULL when not, or when memory is short (the steps then read R raw,
+ * with the same bits). */
+static void pack_recurrence(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
+{
+	int64_t GH = c->G * c->H, H = c->H;
+	int64_t ncols = c->cell == CELL_GRU && !c->lbr ? 2 * H : GH;
+	const float *R = io->r + d * GH * H;
+	w->rp = w->rhp = NULL;
+	if (c->S < 2 || H == 0)
+		return;
+	if (pn_sgemm_packs_b(1, c->B, ncols) &&
+	    (w->rp = pn_sgemm_alloc(pn_sgemm_pack_b_size(H, ncols))))
+		pn_sgemm_pack_b(1, H, ncols, R, H, w->rp);
+	if (c->cell == CELL_GRU && !c->lbr && pn_sgemm_packs_b(1, c->B, H) &&
+	    (w->rhp = pn_sgemm_alloc(pn_sgemm_pack_b_size(H, H))))
+		pn_sgemm_pack_b(1, H, H, R + 2 * H * H, H, w->rhp);
+}
+
 static int run_direction(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
 {
 	int rev = c->reverse_only || d == 1;
@@ -413,8 +442,12 @@ static int run_direction(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
 		else
 			memset(cs, 0, sizeof(float) * (size_t)H);
 	}
+	pack_recurrence(c, io, d, w);
 	for (int64_t t = 0; t < c->S; t++)
 		step(c, io, d, rev, t, w);
+	free(w->rp);
+	free(w->rhp);
+	w->rp = w->rhp = NULL;
 	for (int64_t b = 0; b < c->B; b++) {
 		memcpy(io->yh + h_off(c, d, b), w->h + b * H, sizeof(float) * (size_t)H);
 		if (io->yc)
