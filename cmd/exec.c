@@ -13,7 +13,7 @@
 static const char usage[] =
 	"usage: passnet exec [--threads N] [--warmup W] [--trials T] [--repeats R]\n"
 	"                    [--seed S] [--budget SECONDS] [--limit N]\n"
-	"                    [--strategy LIST] [--min-nodes K]\n"
+	"                    [--strategy LIST] [--min-nodes K] [--redo FLAG,...]\n"
 	"\n"
 	"First runs every model not run yet once on its own inputs (test_data_set_0,\n"
 	"else seeded ones) and records the range of values each subgraph input takes\n"
@@ -29,7 +29,10 @@ static const char usage[] =
 	"                    for the next run)\n"
 	"  --limit N         at most N subgraphs this run\n"
 	"  --strategy LIST   only subgraphs found by these strategies\n"
-	"  --min-nodes K     only subgraphs of at least K nodes\n";
+	"  --min-nodes K     only subgraphs of at least K nodes\n"
+	"  --redo FLAG,...   measure again the subgraphs whose profile has one of\n"
+	"                    these flags (e.g. unstable,parallel-slowdown after a run\n"
+	"                    that shared the machine), and only those\n";
 
 static int strategies_mask(char *list, unsigned *mask)
 {
@@ -39,6 +42,20 @@ static int strategies_mask(char *list, unsigned *mask)
 		if (!s)
 			return -1;
 		*mask |= 1u << (s - pn_strategies);
+	}
+	return 0;
+}
+
+static int flags_mask(char *list, unsigned *mask)
+{
+	*mask = 0;
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		int f = 0;
+		while (f < pn_n_flags && strcmp(tok, pn_flag_names[f]))
+			f++;
+		if (f == pn_n_flags)
+			return -1;
+		*mask |= 1u << f;
 	}
 	return 0;
 }
@@ -113,6 +130,12 @@ int cmd_exec(int argc, char **argv, const pn_cli *cli)
 			free(copy);
 			if (bad)
 				return pn_die("--strategy: unknown strategy in '%s'", v);
+		} else if ((v = pn_opt_value(argc, argv, &i, "--redo"))) {
+			char *copy = strdup(v);
+			int bad = flags_mask(copy, &o.redo_flags);
+			free(copy);
+			if (bad || !o.redo_flags)
+				return pn_die("--redo: unknown flag in '%s'", v);
 		} else {
 			fputs(usage, stderr);
 			return 2;

@@ -41,6 +41,10 @@ typedef struct pn_profile_opts {
 	int64_t limit;       /* at most this many subgraphs (0: all) */
 	unsigned strategies; /* bit i: pn_strategies[i]; 0: every subgraph */
 	int min_nodes;       /* only subgraphs with at least this many nodes */
+	/* bit i: pn_flag_names[i].  When set, only subgraphs whose stored
+	 * profile carries one of these flags are measured, again, whichever
+	 * build measured them (a run on a busy machine, a fixed kernel). */
+	unsigned redo_flags;
 } pn_profile_opts;
 
 typedef struct pn_profile_stats {

@@ -56,6 +56,22 @@ static int measured_by_this_build(pn_rtxn *t, const uint8_t *key)
 	return same;
 }
 
+/* Whether the stored profile carries one of the flags of mask. */
+static int has_flag_in(pn_rtxn *t, const uint8_t *key, unsigned mask)
+{
+	pn_bytes v;
+	if (pn_get(t, PN_T_PROFILES, key, 16, &v) != 0)
+		return 0;
+	Passnet__Profile *p = passnet__profile__unpack(NULL, v.len, v.data);
+	int hit = 0;
+	for (size_t i = 0; p && i < p->n_flags; i++)
+		for (int f = 0; f < pn_n_flags; f++)
+			hit |= (mask >> f & 1) && !strcmp(p->flags[i], pn_flag_names[f]);
+	if (p)
+		passnet__profile__free_unpacked(p, NULL);
+	return hit;
+}
+
 static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
 {
 	const pn_profile_opts *o = pl->o;
@@ -80,6 +96,8 @@ static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
 		if (!any)
 			return 0;
 	}
+	if (o->redo_flags)
+		return has_flag_in(pl->t, key.data, o->redo_flags);
 	return !measured_by_this_build(pl->t, key.data);
 }
 

@@ -37,3 +37,19 @@ did=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
 [ "$did" -eq 0 ] || fail "a run with nothing new measured $did subgraphs"
 pn --db "$db" doctor
 [ "$status" -eq 0 ] || fail "doctor: $out"
+
+# --redo F measures again exactly the subgraphs whose profile has flag F
+# (fusible depends on shapes only, so the set is known beforehand), and
+# leaves every subgraph profiled.
+fusible=$("$PASSNET" --db "$db" --json ls --subgraphs --flag fusible | wc -l)
+[ "$fusible" -gt 0 ] || fail "no fusible subgraph to measure again"
+pn --db "$db" --json exec --warmup 0 --trials 1 --redo fusible
+[ "$status" -eq 0 ] || fail "exec --redo fusible: $out"
+did=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
+[ "$did" -eq "$fusible" ] || fail "--redo fusible measured $did subgraphs, expected $fusible"
+pn --db "$db" --json stats
+after=$(echo "$out" | sed 's/.*"profiled":\([0-9]*\).*/\1/')
+[ "$after" -eq "$total" ] || fail "after --redo, $after of $total subgraphs have a profile"
+pn --db "$db" exec --redo no-such-flag
+[ "$status" -ne 0 ] || fail "--redo with an unknown flag was accepted"
+expect_contains "$out" "unknown flag" "--redo error"
