@@ -101,23 +101,32 @@ int cmd_export(int argc, char **argv, const pn_cli *cli)
 	if (pn_store_open(&st, cli->db, 1, err))
 		return pn_die("%s", err);
 	pn_selection sel;
+	int *written = NULL;
 	int rc = pn_select_tasks(st, &f, k, variants, &sel, err);
+	if (!rc && !(written = calloc((size_t)sel.n + 1, sizeof(int))))
+		rc = pn_fail(err, "out of memory");
 	if (!rc) {
 		pn_split_tasks(&sel, o.seed, split);
-		rc = pn_write_export(st, &sel, &o, err);
+		rc = pn_write_export(st, &sel, &o, written, err);
 	}
 	if (!rc) {
-		int counts[3] = {0, 0, 0}, nv = 0;
+		int counts[3] = {0, 0, 0}, nv = 0, nt = 0, left_out = 0;
 		for (int i = 0; i < sel.n; i++) {
-			counts[sel.tasks[i].split]++;
-			nv += sel.tasks[i].n_variants;
+			counts[sel.tasks[i].split] += written[i] > 0;
+			nt += written[i] > 0;
+			nv += written[i];
+			left_out += sel.tasks[i].n_variants - written[i];
 		}
+		if (left_out)
+			printf("export: %d selected variants left out (warnings above), %d tasks dropped\n",
+			       left_out, sel.n - nt);
 		printf("export: %d tasks (%d variants) from %d eligible patterns (%lld subgraphs); "
 		       "train %d, val %d, test %d; %d of %d op transitions covered; written to %s%s%s\n",
-		       sel.n, nv, sel.eligible_patterns, (long long)sel.eligible_subgraphs, counts[0],
+		       nt, nv, sel.eligible_patterns, (long long)sel.eligible_subgraphs, counts[0],
 		       counts[1], counts[2], sel.covered, sel.transitions, o.out,
 		       o.archive ? " and " : "", o.archive ? o.archive : "");
 	}
+	free(written);
 	pn_selection_free(&sel);
 	pn_store_close(st);
 	free(ops_buf);

@@ -4,6 +4,7 @@
 #include "export/write.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,7 +233,27 @@ static void json_tolerances(FILE *f)
 		   "\"float64\":{\"rtol\":\"10^(7t/5)\",\"atol\":\"10^(7t/5)\"}},\n");
 }
 
-static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_opts *o, char *err)
+/* Removes a variant folder that could not be completed (model.onnx and
+ * test_data_set_0/ with its .pb files: all that write_task puts there). */
+static int unlink_file(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, unlink_file, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * Writes one task; *written gets the number of its variants written.  A
+ * variant that cannot be written (its reference run fails, say) is left
+ * out with a warning naming it, and the others go on; err is set only for
+ * what stops the whole export (the task's own folder or file).
+ */
+static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_opts *o,
+		      int *written, char *err)
 {
 	char id[64], tdir[4096];
 	task_id(t, rank, id, sizeof id);
@@ -258,43 +279,48 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 	json_tolerances(f);
 	fprintf(f, "  \"variants\": [\n");
 	pn_rtxn *txn = NULL;
-	int rc = pn_rtxn_begin(st, &txn, err);
-	for (int i = 0; !rc && i < t->n_variants; i++) {
-		char vname[64], vdir[4200], model[4300];
+	int rc = 0;
+	*written = 0;
+	for (int i = 0; i < t->n_variants; i++) {
+		char vname[64], vdir[4200], model[4300], verr[PN_ERRLEN] = "";
 		variant_name(&t->v[i], i, vname, sizeof vname);
 		snprintf(vdir, sizeof vdir, "%s/%s", tdir, vname);
 		snprintf(model, sizeof model, "%s/model.onnx", vdir);
 		size_t len = 0;
 		uint8_t *canon = NULL;
-		pn_rtxn_end(txn);   /* the writes below take a while: no reader held */
-		txn = NULL;
 		int n_ranges = 0;
 		pn_range *ranges = pn_subgraph_ranges(st, t->v[i].hash, &n_ranges);
-		rc = mkdirs(vdir, err);
-		if (!rc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, err)))
-			rc = -1;
-		if (!rc)
-			rc = pn_export_subgraph_onnx(canon, len, o->seed, model, err);
+		int vrc = mkdirs(vdir, verr);
+		if (!vrc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, verr)))
+			vrc = -1;
+		if (!vrc)
+			vrc = pn_export_subgraph_onnx(canon, len, o->seed, model, verr);
 		free(canon);
-		if (!rc)
-			rc = write_test_set(vdir, ranges, n_ranges, o, err);
+		if (!vrc)
+			vrc = write_test_set(vdir, ranges, n_ranges, o, verr);
 		pn_model *m = NULL;
-		if (!rc)
-			rc = pn_model_load_path(vdir, 0, &m, err);
-		if (!rc)
-			rc = pn_rtxn_begin(st, &txn, err);
-		if (!rc) {
+		if (!vrc)
+			vrc = pn_model_load_path(vdir, 0, &m, verr);
+		if (!vrc && !(rc = pn_rtxn_begin(st, &txn, err))) {
+			fprintf(f, "%s", *written ? ",\n" : "");
 			json_variant(f, txn, &t->v[i], vname, m->graph, ranges, n_ranges);
-			fprintf(f, "%s\n", i + 1 < t->n_variants ? "," : "");
+			pn_rtxn_end(txn);
+			(*written)++;
+		} else if (vrc) {
+			pn_warn("export: task %s variant %s left out: %s", id, vname, verr);
+			remove_tree(vdir);
 		}
 		pn_model_free(m);
 		free(ranges);
+		if (rc)
+			break;
 	}
-	if (txn)
-		pn_rtxn_end(txn);
+	fprintf(f, "%s", *written ? "\n" : "");
 	fprintf(f, "  ]\n}\n");
 	if (fclose(f) && !rc)
 		rc = pn_fail(err, "%s: write error", path);
+	if (!rc && !*written)
+		remove_tree(tdir);
 	if (rc)
 		pn_errprefix(err, "task %s", id);
 	return rc;
@@ -302,7 +328,7 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 
 /* --- splits ------------------------------------------------------------------------------- */
 
-static int write_splits(const pn_selection *sel, const char *dir, char *err)
+static int write_splits(const pn_selection *sel, const int *written, const char *dir, char *err)
 {
 	char sdir[4096];
 	snprintf(sdir, sizeof sdir, "%s/splits", dir);
@@ -317,12 +343,12 @@ static int write_splits(const pn_selection *sel, const char *dir, char *err)
 		fprintf(f, "task_id,pattern,variants,ops,flags\n");
 		for (int i = 0; i < sel->n; i++) {
 			const pn_task *t = &sel->tasks[i];
-			if (t->split != sp)
+			if (t->split != sp || !written[i])
 				continue;
 			char id[64], hex[33];
 			task_id(t, i, id, sizeof id);
 			pn_hex(t->pattern, 16, hex);
-			fprintf(f, "%s,%s,%d,", id, hex, t->n_variants);
+			fprintf(f, "%s,%s,%d,", id, hex, written[i]);
 			for (int k = 0; k < t->n_ops; k++)
 				fprintf(f, "%s%s", k ? " " : "", t->ops[k]);
 			fputc(',', f);
@@ -336,7 +362,8 @@ static int write_splits(const pn_selection *sel, const char *dir, char *err)
 	return 0;
 }
 
-int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, char *err)
+int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, int *written,
+		    char *err)
 {
 	struct stat sb;
 	if (!stat(o->out, &sb)) {
@@ -345,16 +372,18 @@ int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts 
 		if (!stat(probe, &sb))
 			return pn_fail(err, "%s already holds an export (remove it first)", o->out);
 	}
-	if (mkdirs(o->out, err) || write_splits(sel, o->out, err))
+	if (mkdirs(o->out, err))
 		return -1;
 	pn_progress prog;
 	pn_progress_start(&prog, "export", (uint64_t)sel->n);
 	int rc = 0;
 	for (int i = 0; !rc && i < sel->n; i++) {
-		rc = write_task(st, &sel->tasks[i], i, o, err);
+		rc = write_task(st, &sel->tasks[i], i, o, &written[i], err);
 		pn_progress_step(&prog, (uint64_t)(i + 1), NULL);
 	}
 	pn_progress_end(&prog);
+	if (!rc)
+		rc = write_splits(sel, written, o->out, err);
 	if (!rc)
 		rc = pn_write_manifest(o->out, err);
 	if (!rc && o->archive)

@@ -17,7 +17,11 @@ typedef struct pn_export_opts {
 	int threads;
 } pn_export_opts;
 
-int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, char *err);
+/* written[i] (sel->n entries, caller's) gets the variants of task i that
+ * were written: a variant whose files cannot be made is left out with a
+ * warning, a task left with none is dropped from the splits. */
+int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, int *written,
+		    char *err);
 /* Writes DIR/MANIFEST.tsv over every other file below DIR. */
 int pn_write_manifest(const char *dir, char *err);
 /* The tree below dir as a deterministic .tar.gz (sorted, zero times, no
