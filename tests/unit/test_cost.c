@@ -19,6 +19,7 @@
 #include "exec/infer.h"
 #include "extract/onnx.h"
 #include "schemas/ops.h"
+#include "onnx_builder.h"
 
 /* --- single nodes ------------------------------------------------------------------- */
 
@@ -278,128 +279,6 @@ static void test_unknown_never_fails(void **state)
 }
 
 /* --- a whole graph -------------------------------------------------------------------- */
-
-typedef struct builder {
-	pn_arena a;
-	Onnx__NodeProto *nodes[16];
-	Onnx__TensorProto *inits[8];
-	Onnx__ValueInfoProto *inputs[4], *outputs[4], *infos[16];
-	size_t nn, ni, nin, nout, ninfo;
-} builder;
-
-static Onnx__ValueInfoProto *vinfo_t(builder *b, const char *name, int dtype, int rank,
-				     const int64_t *dims)
-{
-	Onnx__ValueInfoProto *vi = pn_arena_alloc(&b->a, sizeof(*vi));
-	Onnx__TypeProto *tp = pn_arena_alloc(&b->a, sizeof(*tp));
-	Onnx__TypeProto__Tensor *tt = pn_arena_alloc(&b->a, sizeof(*tt));
-	Onnx__TensorShapeProto *sh = pn_arena_alloc(&b->a, sizeof(*sh));
-	Onnx__TensorShapeProto__Dimension **d = pn_arena_alloc(&b->a, sizeof(void *) * 8);
-	onnx__value_info_proto__init(vi);
-	onnx__type_proto__init(tp);
-	onnx__type_proto__tensor__init(tt);
-	onnx__tensor_shape_proto__init(sh);
-	for (int i = 0; i < rank; i++) {
-		d[i] = pn_arena_alloc(&b->a, sizeof(**d));
-		onnx__tensor_shape_proto__dimension__init(d[i]);
-		d[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-		d[i]->dim_value = dims[i];
-	}
-	sh->n_dim = (size_t)rank;
-	sh->dim = d;
-	tt->has_elem_type = 1;
-	tt->elem_type = dtype;
-	tt->shape = sh;
-	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp->tensor_type = tt;
-	vi->name = pn_arena_strdup(&b->a, name);
-	vi->type = tp;
-	return vi;
-}
-
-static Onnx__ValueInfoProto *vinfo(builder *b, const char *name, int rank, const int64_t *dims)
-{
-	return vinfo_t(b, name, PN_FLOAT, rank, dims);
-}
-
-/* A float tensor of the given shape filled with 0.5. */
-static Onnx__TensorProto *tensor(builder *b, const char *name, int rank, const int64_t *dims)
-{
-	Onnx__TensorProto *t = pn_arena_alloc(&b->a, sizeof(*t));
-	onnx__tensor_proto__init(t);
-	t->name = pn_arena_strdup(&b->a, name);
-	t->has_data_type = 1;
-	t->data_type = PN_FLOAT;
-	t->n_dims = (size_t)rank;
-	t->dims = pn_arena_memdup(&b->a, dims, sizeof(int64_t) * (size_t)(rank ? rank : 1));
-	size_t n = 1;
-	for (int i = 0; i < rank; i++)
-		n *= (size_t)dims[i];
-	float *v = pn_arena_alloc(&b->a, n * sizeof(float));
-	for (size_t i = 0; i < n; i++)
-		v[i] = 0.5f;
-	t->has_raw_data = 1;
-	t->raw_data.data = (uint8_t *)v;
-	t->raw_data.len = n * sizeof(float);
-	return t;
-}
-
-static char **names(builder *b, const char *csv, size_t *n)
-{
-	char **v = pn_arena_alloc(&b->a, sizeof(char *) * 8);
-	char *s = pn_arena_strdup(&b->a, csv), *save = NULL;
-	*n = 0;
-	for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		v[(*n)++] = tok;
-	return v;
-}
-
-static Onnx__NodeProto *node(builder *b, const char *op, const char *in, const char *out)
-{
-	Onnx__NodeProto *n = pn_arena_alloc(&b->a, sizeof(*n));
-	onnx__node_proto__init(n);
-	n->op_type = pn_arena_strdup(&b->a, op);
-	n->name = pn_arena_printf(&b->a, "n%zu", b->nn);
-	n->input = names(b, in, &n->n_input);
-	n->output = names(b, out, &n->n_output);
-	b->nodes[b->nn++] = n;
-	return n;
-}
-
-static pn_model *load(builder *b)
-{
-	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT, *osp = &os;
-	os.has_version = 1;
-	os.version = 17;
-	g.name = "g";
-	g.n_node = b->nn;
-	g.node = b->nodes;
-	g.n_initializer = b->ni;
-	g.initializer = b->inits;
-	g.n_input = b->nin;
-	g.input = b->inputs;
-	g.n_output = b->nout;
-	g.output = b->outputs;
-	g.n_value_info = b->ninfo;
-	g.value_info = b->infos;
-	mp.has_ir_version = 1;
-	mp.ir_version = 8;
-	mp.n_opset_import = 1;
-	mp.opset_import = &osp;
-	mp.graph = &g;
-	size_t len = onnx__model_proto__get_packed_size(&mp);
-	uint8_t *bytes = malloc(len);
-	onnx__model_proto__pack(&mp, bytes);
-	pn_model *m = NULL;
-	char err[PN_ERRLEN] = "";
-	int rc = pn_model_load(bytes, len, NULL, 0, &m, err);
-	free(bytes);
-	if (rc)
-		fail_msg("model: %s", err);
-	return m;
-}
 
 /* X[2,4] -> MatMul(W[4,3]) -> Add(b[3]) -> Mul(Constant k[1]) = m;
  * Y = Relu(m), Z = m + b (b read twice; two outputs). */

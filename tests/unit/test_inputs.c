@@ -5,8 +5,8 @@
  * float inputs are drawn in their recorded range, else in [0.1, 1.1);
  * small integer inputs recorded by value are fed as they were.
  *
- * The graphs are ONNX models built with protobuf-c and decoded like any
- * model file.
+ * The graphs are ONNX models built with protobuf-c (onnx_builder.h) and
+ * decoded like any model file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 #include "common/err.h"
 #include "exec/exec.h"
 #include "extract/onnx.h"
+#include "onnx_builder.h"
 
 /* One input per spec: dims < 0 are left unknown (a dim_param). */
 typedef struct in_spec {
@@ -30,102 +31,23 @@ typedef struct in_spec {
 	int dtype;   /* 0: float */
 } in_spec;
 
-static Onnx__ValueInfoProto *input_info(const in_spec *s)
-{
-	Onnx__ValueInfoProto *vi = calloc(1, sizeof(*vi));
-	Onnx__TypeProto *tp = calloc(1, sizeof(*tp));
-	Onnx__TypeProto__Tensor *tt = calloc(1, sizeof(*tt));
-	Onnx__TensorShapeProto *sh = calloc(1, sizeof(*sh));
-	Onnx__TensorShapeProto__Dimension **d = calloc(4, sizeof(*d));
-	onnx__value_info_proto__init(vi);
-	onnx__type_proto__init(tp);
-	onnx__type_proto__tensor__init(tt);
-	onnx__tensor_shape_proto__init(sh);
-	for (int i = 0; i < s->rank; i++) {
-		d[i] = calloc(1, sizeof(**d));
-		onnx__tensor_shape_proto__dimension__init(d[i]);
-		if (s->dims[i] >= 0) {
-			d[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-			d[i]->dim_value = s->dims[i];
-		} else {
-			d[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-			d[i]->dim_param = (char *)"n";   /* a name, but the same one for all: unbound */
-		}
-	}
-	sh->n_dim = (size_t)s->rank;
-	sh->dim = d;
-	tt->has_elem_type = 1;
-	tt->elem_type = s->dtype ? s->dtype : PN_FLOAT;
-	tt->shape = sh;
-	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-	tp->tensor_type = tt;
-	vi->name = (char *)s->name;
-	vi->type = tp;
-	return vi;
-}
-
-static void free_info(Onnx__ValueInfoProto *vi, int rank)
-{
-	Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
-	for (int i = 0; i < rank; i++)
-		free(sh->dim[i]);
-	free(sh->dim);
-	free(sh);
-	free(vi->type->tensor_type);
-	free(vi->type);
-	free(vi);
-}
-
 /* A model whose graph has the given inputs, each passed through Relu. */
 static pn_model *model_of(const in_spec *specs, int n)
 {
-	Onnx__ValueInfoProto *ins[4], *outs[4];
-	Onnx__NodeProto nodes[4], *np[4];
-	char *node_in[4][1], *node_out[4][1], out_names[4][8];
+	builder b;
+	memset(&b, 0, sizeof(b));
+	pn_arena_init(&b.a, 0);
 	for (int i = 0; i < n; i++) {
-		ins[i] = input_info(&specs[i]);
-		snprintf(out_names[i], sizeof out_names[i], "y%d", i);
-		in_spec o = specs[i];
-		o.name = out_names[i];
-		outs[i] = input_info(&o);
-		onnx__node_proto__init(&nodes[i]);
-		nodes[i].op_type = (char *)"Relu";
-		node_in[i][0] = (char *)specs[i].name;
-		node_out[i][0] = out_names[i];
-		nodes[i].n_input = nodes[i].n_output = 1;
-		nodes[i].input = node_in[i];
-		nodes[i].output = node_out[i];
-		np[i] = &nodes[i];
+		const in_spec *sp = &specs[i];
+		int dtype = sp->dtype ? sp->dtype : PN_FLOAT;
+		char out[8];
+		snprintf(out, sizeof out, "y%d", i);
+		b.inputs[b.nin++] = vinfo_t(&b, sp->name, dtype, sp->rank, sp->dims);
+		node(&b, "Relu", sp->name, out);
+		b.outputs[b.nout++] = vinfo_t(&b, out, dtype, sp->rank, sp->dims);
 	}
-	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT, *osp = &os;
-	os.has_version = 1;
-	os.version = 17;
-	g.name = (char *)"g";
-	g.n_node = (size_t)n;
-	g.node = np;
-	g.n_input = g.n_output = (size_t)n;
-	g.input = ins;
-	g.output = outs;
-	mp.has_ir_version = 1;
-	mp.ir_version = 8;
-	mp.n_opset_import = 1;
-	mp.opset_import = &osp;
-	mp.graph = &g;
-	size_t len = onnx__model_proto__get_packed_size(&mp);
-	uint8_t *bytes = malloc(len);
-	onnx__model_proto__pack(&mp, bytes);
-	for (int i = 0; i < n; i++) {
-		free_info(ins[i], specs[i].rank);
-		free_info(outs[i], specs[i].rank);
-	}
-	pn_model *m = NULL;
-	char err[PN_ERRLEN] = "";
-	int rc = pn_model_load(bytes, len, NULL, 0, &m, err);
-	free(bytes);
-	if (rc)
-		fail_msg("model: %s", err);
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
 	return m;
 }
 
