@@ -50,10 +50,8 @@ static int flags_mask(char *list, unsigned *mask)
 {
 	*mask = 0;
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-		int f = 0;
-		while (f < pn_n_flags && strcmp(tok, pn_flag_names[f]))
-			f++;
-		if (f == pn_n_flags)
+		int f = pn_flag_index(tok);
+		if (f < 0)
 			return -1;
 		*mask |= 1u << f;
 	}

@@ -213,14 +213,6 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-static int known_flag(const char *f)
-{
-	for (int i = 0; i < pn_n_flags; i++)
-		if (!strcmp(pn_flag_names[i], f))
-			return 1;
-	return 0;
-}
-
 int cmd_ls(int argc, char **argv, const pn_cli *cli)
 {
 	if (pn_wants_help(argc, argv, usage))
@@ -248,7 +240,7 @@ int cmd_ls(int argc, char **argv, const pn_cli *cli)
 	if (o.status && strcmp(o.status, "ok") && strcmp(o.status, "warning") &&
 	    strcmp(o.status, "failed"))
 		return pn_die("--status must be ok, warning or failed");
-	if (o.flag && !known_flag(o.flag))
+	if (o.flag && pn_flag_index(o.flag) < 0)
 		return pn_die("unknown flag '%s' (slow, fusible, overhead-bound, parallel-slowdown, "
 			      "failed, unstable)", o.flag);
 	if (o.strategy) {

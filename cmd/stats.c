@@ -335,10 +335,11 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 		pn_tally_add(&s->prof_reasons, reason_kind(p->reason, kind, sizeof kind), 1);
 	}
 	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
-	for (size_t i = 0; i < p->n_flags; i++)
-		for (int f = 0; f < pn_n_flags && f < 8; f++)
-			if (!strcmp(p->flags[i], pn_flag_names[f]))
-				s->flags[f]++;
+	for (size_t i = 0; i < p->n_flags; i++) {
+		int f = pn_flag_index(p->flags[i]);
+		if (f >= 0 && f < 8)
+			s->flags[f]++;
+	}
 	passnet__profile__free_unpacked(p, NULL);
 	return 0;
 }

@@ -43,6 +43,14 @@ const char *const pn_flag_names[] = {"slow", "fusible", "overhead-bound", "paral
 				     "failed", "unstable"};
 const int pn_n_flags = 6;
 
+int pn_flag_index(const char *name)
+{
+	for (int f = 0; f < pn_n_flags; f++)
+		if (!strcmp(name, pn_flag_names[f]))
+			return f;
+	return -1;
+}
+
 enum { FLAG_SLOW, FLAG_FUSIBLE, FLAG_OVERHEAD, FLAG_PARALLEL, FLAG_FAILED, FLAG_UNSTABLE };
 
 typedef struct measure {

@@ -57,6 +57,8 @@ typedef struct pn_profile_stats {
 /* Flag names, in the order of pn_profile_stats.flag_count. */
 extern const char *const pn_flag_names[];
 extern const int pn_n_flags;
+/* Index of a flag in pn_flag_names, or -1 for a name that is none. */
+int pn_flag_index(const char *name);
 
 int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stats, char *err);
 

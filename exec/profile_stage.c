@@ -44,32 +44,29 @@ static int cmp_item(const void *a, const void *b)
 	return x->rank != y->rank ? x->rank - y->rank : memcmp(x->key, y->key, 16);
 }
 
-static int measured_by_this_build(pn_rtxn *t, const uint8_t *key)
+/*
+ * By its stored profile: with redo_flags, whether it carries one of them;
+ * otherwise whether this executor build has not measured it yet.
+ */
+static int to_measure(pn_rtxn *t, const uint8_t *key, unsigned redo_flags)
 {
 	pn_bytes v;
 	if (pn_get(t, PN_T_PROFILES, key, 16, &v) != 0)
-		return 0;
+		return !redo_flags;
 	Passnet__Profile *p = passnet__profile__unpack(NULL, v.len, v.data);
-	int same = p && p->executor_build && !strcmp(p->executor_build, PN_EXECUTOR_BUILD);
+	int yes;
+	if (redo_flags) {
+		yes = 0;
+		for (size_t i = 0; p && i < p->n_flags; i++) {
+			int f = pn_flag_index(p->flags[i]);
+			yes |= f >= 0 && (redo_flags >> f & 1);
+		}
+	} else {
+		yes = !(p && p->executor_build && !strcmp(p->executor_build, PN_EXECUTOR_BUILD));
+	}
 	if (p)
 		passnet__profile__free_unpacked(p, NULL);
-	return same;
-}
-
-/* Whether the stored profile carries one of the flags of mask. */
-static int has_flag_in(pn_rtxn *t, const uint8_t *key, unsigned mask)
-{
-	pn_bytes v;
-	if (pn_get(t, PN_T_PROFILES, key, 16, &v) != 0)
-		return 0;
-	Passnet__Profile *p = passnet__profile__unpack(NULL, v.len, v.data);
-	int hit = 0;
-	for (size_t i = 0; p && i < p->n_flags; i++)
-		for (int f = 0; f < pn_n_flags; f++)
-			hit |= (mask >> f & 1) && !strcmp(p->flags[i], pn_flag_names[f]);
-	if (p)
-		passnet__profile__free_unpacked(p, NULL);
-	return hit;
+	return yes;
 }
 
 static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
@@ -96,9 +93,7 @@ static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
 		if (!any)
 			return 0;
 	}
-	if (o->redo_flags)
-		return has_flag_in(pl->t, key.data, o->redo_flags);
-	return !measured_by_this_build(pl->t, key.data);
+	return to_measure(pl->t, key.data, o->redo_flags);
 }
 
 static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
@@ -143,10 +138,11 @@ static int calibration(pn_store *st, int threads, pn_calibration *cal, char *err
 
 static void count_flags(const Passnet__Profile *p, pn_profile_stats *s)
 {
-	for (size_t i = 0; i < p->n_flags; i++)
-		for (int f = 0; f < pn_n_flags; f++)
-			if (!strcmp(p->flags[i], pn_flag_names[f]))
-				s->flag_count[f]++;
+	for (size_t i = 0; i < p->n_flags; i++) {
+		int f = pn_flag_index(p->flags[i]);
+		if (f >= 0)
+			s->flag_count[f]++;
+	}
 	s->failed += !strcmp(p->status, "failed");
 	s->unstable += !strcmp(p->status, "unstable");
 }
