@@ -274,23 +274,6 @@ static void add_variant(scan *s, const uint8_t *key, const Passnet__Subgraph *sg
 	s->eligible++;
 }
 
-/*
- * A task's files state every boundary tensor's rank.  A boundary whose rank
- * depends on data upstream (a Loop's carried value, a NonZero chain) has
- * none, so such a subgraph cannot be a task, even though the profiler ran
- * it at the shape its model showed.
- */
-static int writable(const pn_graph *g)
-{
-	for (int i = 0; i < g->n_inputs; i++)
-		if (g->values[g->inputs[i]].type.rank < 0)
-			return 0;
-	for (int i = 0; i < g->n_outputs; i++)
-		if (g->values[g->outputs[i]].type.rank < 0)
-			return 0;
-	return 1;
-}
-
 static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
 {
 	scan *s = ud;
@@ -306,8 +289,10 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	char err[PN_ERRLEN];
 	int32_t *trans = NULL;
 	int n_trans = -1;
-	if (!pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err) &&
-	    writable(m->graph))
+	/* Decoded as the export will write it: a subgraph whose boundary rank
+	 * depends on data (profiled at the shape its model showed) cannot be a
+	 * task, as ONNX files state every boundary rank. */
+	if (!pn_subgraph_decode(sg->canonical.data, sg->canonical.len, 1, &m, NULL, err))
 		n_trans = transitions(s, m->graph, &trans);
 	pn_model_free(m);
 	pn_bytes pv;
