@@ -360,6 +360,14 @@ static void gru_update(const rnn_cfg *c, const act *a, const float *xw, const fl
 	}
 }
 
+/* Rows of R multiplied by H_{t-1} at each step: all G*H, except that GRU
+ * without linear_before_reset multiplies its h gate by a different left
+ * operand, (r (.) H), so only the first 2H rows go here. */
+static int64_t r_cols(const rnn_cfg *c)
+{
+	return c->cell == CELL_GRU && !c->lbr ? 2 * c->H : c->G * c->H;
+}
+
 /* One time step for every active batch row of direction d. */
 static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, rnn_work *w)
 {
@@ -367,9 +375,7 @@ static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, 
 	const float *R = io->r + d * GH * H;
 	const act *a = c->acts[d];
 	int par = B > 1 && B * GH >= PN_PAR_MIN_WORK;
-	/* GRU's h gate multiplies a different left operand: R's first 2H rows
-	 * only here. */
-	int64_t ncols = c->cell == CELL_GRU && !c->lbr ? 2 * H : GH;
+	int64_t ncols = r_cols(c);
 	if (w->rp)
 		pn_sgemm_packed_b(0, B, ncols, H, 1.0f, w->h, H, w->rp, 0.0f, w->hr, GH);
 	else
@@ -413,7 +419,7 @@ static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, 
 static void pack_recurrence(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
 {
 	int64_t GH = c->G * c->H, H = c->H;
-	int64_t ncols = c->cell == CELL_GRU && !c->lbr ? 2 * H : GH;
+	int64_t ncols = r_cols(c);
 	const float *R = io->r + d * GH * H;
 	w->rp = w->rhp = NULL;
 	if (c->S < 2 || H == 0)
