@@ -33,7 +33,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GEN_DIR   := build/gen
 GEN_SRC   := $(GEN_DIR)/onnx/onnx.pb-c.c $(GEN_DIR)/passnet.pb-c.c $(GEN_DIR)/testdata.pb-c.c
 GEN_HDR   := $(GEN_SRC:.c=.h) $(GEN_DIR)/exec_build.h
-LIB_DIRS  := common schemas extract store exec exec/ops partition dedup export cmd
+# The layers, lowest first (ARCHITECTURE.md; tests/cli/layering.sh checks
+# that includes only go down this list).
+LIB_DIRS  := common schemas model runtime runtime/ops canon store extract partition dedup \
+             exec export cmd
 LIB_SRC   := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
              $(patsubst $(GEN_DIR)/%.c,build/obj/gen/%.o,$(GEN_SRC))
@@ -58,11 +61,13 @@ $(GEN_DIR)/onnx/onnx.pb-c.c $(GEN_DIR)/onnx/onnx.pb-c.h &: $(ONNX_PROTO_DIR)/onn
 	@mkdir -p $(GEN_DIR)
 	$(Q)protoc-c -I$(ONNX_PROTO_DIR) --c_out=$(GEN_DIR) onnx/onnx.proto
 
-# Profiles record which executor measured them: a hash of its sources,
+# Profiles record which executor measured them: a hash of the executor
+# library's sources (runtime/: kernels, sessions, inference; not the
+# profiling stage in exec/, whose messages do not change a measurement),
 # rewritten only when it changes so that only its readers rebuild.
 $(GEN_DIR)/exec_build.h: FORCE
 	@mkdir -p $(GEN_DIR)
-	@h=$$(cat exec/*.c exec/*.h exec/ops/*.c exec/ops/*.h 2>/dev/null | sha256sum | cut -c1-16); \
+	@h=$$(cat runtime/*.c runtime/*.h runtime/ops/*.c runtime/ops/*.h 2>/dev/null | sha256sum | cut -c1-16); \
 	echo "#define PN_EXECUTOR_BUILD \"$$h\"" > $@.tmp; \
 	cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 FORCE:

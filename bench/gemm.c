@@ -13,7 +13,7 @@
  *
  * Only this program links OpenBLAS; bin/passnet never does.
  */
-#include "exec/gemm.h"
+#include "runtime/gemm.h"
 
 #include <cblas.h>
 #include <malloc.h>
@@ -25,8 +25,8 @@
 #include <time.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
-#include "exec/ops/conv.h"
+#include "runtime/exec.h"
+#include "runtime/ops/conv.h"
 #include "schemas/ops.h"
 
 /* Provided by OpenBLAS, not declared by every cblas.h. */

@@ -21,9 +21,9 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
-#include "exec/compare.h"
-#include "exec/exec.h"
-#include "extract/onnx.h"
+#include "runtime/compare.h"
+#include "runtime/exec.h"
+#include "model/onnx.h"
 #include "extract/sources.h"
 
 static const char usage[] =

@@ -9,9 +9,9 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
-#include "dedup/decode.h"
-#include "dedup/form.h"
-#include "exec/infer.h"
+#include "canon/decode.h"
+#include "canon/form.h"
+#include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/stage.h"
 #include "store/query.h"

@@ -34,18 +34,6 @@ static const char usage[] =
 	"                    these flags (e.g. unstable,parallel-slowdown after a run\n"
 	"                    that shared the machine), and only those\n";
 
-static int strategies_mask(char *list, unsigned *mask)
-{
-	*mask = 0;
-	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-		const pn_strategy *s = pn_strategy_find(tok);
-		if (!s)
-			return -1;
-		*mask |= 1u << (s - pn_strategies);
-	}
-	return 0;
-}
-
 static int flags_mask(char *list, unsigned *mask)
 {
 	*mask = 0;
@@ -123,10 +111,7 @@ int cmd_exec(int argc, char **argv, const pn_cli *cli)
 		else if ((v = pn_opt_value(argc, argv, &i, "--min-nodes")))
 			o.min_nodes = atoi(v);
 		else if ((v = pn_opt_value(argc, argv, &i, "--strategy"))) {
-			char *copy = strdup(v);
-			int bad = strategies_mask(copy, &o.strategies);
-			free(copy);
-			if (bad)
+			if (pn_strategy_mask(v, &o.strategies))
 				return pn_die("--strategy: unknown strategy in '%s'", v);
 		} else if ((v = pn_opt_value(argc, argv, &i, "--redo"))) {
 			char *copy = strdup(v);

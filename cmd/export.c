@@ -80,13 +80,8 @@ int cmd_export(int argc, char **argv, const pn_cli *cli)
 			f.n_flags = split_names(flags_buf, flags, 16);
 			f.flags = flags;
 		} else if ((v = pn_opt_value(argc, argv, &i, "--strategy"))) {
-			strat_buf = strdup(v);
-			for (char *tok = strtok(strat_buf, ","); tok; tok = strtok(NULL, ",")) {
-				const pn_strategy *s = pn_strategy_find(tok);
-				if (!s)
-					return pn_die("--strategy: unknown strategy '%s'", tok);
-				f.strategies |= 1u << (s - pn_strategies);
-			}
+			if (pn_strategy_mask(v, &f.strategies))
+				return pn_die("--strategy: unknown strategy in '%s'", v);
 		} else {
 			fputs(usage, stderr);
 			return 2;

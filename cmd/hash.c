@@ -10,9 +10,9 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
-#include "dedup/form.h"
-#include "exec/infer.h"
-#include "extract/onnx.h"
+#include "canon/form.h"
+#include "runtime/infer.h"
+#include "model/onnx.h"
 #include "partition/partition.h"
 
 static const char usage[] =
@@ -69,7 +69,7 @@ static int print_subgraphs(pn_pview *pv, const pn_graph *g, const pn_infer_resul
 {
 	pn_key *keys = NULL;
 	int nk = 0, cap = 0, rc = 0;
-	for (int s = 0; s < pn_n_strategies && !rc; s++) {
+	for (int s = 0; s < PN_N_STRATEGIES && !rc; s++) {
 		pn_cuts cuts = {0};
 		if (pn_strategies[s].run(pv, &cuts)) {
 			rc = pn_fail(err, "%s: out of memory", pn_strategies[s].name);

@@ -186,7 +186,7 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 			pn_json_str(stdout, sg->ops[i]);
 		}
 		printf("],\"strategies\":{");
-		for (int i = 0, first = 1; i < pn_n_strategies; i++)
+		for (int i = 0, first = 1; i < PN_N_STRATEGIES; i++)
 			if (occ.per_strategy[i]) {
 				printf("%s\"%s\":%lld", first ? "" : ",", pn_strategies[i].name,
 				       (long long)occ.per_strategy[i]);

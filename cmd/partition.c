@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "partition/partition.h"
 #include "partition/stage.h"
+#include "dedup/dedup.h"
 
 static const char partition_usage[] =
 	"usage: passnet partition [--strategy fusion,anchor,window,sole]\n"
@@ -31,15 +32,6 @@ static const char dedup_usage[] =
 	"A hash equal to a stored one whose canonical bytes differ is reported as\n"
 	"a collision and never merged.\n";
 
-/* Splits "a,b,c" into names (pointers into s, which is modified). */
-static int split_list(char *s, const char **out, int max)
-{
-	int n = 0;
-	for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
-		out[n++] = tok;
-	return n;
-}
-
 void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 {
 	if (json) {
@@ -53,7 +45,7 @@ void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 	if (!strcmp(stage, "partition")) {
 		printf("partition: %llu models cut into %llu candidates (", (unsigned long long)s->models,
 		       (unsigned long long)s->candidates);
-		for (int i = 0; i < pn_n_strategies; i++)
+		for (int i = 0; i < PN_N_STRATEGIES; i++)
 			printf("%s%s %llu", i ? ", " : "", pn_strategies[i].name,
 			       (unsigned long long)s->per_strategy[i]);
 		printf("), %llu failed, %.2f s\n", (unsigned long long)s->failed, s->seconds);
@@ -68,14 +60,15 @@ void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 
 int pn_run_partition(const pn_cli *cli, char *strategies)
 {
-	const char *names[8];
-	int n = strategies ? split_list(strategies, names, 8) : 0;
+	unsigned mask = 0;
+	if (strategies && pn_strategy_mask(strategies, &mask))
+		return pn_die("--strategy: unknown strategy in '%s'", strategies);
 	pn_store *st;
 	char err[PN_ERRLEN];
 	if (pn_store_open(&st, cli->db, 0, err))
 		return pn_die("%s", err);
 	pn_stage_stats s;
-	int rc = pn_partition_stage(st, n ? names : NULL, n, cli->threads, &s, err);
+	int rc = pn_partition_stage(st, mask, cli->threads, &s, err);
 	pn_store_close(st);
 	if (rc)
 		return pn_die("partition: %s", err);

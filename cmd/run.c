@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
-#include "exec/feed.h"
+#include "runtime/feed.h"
 #include "common/err.h"
-#include "exec/exec.h"
-#include "exec/infer.h"
+#include "runtime/exec.h"
+#include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "store/query.h"
 

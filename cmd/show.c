@@ -7,7 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
-#include "dedup/decode.h"
+#include "canon/decode.h"
 #include "extract/ingest.h"
 #include "store/query.h"
 #include "store/subgraphs.h"

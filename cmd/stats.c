@@ -9,7 +9,7 @@
 #include "common/err.h"
 #include "common/strmap.h"
 #include "common/tally.h"
-#include "exec/infer.h"
+#include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/partition.h"
 #include "schemas/ops.h"
@@ -36,9 +36,9 @@ typedef struct stats {
 	pn_tally sources, opsets, ops, errors, unknown_ops, roots, gaps, prof_reasons;
 	int64_t models, places, failed, nodes, values, unknown, weights, n_gaps;
 	/* subgraphs (from occurrences and subgraphs) */
-	int64_t candidates, subgraphs, once, per_cand[8], per_unique[8];
+	int64_t candidates, subgraphs, once, per_cand[PN_N_STRATEGIES], per_unique[PN_N_STRATEGIES];
 	uint8_t cur[16];
-	int64_t cur_total, cur_strat[8];
+	int64_t cur_total, cur_strat[PN_N_STRATEGIES];
 	int have_cur;
 	pattern_stat *patterns;
 	int n_patterns, cap_patterns;
@@ -207,7 +207,7 @@ static void close_hash(stats *s)
 		return;
 	s->subgraphs++;
 	s->once += s->cur_total == 1;
-	for (int i = 0; i < pn_n_strategies && i < 8; i++)
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
 		s->per_unique[i] += s->cur_strat[i] > 0;
 	s->have_cur = 0;
 }
@@ -231,11 +231,11 @@ static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 		return 0;
 	s->cur_total++;
 	s->candidates++;
-	for (int i = 0; i < pn_n_strategies && i < 8; i++)
-		if (o->strategy && !strcmp(o->strategy, pn_strategies[i].name)) {
-			s->cur_strat[i]++;
-			s->per_cand[i]++;
-		}
+	int i = pn_strategy_index(o->strategy);
+	if (i >= 0) {
+		s->cur_strat[i]++;
+		s->per_cand[i]++;
+	}
 	passnet__occurrence__free_unpacked(o, NULL);
 	return 0;
 }
@@ -364,11 +364,11 @@ static void print_subgraph_stats(stats *s)
 	if (!s->candidates)
 		return;
 	printf("candidates  %lld hashed (", (long long)s->candidates);
-	for (int i = 0; i < pn_n_strategies; i++)
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
 		printf("%s%s %lld", i ? ", " : "", pn_strategies[i].name, (long long)s->per_cand[i]);
 	printf(")\nsubgraphs   %lld unique; dedup ratio %.2f candidates per subgraph\n",
 	       (long long)s->subgraphs, (double)s->candidates / (double)s->subgraphs);
-	for (int i = 0; i < pn_n_strategies; i++)
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
 		if (s->per_unique[i])
 			printf("  %-8s %8lld candidates -> %7lld unique (ratio %.2f)\n", pn_strategies[i].name,
 			       (long long)s->per_cand[i], (long long)s->per_unique[i],
@@ -441,7 +441,7 @@ static void print_json(stats *s)
 	       "\"dedup_ratio\":%.4f,\"strategies\":{", (long long)s->candidates,
 	       (long long)s->subgraphs, (long long)s->once, s->n_patterns,
 	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0);
-	for (int i = 0; i < pn_n_strategies; i++)
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
 		printf("%s\"%s\":{\"candidates\":%lld,\"unique\":%lld}", i ? "," : "",
 		       pn_strategies[i].name, (long long)s->per_cand[i], (long long)s->per_unique[i]);
 	printf("},\"profiled\":%lld,\"profile_failed\":%lld,\"profile_unstable\":%lld,\"flags\":{",

@@ -14,12 +14,12 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "exec/feed.h"
+#include "runtime/feed.h"
 #include "common/err.h"
 #include "common/timing.h"
 #include "common/util.h"
-#include "exec/exec.h"
-#include "extract/onnx.h"
+#include "runtime/exec.h"
+#include "model/onnx.h"
 
 static const char usage[] =
 	"usage: passnet time [--threads N] [--trials T] [--warmup W] [--seed S]\n"

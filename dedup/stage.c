@@ -7,10 +7,10 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "dedup/form.h"
-#include "exec/infer.h"
+#include "canon/form.h"
+#include "runtime/infer.h"
 #include "extract/ingest.h"
-#include "partition/stage.h"
+#include "dedup/dedup.h"
 #include "passnet.pb-c.h"
 #include "store/batches.h"
 #include "store/records.h"

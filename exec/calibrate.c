@@ -17,8 +17,8 @@
 
 #include "common/arena.h"
 #include "common/err.h"
-#include "exec/exec.h"
-#include "extract/onnx.h"
+#include "runtime/exec.h"
+#include "model/onnx.h"
 #include "passnet.pb-c.h"
 
 #define PN_CALIB_REPS 7

@@ -25,10 +25,10 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "dedup/decode.h"
-#include "exec/cost.h"
-#include "exec/exec.h"
-#include "exec/infer.h"
+#include "canon/decode.h"
+#include "runtime/cost.h"
+#include "runtime/exec.h"
+#include "runtime/infer.h"
 #include "exec_build.h"
 
 #define PN_SLOW_RATIO 10.0

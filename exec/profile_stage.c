@@ -82,17 +82,12 @@ static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
 	}
 	pn_occ_summary occ;
 	pn_occurrences(pl->t, key.data, NULL, &occ);
-	*rank = pn_n_strategies;
-	for (int i = pn_n_strategies - 1; i >= 0 && i < 8; i--)
+	*rank = PN_N_STRATEGIES;
+	for (int i = PN_N_STRATEGIES - 1; i >= 0; i--)
 		if (occ.per_strategy[i])
 			*rank = i;
-	if (o->strategies) {
-		int any = 0;
-		for (int i = 0; i < pn_n_strategies && i < 8; i++)
-			any |= (o->strategies >> i & 1) && occ.per_strategy[i];
-		if (!any)
-			return 0;
-	}
+	if (o->strategies && !pn_occ_in_strategies(&occ, o->strategies))
+		return 0;
 	return to_measure(pl->t, key.data, o->redo_flags);
 }
 

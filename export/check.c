@@ -20,12 +20,12 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "exec/exec.h"
+#include "runtime/exec.h"
 #include "export/check_impl.h"
 #include "export/export.h"
 #include "export/jsonread.h"
 #include "export/score.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 
 #define PATHLEN 4096
 #define N_SETS 2   /* fresh input sets: 0 compared and timed, 1 for input dependence */

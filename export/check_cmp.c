@@ -16,7 +16,7 @@
 #include "export/check_impl.h"
 #include "export/export.h"
 #include "export/score.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 
 typedef struct ladder {
 	double rtol[PN_N_LEVELS], atol[PN_N_LEVELS];

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "exec/exec.h"
+#include "runtime/exec.h"
 #include "export/check_impl.h"
 #include "export/score.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 
 /* A timed sample repeats the run until it lasts this long, so that timer
  * resolution and one-off stalls do not decide a small subgraph's speedup. */

@@ -17,7 +17,7 @@
 #include "common/sha256.h"
 #include "common/util.h"
 #include "export/write.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 
 typedef struct file_list {
 	char **rel;        /* paths relative to the root; directories end in '/' */

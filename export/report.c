@@ -19,7 +19,7 @@
 #include "common/err.h"
 #include "common/tally.h"
 #include "common/util.h"
-#include "dedup/decode.h"
+#include "canon/decode.h"
 #include "exec/calibrate.h"
 #include "export/svg.h"
 #include "passnet.pb-c.h"

@@ -11,8 +11,8 @@
 #include "common/err.h"
 #include "common/strmap.h"
 #include "common/util.h"
-#include "dedup/decode.h"
-#include "exec/rng.h"
+#include "canon/decode.h"
+#include "runtime/rng.h"
 #include "partition/partition.h"
 #include "passnet.pb-c.h"
 #include "store/subgraphs.h"
@@ -199,10 +199,7 @@ static int eligible(scan *s, const uint8_t *key, const Passnet__Subgraph *sg, co
 	if (f->strategies) {
 		pn_occ_summary occ;
 		pn_occurrences(s->t, key, NULL, &occ);
-		int any = 0;
-		for (int i = 0; i < pn_n_strategies && i < 8; i++)
-			any |= (f->strategies >> i & 1) && occ.per_strategy[i];
-		if (!any)
+		if (!pn_occ_in_strategies(&occ, f->strategies))
 			return 0;
 	}
 	if (f->source) {

@@ -12,9 +12,9 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "exec/exec.h"
+#include "runtime/exec.h"
 #include "export/export.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 #include "passnet.pb-c.h"
 #include "store/subgraphs.h"
 

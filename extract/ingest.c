@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/infer.h"
+#include "runtime/infer.h"
 #include "store/store.h"
 
 typedef struct ctx {

@@ -16,7 +16,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 
 typedef struct pn_ingest {
 	pn_key key;            /* XXH3-128 of the model bytes */

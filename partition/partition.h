@@ -20,8 +20,9 @@
 
 #include <stdint.h>
 
-#include "exec/infer.h"
+#include "runtime/infer.h"
 #include "schemas/ir.h"
+#include "schemas/strategies.h"
 
 #define PN_CUT_MAX_NODES 64
 #define PN_CUT_MAX_INPUTS 16
@@ -72,13 +73,12 @@ typedef struct pn_strategy {
 	pn_strategy_fn run;
 } pn_strategy;
 
-extern const pn_strategy pn_strategies[];
-extern const int pn_n_strategies;
+/* One entry per line of schemas/strategies.def, in its order. */
+extern const pn_strategy pn_strategies[PN_N_STRATEGIES];
 const pn_strategy *pn_strategy_find(const char *name);
 
-int pn_partition_sole(pn_pview *pv, pn_cuts *out);
-int pn_partition_window(pn_pview *pv, pn_cuts *out);
-int pn_partition_anchor(pn_pview *pv, pn_cuts *out);
-int pn_partition_fusion(pn_pview *pv, pn_cuts *out);
+#define PN_STRATEGY(name, summary) int pn_partition_##name(pn_pview *pv, pn_cuts *out);
+#include "schemas/strategies.def"
+#undef PN_STRATEGY
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "dedup/form.h"
+#include "canon/form.h"
 #include "partition/partition.h"
 #include "schemas/ops.h"
 

@@ -9,7 +9,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "exec/infer.h"
+#include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/partition.h"
 #include "passnet.pb-c.h"
@@ -39,7 +39,7 @@ typedef struct job {
 	void *record;           /* copy of the model record */
 	size_t len;
 	/* results */
-	pn_cuts cuts[8];
+	pn_cuts cuts[PN_N_STRATEGIES];
 	char err[PN_ERRLEN];
 	int failed;
 } job;
@@ -66,7 +66,7 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 	if (key.len != 16)
 		return 0;
 	unsigned todo = 0;
-	for (int i = 0; i < pn_n_strategies; i++)
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
 		if ((p->wanted >> i & 1) && !done_marker(p->t, key.data, pn_strategies[i].name))
 			todo |= 1u << i;
 	if (!todo)
@@ -120,7 +120,7 @@ static void partition_model(job *j)
 	if (pn_pview_build(&pv, m->graph, &r, j->err)) {
 		j->failed = 1;
 	} else {
-		for (int s = 0; s < pn_n_strategies && !j->failed; s++)
+		for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
 			if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
 				j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
 	}
@@ -165,7 +165,7 @@ static int commit_job(pn_writer *w, job *j, pn_stage_stats *stats, char *err)
 		return pn_model_error_put(w, j->key, "partition", j->err, err);
 	}
 	stats->models++;
-	for (int s = 0; s < pn_n_strategies; s++) {
+	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		if (!(j->todo >> s & 1))
 			continue;
 		const char *name = pn_strategies[s].name;
@@ -222,29 +222,13 @@ static void pipe_release(void *ud, int i)
 
 static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
 
-static unsigned wanted_mask(const char *const *names, int n, char *err)
-{
-	if (!names || !n)
-		return (1u << pn_n_strategies) - 1;
-	unsigned m = 0;
-	for (int i = 0; i < n; i++) {
-		const pn_strategy *s = pn_strategy_find(names[i]);
-		if (!s)
-			return pn_fail(err, "unknown strategy '%s' (fusion, anchor, window, sole)", names[i]), 0;
-		m |= 1u << (s - pn_strategies);
-	}
-	return m;
-}
-
-int pn_partition_stage(pn_store *st, const char *const *strategies, int n_strategies, int threads,
+int pn_partition_stage(pn_store *st, unsigned strategies, int threads,
 		       pn_stage_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof(*stats));
 	double t0 = pn_now();
 	plan p = {0};
-	p.wanted = wanted_mask(strategies, n_strategies, err);
-	if (!p.wanted)
-		return -1;
+	p.wanted = strategies ? strategies : (1u << PN_N_STRATEGIES) - 1;
 	if (pn_rtxn_begin(st, &p.t, err))
 		return -1;
 	int rc = pn_foreach(p.t, PN_T_MODELS, NULL, 0, plan_model, &p) < 0 ? -1 : 0;

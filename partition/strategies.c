@@ -1,20 +1,15 @@
-/* strategies.c - the table of partition strategies (one file each). */
-#include <string.h>
-
+/* strategies.c - the strategies of schemas/strategies.def bound to the
+ * functions that run them (one file each: partition/<name>.c). */
 #include "partition/partition.h"
 
-const pn_strategy pn_strategies[] = {
-	{"fusion", pn_partition_fusion},
-	{"anchor", pn_partition_anchor},
-	{"window", pn_partition_window},
-	{"sole", pn_partition_sole},
+const pn_strategy pn_strategies[PN_N_STRATEGIES] = {
+#define PN_STRATEGY(name, summary) {#name, pn_partition_##name},
+#include "schemas/strategies.def"
+#undef PN_STRATEGY
 };
-const int pn_n_strategies = sizeof pn_strategies / sizeof *pn_strategies;
 
 const pn_strategy *pn_strategy_find(const char *name)
 {
-	for (int i = 0; i < pn_n_strategies; i++)
-		if (!strcmp(pn_strategies[i].name, name))
-			return &pn_strategies[i];
-	return NULL;
+	int i = pn_strategy_index(name);
+	return i < 0 ? NULL : &pn_strategies[i];
 }

@@ -5,7 +5,7 @@
 
 #include "common/err.h"
 
-#include "partition/partition.h"
+#include "schemas/strategies.h"
 
 typedef struct occ_walk {
 	pn_occ_summary *s;
@@ -24,9 +24,9 @@ static int count_occ(void *ud, pn_bytes key, pn_bytes val)
 	if (!o)
 		return 0;
 	w->s->total++;
-	for (int i = 0; i < pn_n_strategies && i < 8; i++)
-		if (o->strategy && !strcmp(o->strategy, pn_strategies[i].name))
-			w->s->per_strategy[i]++;
+	int i = pn_strategy_index(o->strategy);
+	if (i >= 0)
+		w->s->per_strategy[i]++;
 	if (o->has_model && o->model.len == 16) {
 		if (!w->have_last || memcmp(w->last, o->model.data, 16))
 			w->s->models++;
@@ -36,6 +36,14 @@ static int count_occ(void *ud, pn_bytes key, pn_bytes val)
 			w->s->in_model = 1;
 	}
 	passnet__occurrence__free_unpacked(o, NULL);
+	return 0;
+}
+
+int pn_occ_in_strategies(const pn_occ_summary *s, unsigned mask)
+{
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
+		if ((mask >> i & 1) && s->per_strategy[i])
+			return 1;
 	return 0;
 }
 

@@ -6,17 +6,22 @@
 
 #include "passnet.pb-c.h"
 #include "schemas/ir.h"
+#include "schemas/strategies.h"
 #include "store/store.h"
 
 typedef struct pn_occ_summary {
 	int64_t total;             /* occurrences */
-	int64_t per_strategy[8];   /* by pn_strategies index */
+	int64_t per_strategy[PN_N_STRATEGIES];   /* by schemas/strategies.def index */
 	int64_t models;            /* distinct models */
 	int in_model;              /* occurs in the model asked for */
 } pn_occ_summary;
 
 /* Summarises the occurrences of one subgraph; model (16 bytes) may be NULL. */
 int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_occ_summary *s);
+
+/* True if one of the strategies of mask (bit i: schemas/strategies.def's
+ * entry i) found the subgraph. */
+int pn_occ_in_strategies(const pn_occ_summary *s, unsigned mask);
 
 /* A malloc'd copy of a subgraph's canonical bytes, read in a transaction of
  * its own (callers then work for a while without holding a reader). */

@@ -34,8 +34,8 @@
 #include "common/err.h"
 #include "common/timing.h"
 #include "common/util.h"
-#include "exec/compare.h"
-#include "extract/onnx.h"
+#include "runtime/compare.h"
+#include "model/onnx.h"
 #include "schemas/ir.h"
 
 /* Positions in OrtApi (stable since ORT 1.x: entries are only appended). */

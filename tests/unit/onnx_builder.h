@@ -22,7 +22,7 @@
 
 #include "common/arena.h"
 #include "common/err.h"
-#include "extract/onnx.h"
+#include "model/onnx.h"
 
 typedef struct builder {
 	pn_arena a;

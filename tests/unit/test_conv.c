@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
-#include "exec/infer.h"
-#include "exec/ops/conv.h"
+#include "runtime/exec.h"
+#include "runtime/infer.h"
+#include "runtime/ops/conv.h"
 #include "schemas/ops.h"
 
 typedef struct conv_case {

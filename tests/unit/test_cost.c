@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/cost.h"
-#include "exec/infer.h"
-#include "extract/onnx.h"
+#include "runtime/cost.h"
+#include "runtime/infer.h"
+#include "model/onnx.h"
 #include "schemas/ops.h"
 #include "onnx_builder.h"
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
+#include "runtime/exec.h"
 #include "schemas/ir.h"
 #include "schemas/ops.h"
 

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "exec/gemm.h"
-#include "exec/gemm_kernel.h"
+#include "runtime/gemm.h"
+#include "runtime/gemm_kernel.h"
 
 #include <float.h>
 #include <math.h>

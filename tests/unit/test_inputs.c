@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
-#include "extract/onnx.h"
+#include "runtime/exec.h"
+#include "model/onnx.h"
 #include "onnx_builder.h"
 
 /* One input per spec: dims < 0 are left unknown (a dim_param). */

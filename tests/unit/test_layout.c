@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
-#include "exec/infer.h"
-#include "exec/kernel.h"
+#include "runtime/exec.h"
+#include "runtime/infer.h"
+#include "runtime/kernel.h"
 #include "schemas/ir.h"
 
 /* --- building nodes and tensors ------------------------------------------------------- */

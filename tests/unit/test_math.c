@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
-#include "exec/infer.h"
+#include "runtime/exec.h"
+#include "runtime/infer.h"
 #include "schemas/ops.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;

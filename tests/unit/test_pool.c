@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
+#include "runtime/exec.h"
 #include "schemas/ops.h"
 
 typedef struct pool_case {

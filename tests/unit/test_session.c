@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "exec/exec.h"
-#include "exec/gemm.h"
-#include "extract/onnx.h"
+#include "runtime/exec.h"
+#include "runtime/gemm.h"
+#include "model/onnx.h"
 #include "onnx_builder.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;

@@ -1,0 +1,652 @@
+/*
+ * decode.c - canonical bytes -> ModelProto (see decode.h).  The reader
+ * mirrors the writers in canon.c (structure) and labels.c (labels).
+ */
+#include "canon/decode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "canon/canon.h"
+#include "canon/labels.h"
+
+typedef struct reader {
+	const uint8_t *p, *end;
+	int bad;
+} reader;
+
+static uint64_t rd_varint(reader *r)
+{
+	uint64_t x = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end) {
+			r->bad = 1;
+			return 0;
+		}
+		uint8_t b = *r->p++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return x;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t rd_svarint(reader *r)
+{
+	uint64_t u = rd_varint(r);
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static uint8_t rd_u8(reader *r)
+{
+	if (r->p >= r->end) {
+		r->bad = 1;
+		return 0;
+	}
+	return *r->p++;
+}
+
+static const uint8_t *rd_bytes(reader *r, size_t n)
+{
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	const uint8_t *q = r->p;
+	r->p += n;
+	return q;
+}
+
+static reader rd_blob(reader *r)
+{
+	size_t n = (size_t)rd_varint(r);
+	const uint8_t *q = rd_bytes(r, n);
+	reader sub = {q, q ? q + n : NULL, q == NULL};
+	return sub;
+}
+
+static char *rd_str(reader *r, pn_arena *a)
+{
+	reader s = rd_blob(r);
+	return s.bad ? NULL : pn_arena_strndup(a, (const char *)s.p, (size_t)(s.end - s.p));
+}
+
+/* --- the decoded form ------------------------------------------------------------ */
+
+typedef struct dvalue {
+	uint8_t kind;
+	int32_t in_pos, out_pos;
+	pn_type type;
+	Onnx__TensorProto *data;   /* constants by value */
+	int meta;                  /* a weight kept as metadata */
+	char *name;
+} dvalue;
+
+typedef struct dnode {
+	Onnx__NodeProto *proto;
+	int nin, n_in;             /* operands (with captures), listed inputs */
+	int32_t *in;
+	int nout;
+	int32_t *out;
+} dnode;
+
+typedef struct dgraph {
+	int nv, nn;
+	dvalue *v;
+	dnode *n;
+} dgraph;
+
+typedef struct ctx {
+	pn_arena *a;
+	char *err;
+	Passnet__WeightMeta **metas;
+	size_t n_metas;
+	int for_onnx;          /* a file for ONNX tools: boundary ranks must be known */
+	/* max version per domain, for opset_import */
+	const char *domains[16];
+	int64_t versions[16];
+	int ndom;
+} ctx;
+
+static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g);
+
+static void note_version(ctx *c, const char *domain, int64_t v)
+{
+	for (int i = 0; i < c->ndom; i++)
+		if (!strcmp(c->domains[i], domain)) {
+			if (v > c->versions[i])
+				c->versions[i] = v;
+			return;
+		}
+	if (c->ndom < 16) {
+		c->domains[c->ndom] = domain;
+		c->versions[c->ndom++] = v;
+	}
+}
+
+static void rd_type(reader *r, pn_type *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = rd_u8(r);
+	if (t->kind == PN_KIND_OPTIONAL)
+		t->elem_kind = rd_u8(r);
+	t->dtype = (int32_t)rd_varint(r);
+	t->rank = (int32_t)rd_svarint(r);
+	if (t->rank > PN_MAX_RANK) {
+		r->bad = 1;
+		t->rank = 0;
+	}
+	for (int i = 0; i < t->rank; i++)
+		t->dims[i] = rd_svarint(r);
+}
+
+/* A tensor label (labels.c pn_tensor_label) as a TensorProto. */
+static Onnx__TensorProto *rd_tensor(ctx *c, reader *r, const char *name)
+{
+	Onnx__TensorProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
+	if (!tp)
+		return NULL;
+	onnx__tensor_proto__init(tp);
+	tp->name = pn_arena_strdup(c->a, name);
+	tp->has_data_type = 1;
+	tp->data_type = (int32_t)rd_varint(r);
+	tp->n_dims = (size_t)rd_varint(r);
+	if (tp->n_dims > PN_MAX_RANK)
+		return r->bad = 1, NULL;
+	tp->dims = pn_arena_alloc(c->a, sizeof(int64_t) * (tp->n_dims + 1));
+	int64_t numel = 1;
+	for (size_t i = 0; i < tp->n_dims; i++) {
+		tp->dims[i] = (int64_t)rd_varint(r);
+		numel *= tp->dims[i];
+	}
+	if (!rd_u8(r) || r->bad)
+		return r->bad ? NULL : tp;
+	if (tp->data_type == PN_STRING) {
+		tp->n_string_data = (size_t)numel;
+		tp->string_data = pn_arena_alloc(c->a, sizeof(ProtobufCBinaryData) * (size_t)(numel + 1));
+		for (int64_t i = 0; i < numel && tp->string_data; i++) {
+			reader s = rd_blob(r);
+			tp->string_data[i].data = (uint8_t *)s.p;
+			tp->string_data[i].len = (size_t)(s.end - s.p);
+		}
+		return tp;
+	}
+	size_t n = (size_t)numel * pn_dtype_size(tp->data_type);
+	const uint8_t *q = rd_bytes(r, n);
+	if (!q)
+		return NULL;
+	tp->has_raw_data = 1;
+	tp->raw_data.data = pn_arena_memdup(c->a, q, n);
+	tp->raw_data.len = n;
+	return tp;
+}
+
+/* --- attributes ------------------------------------------------------------------ */
+
+
+static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *prefix)
+{
+	ap->has_type = 1;
+	ap->type = (Onnx__AttributeProto__AttributeType)rd_u8(r);
+	switch ((int)ap->type) {
+	case PN_ATTR_FLOAT: {
+		const uint8_t *q = rd_bytes(r, 4);
+		if (q)
+			memcpy(&ap->f, q, 4);
+		ap->has_f = 1;
+		break;
+	}
+	case PN_ATTR_INT:
+		ap->i = rd_svarint(r);
+		ap->has_i = 1;
+		break;
+	case PN_ATTR_STRING: {
+		reader s = rd_blob(r);
+		ap->has_s = 1;
+		ap->s.data = (uint8_t *)s.p;
+		ap->s.len = (size_t)(s.end - s.p);
+		break;
+	}
+	case PN_ATTR_FLOATS:
+		ap->n_floats = (size_t)rd_varint(r);
+		ap->floats = pn_arena_alloc(c->a, sizeof(float) * (ap->n_floats + 1));
+		for (size_t i = 0; i < ap->n_floats && ap->floats; i++) {
+			const uint8_t *q = rd_bytes(r, 4);
+			if (q)
+				memcpy(&ap->floats[i], q, 4);
+		}
+		break;
+	case PN_ATTR_INTS:
+		ap->n_ints = (size_t)rd_varint(r);
+		ap->ints = pn_arena_alloc(c->a, sizeof(int64_t) * (ap->n_ints + 1));
+		for (size_t i = 0; i < ap->n_ints && ap->ints; i++)
+			ap->ints[i] = rd_svarint(r);
+		break;
+	case PN_ATTR_STRINGS:
+		ap->n_strings = (size_t)rd_varint(r);
+		ap->strings = pn_arena_alloc(c->a, sizeof(ProtobufCBinaryData) * (ap->n_strings + 1));
+		for (size_t i = 0; i < ap->n_strings && ap->strings; i++) {
+			reader s = rd_blob(r);
+			ap->strings[i].data = (uint8_t *)s.p;
+			ap->strings[i].len = (size_t)(s.end - s.p);
+		}
+		break;
+	case PN_ATTR_TENSOR:
+		if (r->p < r->end && *r->p == 0xff)
+			return pn_fail(c->err, "attribute '%s' holds a weight kept as metadata", ap->name);
+		ap->t = rd_tensor(c, r, "");
+		break;
+	case PN_ATTR_TENSORS:
+		ap->n_tensors = (size_t)rd_varint(r);
+		ap->tensors = pn_arena_alloc(c->a, sizeof(void *) * (ap->n_tensors + 1));
+		for (size_t i = 0; i < ap->n_tensors && ap->tensors; i++)
+			ap->tensors[i] = rd_tensor(c, r, "");
+		break;
+	case PN_ATTR_GRAPH:
+	case PN_ATTR_GRAPHS:
+		return pn_fail(c->err, "graph attributes are decoded by their node");
+	case PN_ATTR_TYPE_PROTO: {
+		pn_type t;
+		rd_type(r, &t);
+		(void)prefix;
+		ap->tp = pn_type_to_proto(c->a, &t);
+		break;
+	}
+	default:
+		return pn_fail(c->err, "unknown attribute type %d", (int)ap->type);
+	}
+	return r->bad ? pn_fail(c->err, "truncated attribute '%s'", ap->name) : 0;
+}
+
+/* --- values, nodes, graphs -------------------------------------------------------- */
+
+static int rd_value(ctx *c, reader *r, dvalue *v, const char *name)
+{
+	v->kind = rd_u8(r);
+	v->in_pos = (int32_t)rd_svarint(r);
+	v->out_pos = (int32_t)rd_svarint(r);
+	reader lb = rd_blob(r);
+	if (lb.p < lb.end && *lb.p == 0xca) {   /* a body's captured value */
+		memset(&v->type, 0, sizeof(v->type));
+		v->type.rank = -1;
+		lb.p++;
+	} else {
+		rd_type(&lb, &v->type);
+	}
+	v->name = pn_arena_strdup(c->a, name);
+	if (v->kind == PN_CV_CONST) {
+		uint8_t how = rd_u8(&lb);
+		if (how == 1)
+			v->data = rd_tensor(c, &lb, name);
+		else
+			v->meta = 1;
+	}
+	return r->bad || lb.bad ? pn_fail(c->err, "corrupt value label") : 0;
+}
+
+/* Decodes a node label into a NodeProto; graph attributes need the node's
+ * captured operand names, so they are parsed once operands are known. */
+typedef struct pending_graph {
+	Onnx__AttributeProto *ap;
+	reader body;
+	int multi;
+} pending_graph;
+
+static int rd_node_label(ctx *c, reader lb, dnode *d, const char *name, pending_graph *pg, int *npg)
+{
+	Onnx__NodeProto *np = pn_arena_alloc(c->a, sizeof(*np));
+	if (!np)
+		return pn_fail(c->err, "out of memory");
+	onnx__node_proto__init(np);
+	np->name = pn_arena_strdup(c->a, name);
+	np->domain = rd_str(&lb, c->a);
+	np->op_type = rd_str(&lb, c->a);
+	int64_t version = (int64_t)rd_varint(&lb);
+	d->n_in = (int)rd_varint(&lb);
+	rd_varint(&lb);   /* n_out: the structure has it too */
+	note_version(c, np->domain ? np->domain : "", version);
+	np->n_attribute = (size_t)rd_varint(&lb);
+	np->attribute = pn_arena_alloc(c->a, sizeof(void *) * (np->n_attribute + 1));
+	for (size_t i = 0; i < np->n_attribute && !lb.bad; i++) {
+		Onnx__AttributeProto *ap = pn_arena_alloc(c->a, sizeof(*ap));
+		onnx__attribute_proto__init(ap);
+		ap->name = rd_str(&lb, c->a);
+		np->attribute[i] = ap;
+		uint8_t type = lb.p < lb.end ? *lb.p : 0;
+		if (type == PN_ATTR_GRAPH || type == PN_ATTR_GRAPHS) {
+			lb.p++;
+			ap->has_type = 1;
+			ap->type = (Onnx__AttributeProto__AttributeType)type;
+			int count = type == PN_ATTR_GRAPHS ? (int)rd_varint(&lb) : 1;
+			for (int k = 0; k < count && *npg < 16; k++)
+				pg[(*npg)++] = (pending_graph){ap, rd_blob(&lb), type == PN_ATTR_GRAPHS};
+		} else if (rd_attr(c, &lb, ap, name)) {
+			return -1;
+		}
+	}
+	d->proto = np;
+	return lb.bad ? pn_fail(c->err, "corrupt node label") : 0;
+}
+
+static Onnx__ValueInfoProto *value_info(ctx *c, const dvalue *v)
+{
+	Onnx__ValueInfoProto *vi = pn_arena_alloc(c->a, sizeof(*vi));
+	if (!vi)
+		return NULL;
+	onnx__value_info_proto__init(vi);
+	vi->name = v->name;
+	vi->type = pn_type_to_proto(c->a, &v->type);
+	return vi->type ? vi : NULL;
+}
+
+/* Nodes in a topological order, least canonical index first among ready. */
+static int *topo_order(const dgraph *g)
+{
+	int *pending = calloc((size_t)g->nn + 1, sizeof(int));
+	int *producer = malloc(sizeof(int) * (size_t)(g->nv + 1));
+	int *order = malloc(sizeof(int) * (size_t)(g->nn + 1));
+	uint8_t *done = calloc((size_t)g->nn + 1, 1);
+	if (!pending || !producer || !order || !done) {
+		free(pending);
+		free(producer);
+		free(done);
+		free(order);
+		return NULL;
+	}
+	for (int i = 0; i < g->nv; i++)
+		producer[i] = -1;
+	for (int n = 0; n < g->nn; n++)
+		for (int k = 0; k < g->n[n].nout; k++)
+			if (g->n[n].out[k] >= 0)
+				producer[g->n[n].out[k]] = n;
+	for (int n = 0; n < g->nn; n++)
+		for (int k = 0; k < g->n[n].nin; k++)
+			if (g->n[n].in[k] >= 0 && producer[g->n[n].in[k]] >= 0)
+				pending[n]++;
+	int k = 0;
+	while (k < g->nn) {
+		int pick = -1;
+		for (int n = 0; n < g->nn && pick < 0; n++)
+			if (!done[n] && !pending[n])
+				pick = n;
+		if (pick < 0)
+			break;
+		done[pick] = 1;
+		order[k++] = pick;
+		for (int n = 0; n < g->nn; n++)
+			for (int q = 0; q < g->n[n].nin; q++)
+				if (g->n[n].in[q] >= 0 && producer[g->n[n].in[q]] == pick)
+					pending[n]--;
+	}
+	free(pending);
+	free(producer);
+	free(done);
+	if (k < g->nn) {
+		free(order);
+		return NULL;
+	}
+	return order;
+}
+
+static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
+				     const char *const *captured_names, int n_captured);
+
+static int decode_bodies(ctx *c, dgraph *g, pending_graph *pg, int npg, int node)
+{
+	dnode *d = &g->n[node];
+	const char **caps = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(d->nin + 1));
+	int ncaps = 0;
+	for (int k = d->n_in; k < d->nin; k++)
+		caps[ncaps++] = d->in[k] >= 0 ? g->v[d->in[k]].name : "";
+	int used = 0;   /* captures are consumed body by body, in attribute order */
+	for (int i = 0; i < npg; i++) {
+		dgraph body;
+		reader br = pg[i].body;
+		char prefix[256];
+		snprintf(prefix, sizeof prefix, "%s_%s%d_", d->proto->name, pg[i].ap->name, i);
+		if (parse_graph(c, &br, prefix, &body))
+			return -1;
+		int bcaps = 0;
+		for (int v = 0; v < body.nv; v++)
+			bcaps += body.v[v].kind == PN_CV_INPUT && body.v[v].in_pos < 0;
+		if (used + bcaps > ncaps)
+			return pn_fail(c->err, "nested graph captures more values than its node has");
+		Onnx__GraphProto *gp = build_graph(c, &body, prefix, caps + used, bcaps);
+		used += bcaps;
+		if (!gp)
+			return -1;
+		Onnx__AttributeProto *ap = pg[i].ap;
+		if (pg[i].multi) {
+			Onnx__GraphProto **list = pn_arena_alloc(c->a, sizeof(void *) * (ap->n_graphs + 2));
+			if (ap->n_graphs)
+				memcpy(list, ap->graphs, sizeof(void *) * ap->n_graphs);
+			list[ap->n_graphs++] = gp;
+			ap->graphs = list;
+		} else {
+			ap->g = gp;
+		}
+	}
+	return 0;
+}
+
+/* r holds exactly one canonical form (unwrapped). */
+static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g)
+{
+	reader body = *r;
+	if (rd_u8(&body) != PN_CANON_VERSION)
+		return pn_fail(c->err, "canonical form of an unknown format version");
+	rd_u8(&body);   /* kind */
+	g->nv = (int)rd_varint(&body);
+	g->nn = (int)rd_varint(&body);
+	if (body.bad || g->nv < 0 || g->nn < 0 || g->nv > 1 << 20 || g->nn > 1 << 20)
+		return pn_fail(c->err, "corrupt canonical form");
+	g->v = pn_arena_alloc(c->a, sizeof(dvalue) * (size_t)(g->nv + 1));
+	g->n = pn_arena_alloc(c->a, sizeof(dnode) * (size_t)(g->nn + 1));
+	if (!g->v || !g->n)
+		return pn_fail(c->err, "out of memory");
+	for (int i = 0; i < g->nv; i++) {
+		char name[300];
+		snprintf(name, sizeof name, "%sv%d", prefix, i);
+		if (rd_value(c, &body, &g->v[i], name))
+			return -1;
+	}
+	for (int i = 0; i < g->nn; i++) {
+		dnode *d = &g->n[i];
+		char name[300];
+		pending_graph pg[16];
+		int npg = 0;
+		snprintf(name, sizeof name, "%sn%d", prefix, i);
+		reader lb = rd_blob(&body);
+		if (rd_node_label(c, lb, d, name, pg, &npg))
+			return -1;
+		rd_u8(&body);   /* commutative flag */
+		d->nin = (int)rd_varint(&body);
+		d->in = pn_arena_alloc(c->a, sizeof(int32_t) * (size_t)(d->nin + 1));
+		for (int k = 0; k < d->nin && d->in; k++)
+			d->in[k] = (int32_t)rd_varint(&body) - 1;
+		d->nout = (int)rd_varint(&body);
+		d->out = pn_arena_alloc(c->a, sizeof(int32_t) * (size_t)(d->nout + 1));
+		for (int k = 0; k < d->nout && d->out; k++)
+			d->out[k] = (int32_t)rd_varint(&body) - 1;
+		if (body.bad || !d->in || !d->out)
+			return pn_fail(c->err, "corrupt canonical form");
+		for (int k = 0; k < d->nin; k++)
+			if (d->in[k] >= g->nv)
+				return pn_fail(c->err, "corrupt canonical form");
+		if (npg && decode_bodies(c, g, pg, npg, i))
+			return -1;
+	}
+	return 0;
+}
+
+static void fill_node_io(ctx *c, const dgraph *g, dnode *d)
+{
+	Onnx__NodeProto *np = d->proto;
+	np->n_input = (size_t)d->n_in;
+	np->input = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(d->n_in + 1));
+	for (int k = 0; k < d->n_in; k++)
+		np->input[k] = d->in[k] >= 0 ? g->v[d->in[k]].name : "";
+	np->n_output = (size_t)d->nout;
+	np->output = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(d->nout + 1));
+	for (int k = 0; k < d->nout; k++)
+		np->output[k] = d->out[k] >= 0 ? g->v[d->out[k]].name : "";
+}
+
+static int add_meta(ctx *c, const dvalue *v)
+{
+	Passnet__WeightMeta *w = pn_arena_alloc(c->a, sizeof(*w));
+	Passnet__WeightMeta **list = pn_arena_alloc(c->a, sizeof(void *) * (c->n_metas + 1));
+	if (!w || !list)
+		return -1;
+	passnet__weight_meta__init(w);
+	w->name = v->name;
+	w->has_dtype = 1;
+	w->dtype = v->type.dtype;
+	if (c->n_metas)
+		memcpy(list, c->metas, sizeof(void *) * c->n_metas);
+	list[c->n_metas++] = w;
+	c->metas = list;
+	return 0;
+}
+
+/* A weight kept as metadata: an initializer that states dtype and dims and
+ * whose bytes are absent, as the store keeps them. */
+static Onnx__TensorProto *meta_initializer(ctx *c, const dvalue *v)
+{
+	Onnx__TensorProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
+	if (!tp)
+		return NULL;
+	onnx__tensor_proto__init(tp);
+	tp->name = v->name;
+	tp->has_data_type = 1;
+	tp->data_type = v->type.dtype;
+	tp->n_dims = (size_t)(v->type.rank > 0 ? v->type.rank : 0);
+	tp->dims = pn_arena_memdup(c->a, v->type.dims, sizeof(int64_t) * PN_MAX_RANK);
+	tp->has_data_location = 1;
+	tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	return add_meta(c, v) ? NULL : tp;
+}
+
+static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
+				     const char *const *captured_names, int n_captured)
+{
+	Onnx__GraphProto *gp = pn_arena_alloc(c->a, sizeof(*gp));
+	int *order = topo_order(g);
+	if (!gp || !order) {
+		free(order);
+		return pn_fail(c->err, "subgraph nodes do not form a DAG"), NULL;
+	}
+	onnx__graph_proto__init(gp);
+	gp->name = pn_arena_strdup(c->a, name);
+	/* captured values take the names of the outer operands */
+	int cap = 0;
+	for (int i = 0; i < g->nv; i++)
+		if (g->v[i].kind == PN_CV_INPUT && g->v[i].in_pos < 0 && captured_names)
+			g->v[i].name = (char *)(cap < n_captured ? captured_names[cap++] : "");
+	size_t nv = (size_t)g->nv + 1;
+	gp->input = pn_arena_alloc(c->a, sizeof(void *) * nv);
+	gp->output = pn_arena_alloc(c->a, sizeof(void *) * nv);
+	gp->initializer = pn_arena_alloc(c->a, sizeof(void *) * nv);
+	gp->value_info = pn_arena_alloc(c->a, sizeof(void *) * nv);
+	gp->node = pn_arena_alloc(c->a, sizeof(void *) * ((size_t)g->nn + 1));
+	/* positional inputs/outputs keep their positions; sets keep canonical order */
+	for (int i = 0; c->for_onnx && !captured_names && i < g->nv; i++)
+		if ((g->v[i].kind == PN_CV_INPUT || g->v[i].out_pos >= 0) && g->v[i].type.rank < 0) {
+			free(order);
+			return pn_fail(c->err, "boundary value %s has unknown rank (it depends on data)",
+				       g->v[i].name), NULL;
+		}
+	for (int pos = -1; pos < g->nv; pos++)
+		for (int i = 0; i < g->nv; i++) {
+			const dvalue *v = &g->v[i];
+			if (v->kind == PN_CV_INPUT && v->in_pos == pos && (pos >= 0 || !captured_names))
+				gp->input[gp->n_input++] = value_info(c, v);
+		}
+	for (int pos = 0; pos < g->nv; pos++)
+		for (int i = 0; i < g->nv; i++)
+			if (g->v[i].out_pos == pos)
+				gp->output[gp->n_output++] = value_info(c, &g->v[i]);
+	for (int i = 0; i < g->nv; i++) {
+		const dvalue *v = &g->v[i];
+		if (v->kind == PN_CV_CONST)
+			gp->initializer[gp->n_initializer++] = v->data ? v->data : meta_initializer(c, v);
+		else if (v->kind == PN_CV_INNER && v->out_pos < 0 &&
+			 (v->type.dtype || v->type.kind != PN_KIND_TENSOR))
+			gp->value_info[gp->n_value_info++] = value_info(c, v);
+	}
+	for (int i = 0; i < g->nn; i++) {
+		dnode *d = &g->n[order[i]];
+		fill_node_io(c, g, d);
+		gp->node[gp->n_node++] = d->proto;
+	}
+	free(order);
+	return gp;
+}
+
+Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_onnx, pn_arena *a,
+				    Passnet__WeightMeta ***metas, size_t *n_metas, char *err)
+{
+	ctx c = {.a = a, .err = err, .for_onnx = for_onnx};
+	reader r = {bytes, bytes + len, 0};
+	dgraph g;
+	Onnx__ModelProto *mp = NULL;
+	note_version(&c, "", 1);
+	if (!parse_graph(&c, &r, "", &g)) {
+		Onnx__GraphProto *gp = build_graph(&c, &g, "subgraph", NULL, 0);
+		mp = gp ? pn_arena_alloc(a, sizeof(*mp)) : NULL;
+		if (mp) {
+			onnx__model_proto__init(mp);
+			mp->has_ir_version = 1;
+			mp->ir_version = 8;
+			mp->producer_name = "passnet";
+			mp->graph = gp;
+			mp->n_opset_import = (size_t)c.ndom;
+			mp->opset_import = pn_arena_alloc(a, sizeof(void *) * (size_t)(c.ndom + 1));
+			for (int i = 0; i < c.ndom; i++) {
+				Onnx__OperatorSetIdProto *os = pn_arena_alloc(a, sizeof(*os));
+				onnx__operator_set_id_proto__init(os);
+				os->domain = (char *)c.domains[i];
+				os->has_version = 1;
+				os->version = c.versions[i];
+				mp->opset_import[i] = os;
+			}
+		}
+	}
+	if (metas) {
+		*metas = c.metas;
+		*n_metas = c.n_metas;
+	}
+	return mp;
+}
+
+int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model **out,
+		       Onnx__ModelProto **proto, char *err)
+{
+	pn_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return pn_fail(err, "out of memory");
+	pn_arena_init(&m->arena, 0);
+	Passnet__WeightMeta **metas = NULL;
+	size_t nm = 0;
+	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, for_onnx, &m->arena, &metas, &nm, err);
+	/* The canonical form already decided what is kept by value (folded
+	 * constants of any size) and what is metadata (bytes absent): no
+	 * policy is applied again. */
+	pn_decode_opts o = {.weights_as_meta = 0, .metas = metas, .n_metas = nm};
+	if (!mp || pn_model_from_proto(mp, &o, m, err)) {
+		pn_model_free(m);
+		return -1;
+	}
+	if (proto)
+		*proto = mp;
+	*out = m;
+	return 0;
+}
+
+int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *err)
+{
+	return pn_subgraph_decode(bytes, len, 0, out, NULL, err);
+}

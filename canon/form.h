@@ -1,0 +1,45 @@
+/*
+ * form.h - the canonical forms of a cut of a model (a candidate subgraph):
+ * the exact form, whose XXH3-128 is the subgraph's hash, and the pattern
+ * form, whose hash groups the shape/dtype variants of one computation.
+ *
+ * A cut's boundary: values it reads from outside become inputs (unordered:
+ * the order of graph inputs in a file is not part of a computation), except
+ * those whose contents are known (initializers, Constant outputs, values
+ * constant folding computed, weights kept as metadata), which become
+ * constants of the subgraph; values it produces that are read outside, or
+ * are graph outputs, become its outputs (also unordered).
+ */
+#ifndef PN_FORM_H
+#define PN_FORM_H
+
+#include "common/util.h"
+#include "canon/canon.h"
+#include "runtime/infer.h"
+#include "schemas/ir.h"
+
+typedef struct pn_form {
+	uint8_t *bytes;        /* exact canonical form (malloc'd) */
+	size_t len;
+	pn_key hash;           /* XXH3-128 of bytes */
+	pn_key pattern;        /* XXH3-128 of the pattern form */
+	int n_nodes;
+	char **ops;            /* op types in canonical order (malloc'd) */
+	int n_inputs, n_outputs, n_consts;
+	int32_t *input_values; /* the model's value behind each input of the decoded
+				  subgraph, in its order (malloc'd, n_inputs) */
+	int approximate;       /* the tie search hit its budget */
+} pn_form;
+
+/* Canonical forms of the cut nodes[0..n) of g, typed by r (the model's
+ * inference result: types and folded contents). */
+int  pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
+		    pn_form *out, char *err);
+void pn_form_free(pn_form *f);
+
+/* Refined colours of the nodes in mask (IR node -> colour, 0 outside the
+ * mask): equal for nodes no relabelling of the file can tell apart. */
+int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *mask,
+		    uint64_t *colour, char *err);
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * dedup.h - the dedup stage: for every candidate without a subgraph hash,
+ * compute its canonical forms (canon/form.h), store the subgraph once
+ * (checking byte for byte that an existing record with the same hash is the
+ * same computation), add the occurrence and write the hash into the
+ * candidate.  Models are decoded in parallel, in batches, and committed from
+ * one thread in key order; only what is missing is done, so a killed run
+ * resumes.
+ */
+#ifndef PN_DEDUP_H
+#define PN_DEDUP_H
+
+#include "partition/stage.h"
+#include "store/store.h"
+
+int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err);
+
+#endif

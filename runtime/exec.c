@@ -1,0 +1,615 @@
+/*
+ * exec.c - sessions and runs: walks a graph node by node, feeding each
+ * kernel its inputs and pooled output buffers (see exec.h).
+ */
+#include "runtime/exec.h"
+
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "common/err.h"
+#include "runtime/infer.h"
+#include "runtime/kernel.h"
+#include "runtime/gemm.h"
+#include "runtime/pool.h"
+
+typedef struct weight_entry {
+	const pn_graph *g;
+	int value;
+	pn_tensor *t;
+} weight_entry;
+
+/* A constant GEMM operand in the micro-kernel's panel layout: see
+ * pn_kconst_packed_b. */
+typedef struct packed_entry {
+	const pn_node *node;
+	int slot, trans;
+	int64_t K, N;
+	float *buf;
+} packed_entry;
+
+struct pn_session {
+	const pn_graph *g;
+	pn_exec_opts o;
+	pn_pool pool;
+	weight_entry *w;
+	int nw, maxw;
+	packed_entry *pk;
+	int npk, maxpk;
+};
+
+#define PN_MAX_SCRATCH 16
+
+typedef struct pn_run {
+	pn_session *s;
+	void *scratch[PN_MAX_SCRATCH];   /* taken by the running kernel */
+	size_t scratch_cap[PN_MAX_SCRATCH];
+	int n_scratch;
+	const pn_graph *g;
+	pn_tensor **vals;    /* tensor of each value once known */
+	uint8_t *own;        /* vals[i] belongs to this run: released to the pool */
+	int32_t *left;       /* readers still to come */
+	struct pn_run *parent;
+} pn_run;
+
+static int g_threads = 1;
+
+int pn_threads(void)
+{
+	return g_threads;
+}
+
+int pn_kfail(pn_kctx *k, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pn_vfail(k->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* --- tensors owned by a run ---------------------------------------------------- */
+
+static void release(pn_pool *pool, pn_tensor *t)
+{
+	if (!t)
+		return;
+	if (t->pooled) {
+		pn_pool_put(pool, t->data, t->cap);
+		t->data = NULL;
+		t->pooled = 0;
+	}
+	pn_tensor_free(t);
+}
+
+/* Gives t storage for its dtype and dims, from the pool (strings: heap). */
+static int give_storage(pn_pool *pool, pn_tensor *t)
+{
+	t->numel = pn_numel(t->rank, t->dims);
+	if (t->numel < 0)
+		return -1;
+	if (t->dtype == PN_STRING)
+		return pn_tensor_alloc_data(t);
+	size_t need = (size_t)t->numel * pn_dtype_size(t->dtype);
+	t->data = pn_pool_get(pool, need ? need : 1, &t->cap);
+	if (!t->data)
+		return -1;
+	t->pooled = 1;
+	t->owns = 0;
+	return 0;
+}
+
+/* Turns a run-owned tensor into one the caller frees with pn_tensor_free. */
+static pn_tensor *detach(pn_tensor *t)
+{
+	if (t->pooled) {
+		t->pooled = 0;
+		t->owns = 1;
+	}
+	return t;
+}
+
+static pn_pool *run_pool(pn_kctx *k)
+{
+	return &k->run->s->pool;
+}
+
+pn_tensor *pn_out_alloc(pn_kctx *k, int i, int dtype, int rank, const int64_t *dims)
+{
+	if (i < 0 || i >= k->n_out)
+		return pn_kfail(k, "output %d out of range", i), NULL;
+	if (rank < 0 || rank > PN_MAX_RANK)
+		return pn_kfail(k, "output rank %d out of range", rank), NULL;
+	pn_tensor *t = k->out[i];
+	int same = t->data && t->kind == PN_KIND_TENSOR && t->dtype == dtype && t->rank == rank;
+	for (int d = 0; same && d < rank; d++)
+		same = t->dims[d] == dims[d];
+	if (same)
+		return t;
+	pn_pool *pool = run_pool(k);
+	if (t->pooled)
+		pn_pool_put(pool, t->data, t->cap);
+	pn_tensor_clear(t);
+	t->dtype = dtype;
+	t->rank = rank;
+	for (int d = 0; d < rank; d++)
+		t->dims[d] = dims[d];
+	if (give_storage(pool, t))
+		return pn_kfail(k, "cannot allocate output %d (%d dims)", i, rank), NULL;
+	return t;
+}
+
+void *pn_kscratch(pn_kctx *k, size_t bytes)
+{
+	pn_run *r = k->run;
+	if (r->n_scratch == PN_MAX_SCRATCH)
+		return pn_kfail(k, "more than %d scratch buffers", PN_MAX_SCRATCH), NULL;
+	size_t cap;
+	void *p = pn_pool_get(&r->s->pool, bytes ? bytes : 1, &cap);
+	if (!p)
+		return pn_kfail(k, "out of memory for %zu bytes of scratch", bytes), NULL;
+	r->scratch[r->n_scratch] = p;
+	r->scratch_cap[r->n_scratch++] = cap;
+	return p;
+}
+
+/*
+ * Packing B costs a pass over it, as much as the product itself when M is
+ * small (a batch-1 fully connected layer), and a weight is the same in every
+ * run of a session: so it is packed on the first run and kept, as other
+ * runtimes do when they load a model.  Only values fixed for the session
+ * qualify (initializers, Constant outputs, folded values and regenerated
+ * weights); a graph input or a value from the outer graph never does.
+ */
+const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, int64_t N,
+				const float *B, int64_t ldb)
+{
+	pn_run *r = k->run;
+	pn_session *s = r->s;
+	int v = slot < k->node->n_in ? k->node->in[slot] : -1;
+	if (v < 0 || v >= r->g->n_values || (!r->g->values[v].data && !r->g->values[v].meta))
+		return NULL;
+	for (int i = 0; i < s->npk; i++) {
+		packed_entry *e = &s->pk[i];
+		if (e->node == k->node && e->slot == slot && e->trans == trans_b && e->K == K &&
+		    e->N == N)
+			return e->buf;
+	}
+	if (s->npk == s->maxpk) {
+		int m = s->maxpk ? s->maxpk * 2 : 8;
+		packed_entry *pk = realloc(s->pk, sizeof(*pk) * (size_t)m);
+		if (!pk)
+			return NULL;
+		s->pk = pk;
+		s->maxpk = m;
+	}
+	float *buf = pn_sgemm_alloc(pn_sgemm_pack_b_size(K, N));
+	if (!buf)
+		return NULL;
+	pn_sgemm_pack_b(trans_b, K, N, B, ldb, buf);
+	s->pk[s->npk++] = (packed_entry){k->node, slot, trans_b, K, N, buf};
+	return buf;
+}
+
+static void release_scratch(pn_run *r)
+{
+	while (r->n_scratch > 0) {
+		r->n_scratch--;
+		pn_pool_put(&r->s->pool, r->scratch[r->n_scratch], r->scratch_cap[r->n_scratch]);
+	}
+}
+
+pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype)
+{
+	if (i < 0 || i >= k->n_out)
+		return pn_kfail(k, "output %d out of range", i), NULL;
+	pn_tensor *t = k->out[i];
+	if (t->pooled)
+		pn_pool_put(run_pool(k), t->data, t->cap);
+	pn_tensor_clear(t);
+	t->kind = (uint8_t)kind;
+	t->dtype = dtype;
+	t->rank = -1;
+	t->owns = 1;
+	t->elem_kind = PN_KIND_TENSOR;
+	return t;
+}
+
+int pn_seq_push(pn_tensor *seq, pn_tensor *item)
+{
+	pn_tensor **items = realloc(seq->items, sizeof(*items) * (size_t)(seq->n_items + 1));
+	if (!items)
+		return -1;
+	seq->items = items;
+	seq->items[seq->n_items++] = item;
+	return 0;
+}
+
+/* --- sessions ------------------------------------------------------------------- */
+
+int pn_session_new(const pn_graph *g, const pn_exec_opts *o, pn_session **out, char *err)
+{
+	pn_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return pn_fail(err, "out of memory");
+	s->g = g;
+	if (o)
+		s->o = *o;
+	*out = s;
+	return 0;
+}
+
+void pn_session_set_threads(pn_session *s, int threads)
+{
+	s->o.threads = threads;
+}
+
+void pn_session_free(pn_session *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nw; i++)
+		pn_tensor_free(s->w[i].t);
+	free(s->w);
+	for (int i = 0; i < s->npk; i++)
+		free(s->pk[i].buf);
+	free(s->pk);
+	pn_pool_clear(&s->pool);
+	free(s);
+}
+
+/* Weights kept as metadata are regenerated once per session. */
+static pn_tensor *session_weight(pn_session *s, const pn_graph *g, int v, char *err)
+{
+	for (int i = 0; i < s->nw; i++)
+		if (s->w[i].g == g && s->w[i].value == v)
+			return s->w[i].t;
+	pn_tensor *t = pn_weight_regen(g, v, s->o.seed, err);
+	if (!t)
+		return NULL;
+	if (s->nw == s->maxw) {
+		int m = s->maxw ? s->maxw * 2 : 32;
+		weight_entry *w = realloc(s->w, sizeof(*w) * (size_t)m);
+		if (!w) {
+			pn_tensor_free(t);
+			return pn_fail(err, "out of memory"), NULL;
+		}
+		s->w = w;
+		s->maxw = m;
+	}
+	s->w[s->nw++] = (weight_entry){g, v, t};
+	return t;
+}
+
+/* --- runs ----------------------------------------------------------------------- */
+
+static pn_tensor *value_of(pn_run *r, int v, char *err)
+{
+	if (r->vals[v])
+		return r->vals[v];
+	const pn_value *val = &r->g->values[v];
+	if (val->data)
+		return r->vals[v] = val->data;
+	if (val->meta)
+		return r->vals[v] = session_weight(r->s, r->g, v, err);
+	if (val->role == PN_ROLE_OUTER && r->parent)
+		return r->vals[v] = value_of(r->parent, val->outer, err);
+	return NULL;
+}
+
+static int run_init(pn_run *r, pn_session *s, const pn_graph *g, pn_run *parent, char *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	r->g = g;
+	r->parent = parent;
+	size_t n = (size_t)g->n_values + 1;
+	r->vals = calloc(n, sizeof(*r->vals));
+	r->own = calloc(n, 1);
+	r->left = calloc(n, sizeof(*r->left));
+	if (!r->vals || !r->own || !r->left)
+		return pn_fail(err, "out of memory");
+	for (int v = 0; v < g->n_values; v++)
+		r->left[v] = g->values[v].n_consumers;
+	return 0;
+}
+
+static void run_free(pn_run *r)
+{
+	if (r->vals)
+		for (int v = 0; v < r->g->n_values; v++)
+			if (r->own[v])
+				release(&r->s->pool, r->vals[v]);
+	free(r->vals);
+	free(r->own);
+	free(r->left);
+}
+
+static void type_of_tensor(const pn_tensor *t, pn_type *ty)
+{
+	memset(ty, 0, sizeof(*ty));
+	ty->kind = t->kind;
+	ty->elem_kind = (uint8_t)t->elem_kind;
+	ty->dtype = t->dtype;
+	ty->rank = t->kind == PN_KIND_SEQUENCE ? -1 : t->rank;
+	if (t->kind == PN_KIND_OPTIONAL && (t->none || t->elem_kind == PN_KIND_SEQUENCE))
+		ty->rank = -1;
+	for (int d = 0; d < t->rank && d < PN_MAX_RANK; d++)
+		ty->dims[d] = t->dims[d];
+}
+
+#define PN_STACK_IO 16
+
+/* Infers output types from the actual inputs and gives static outputs
+ * storage; the rest are left for the kernel to allocate. */
+static int prepare_outputs(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **out, char *err)
+{
+	const pn_op_info *op = &pn_ops[n->op];
+	pn_tinfo tin_s[PN_STACK_IO], tout_s[PN_STACK_IO];
+	const pn_tinfo *pin_s[PN_STACK_IO];
+	pn_tinfo *tin = n->n_in > PN_STACK_IO ? calloc((size_t)n->n_in, sizeof(pn_tinfo)) : tin_s;
+	const pn_tinfo **pin = n->n_in > PN_STACK_IO ? calloc((size_t)n->n_in, sizeof(void *)) : pin_s;
+	pn_tinfo *tout = n->n_out > PN_STACK_IO ? calloc((size_t)n->n_out, sizeof(pn_tinfo)) : tout_s;
+	int rc = 0;
+	if (!tin || !pin || !tout) {
+		rc = pn_fail(err, "out of memory");
+		goto done;
+	}
+	memset(tout, 0, sizeof(pn_tinfo) * (size_t)(n->n_out ? n->n_out : 1));
+	for (int i = 0; i < n->n_out; i++)
+		tout[i].type.rank = -1;
+	for (int i = 0; i < n->n_in; i++) {
+		pin[i] = NULL;
+		if (in[i]) {
+			type_of_tensor(in[i], &tin[i].type);
+			tin[i].value = in[i];
+			pin[i] = &tin[i];
+		}
+	}
+	if (op->infer) {
+		pn_ictx c = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
+			     .in = pin, .out = tout, .err = err};
+		if (op->infer(&c)) {
+			rc = -1;
+			goto done;
+		}
+	}
+	for (int i = 0; i < n->n_out; i++) {
+		pn_tensor *t = out[i];
+		t->rank = -1;
+		if (op->infer && tout[i].type.kind == PN_KIND_TENSOR && pn_type_is_static(&tout[i].type) &&
+		    pn_dtype_size(tout[i].type.dtype)) {
+			t->dtype = tout[i].type.dtype;
+			t->rank = tout[i].type.rank;
+			for (int d = 0; d < t->rank; d++)
+				t->dims[d] = tout[i].type.dims[d];
+			if (give_storage(&r->s->pool, t)) {
+				rc = pn_fail(err, "cannot allocate output %d", i);
+				goto done;
+			}
+		}
+	}
+done:
+	if (tin != tin_s)
+		free(tin);
+	if (pin != pin_s)
+		free(pin);
+	if (tout != tout_s)
+		free(tout);
+	return rc;
+}
+
+static uint64_t node_seed(const pn_run *r, const pn_node *n)
+{
+	return XXH3_64bits_withSeed(n->name, strlen(n->name), r->s->o.seed);
+}
+
+/* Runs node n on in[] into out[] (tensor structs owned by the caller). */
+static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **out, char *err)
+{
+	if (n->op < 0)
+		return pn_fail(err, "unknown op %s%s%s", n->domain, *n->domain ? "::" : "", n->op_type);
+	const pn_op_info *op = &pn_ops[n->op];
+	if (op->flags & F_TRAINING)
+		return pn_fail(err, "training op %s is not executed", n->op_type);
+	if (!op->kernel)
+		return pn_fail(err, "op %s is not implemented", n->op_type);
+	if (prepare_outputs(r, n, in, out, err))
+		return -1;
+	pn_kctx k = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out, .in = in,
+		     .out = out, .run = r, .seed = node_seed(r, n), .err = err};
+	int rc = op->kernel(&k);
+	release_scratch(r);
+	if (rc)
+		return -1;
+	for (int i = 0; i < n->n_out; i++) {
+		const pn_tensor *t = out[i];
+		if (t->kind == PN_KIND_TENSOR && !t->data && (t->rank < 0 || t->numel))
+			return pn_fail(err, "kernel left output %d unset", i);
+	}
+	return 0;
+}
+
+static int gather_inputs(pn_run *r, const pn_node *n, pn_tensor **in, char *err)
+{
+	for (int i = 0; i < n->n_in; i++) {
+		in[i] = NULL;
+		if (n->in[i] < 0)
+			continue;
+		in[i] = value_of(r, n->in[i], err);
+		if (!in[i]) {
+			if (!*err)
+				pn_fail(err, "input '%s' has no value", r->g->values[n->in[i]].name);
+			return -1;
+		}
+	}
+	for (int i = 0; i < n->n_implicit; i++)
+		if (!value_of(r, n->implicit[i], err)) {
+			if (!*err)
+				pn_fail(err, "captured value '%s' has no value",
+					r->g->values[n->implicit[i]].name);
+			return -1;
+		}
+	return 0;
+}
+
+static void drop_reader(pn_run *r, int v)
+{
+	if (v < 0 || --r->left[v] > 0 || !r->own[v] || r->g->values[v].is_output)
+		return;
+	release(&r->s->pool, r->vals[v]);
+	r->vals[v] = NULL;
+	r->own[v] = 0;
+}
+
+/* A Constant whose contents are already attached to its output. */
+static int is_attached_constant(const pn_graph *g, const pn_node *n)
+{
+	return n->op == PN_OP_Constant && n->n_out == 1 && n->out[0] >= 0 &&
+	       (g->values[n->out[0]].data || g->values[n->out[0]].meta);
+}
+
+static int run_node(pn_run *r, const pn_node *n, char *err)
+{
+	if (is_attached_constant(r->g, n))
+		return 0;    /* value_of() serves it from the IR */
+	pn_tensor *in_s[PN_STACK_IO], *out_s[PN_STACK_IO];
+	pn_tensor **in = n->n_in > PN_STACK_IO ? calloc((size_t)n->n_in, sizeof(void *)) : in_s;
+	pn_tensor **out = n->n_out > PN_STACK_IO ? calloc((size_t)n->n_out, sizeof(void *)) : out_s;
+	int rc = (in && out) ? 0 : pn_fail(err, "out of memory");
+	for (int i = 0; !rc && i < n->n_out; i++)
+		if (!(out[i] = calloc(1, sizeof(pn_tensor))))
+			rc = pn_fail(err, "out of memory");
+	if (!rc)
+		rc = gather_inputs(r, n, in, err);
+	if (!rc)
+		rc = call_kernel(r, n, in, out, err);
+	const pn_exec_opts *o = &r->s->o;
+	for (int i = 0; !rc && o->observe && !r->parent && i < n->n_out; i++)
+		if (n->out[i] >= 0)
+			o->observe(o->observe_ud, n->out[i], out[i]);
+	for (int i = 0; i < n->n_out && out; i++) {
+		int v = n->out[i];
+		if (!rc && v >= 0) {
+			r->vals[v] = out[i];
+			r->own[v] = 1;
+			if (!r->g->values[v].n_consumers && !r->g->values[v].is_output)
+				drop_reader(r, v), r->left[v] = 0;
+		} else {
+			release(&r->s->pool, out[i]);   /* unused optional output */
+		}
+	}
+	for (int i = 0; i < n->n_in; i++)
+		drop_reader(r, n->in[i]);
+	for (int i = 0; i < n->n_implicit; i++)
+		drop_reader(r, n->implicit[i]);
+	if (in != in_s)
+		free(in);
+	if (out != out_s)
+		free(out);
+	if (rc)
+		pn_errprefix(err, "node '%s' (%s)", n->name, n->op_type);
+	return rc;
+}
+
+static int run_graph(pn_run *r, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
+		     char *err)
+{
+	const pn_graph *g = r->g;
+	for (int i = 0; i < g->n_inputs; i++)
+		r->vals[g->inputs[i]] = i < n_inputs ? inputs[i] : NULL;
+	for (int i = 0; i < g->n_nodes; i++)
+		if (run_node(r, &g->nodes[g->topo[i]], err))
+			return -1;
+	for (int i = 0; i < g->n_outputs; i++) {
+		int v = g->outputs[i];
+		pn_tensor *t = value_of(r, v, err);
+		if (!t)
+			return pn_fail(err, "graph output '%s' was not computed", g->values[v].name);
+		if (r->own[v]) {
+			outputs[i] = detach(t);
+			r->own[v] = 0;   /* the caller owns it now */
+		} else {
+			outputs[i] = pn_tensor_clone(t);
+			if (!outputs[i])
+				return pn_fail(err, "out of memory");
+		}
+	}
+	return 0;
+}
+
+int pn_session_run(pn_session *s, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
+		   char *err)
+{
+	pn_run r;
+	*err = 0;
+	if (s->o.threads > 0) {
+		omp_set_num_threads(s->o.threads);
+		g_threads = s->o.threads;
+	} else {
+		g_threads = omp_get_max_threads();
+	}
+	for (int i = 0; i < s->g->n_outputs; i++)
+		outputs[i] = NULL;
+	int rc = run_init(&r, s, s->g, NULL, err);
+	if (!rc)
+		rc = run_graph(&r, inputs, n_inputs, outputs, err);
+	if (rc)
+		for (int i = 0; i < s->g->n_outputs; i++) {
+			pn_tensor_free(outputs[i]);
+			outputs[i] = NULL;
+		}
+	run_free(&r);
+	return rc;
+}
+
+int pn_run_subgraph(pn_kctx *k, const pn_graph *g, pn_tensor *const *inputs, int n_inputs,
+		    pn_tensor **outputs, char *err)
+{
+	pn_run r;
+	for (int i = 0; i < g->n_outputs; i++)
+		outputs[i] = NULL;
+	int rc = run_init(&r, k->run->s, g, k->run, err);
+	if (!rc)
+		rc = run_graph(&r, inputs, n_inputs, outputs, err);
+	if (rc)
+		for (int i = 0; i < g->n_outputs; i++) {
+			pn_tensor_free(outputs[i]);
+			outputs[i] = NULL;
+		}
+	run_free(&r);
+	return rc;
+}
+
+int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
+		 uint64_t seed, char *err)
+{
+	pn_session s = {.o = {.seed = seed}};
+	pn_run r = {.s = &s};
+	pn_graph empty = {0};
+	r.g = &empty;
+	pn_tensor **in = calloc((size_t)n->n_in + 1, sizeof(void *));
+	int rc = in ? 0 : pn_fail(err, "out of memory");
+	for (int i = 0; i < n->n_in && i < n_inputs; i++)
+		in[i] = inputs[i];
+	for (int i = 0; !rc && i < n->n_out; i++)
+		if (!(outputs[i] = calloc(1, sizeof(pn_tensor))))
+			rc = pn_fail(err, "out of memory");
+	if (!rc)
+		rc = call_kernel(&r, n, in, outputs, err);
+	for (int i = 0; i < n->n_out; i++) {
+		if (rc) {
+			release(&s.pool, outputs[i]);
+			outputs[i] = NULL;
+		} else if (outputs[i]) {
+			detach(outputs[i]);
+		}
+	}
+	free(in);
+	pn_pool_clear(&s.pool);
+	return rc;
+}

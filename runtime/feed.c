@@ -1,0 +1,108 @@
+/* feed.c - the inputs a model runs on (see feed.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/err.h"
+#include "runtime/exec.h"
+#include "runtime/feed.h"
+#include "runtime/infer.h"
+#include "model/onnx.h"
+
+/* input_N.pb from a folder, N = 0..n-1. */
+static int read_inputs(const pn_graph *g, const char *dir, pn_tensor **in, char *err)
+{
+	for (int i = 0; i < g->n_inputs; i++) {
+		char path[4096];
+		void *data;
+		size_t len;
+		snprintf(path, sizeof path, "%s/input_%d.pb", dir, i);
+		int rc = pn_read_file(path, &data, &len, err);
+		if (rc > 0)
+			return pn_fail(err, "%s: missing", path);
+		if (rc < 0)
+			return -1;
+		rc = pn_tensor_read_pb(data, len, g->values[g->inputs[i]].type.kind, &in[i], NULL, err);
+		free(data);
+		if (rc) {
+			pn_errprefix(err, "%s", path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Random inputs need static types: inference binds the symbolic dims. */
+static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t seed, pn_tensor **in,
+			 char *err)
+{
+	pn_infer_result r;
+	if (pn_infer_graph(g, bind, NULL, &r, err))
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < g->n_inputs && !rc; i++) {
+		in[i] = pn_input_for(g, i, &r.v[g->inputs[i]].type, seed, NULL, err);
+		if (!in[i])
+			rc = -1;
+	}
+	pn_infer_result_free(&r);
+	return rc;
+}
+
+int pn_feed_prepare(const pn_model *m, const char *dir, const pn_dimbind *bind, uint64_t seed,
+		    pn_feed *f, char *err)
+{
+	const pn_graph *g = m->graph;
+	memset(f, 0, sizeof *f);
+	if (!dir && m->n_testsets && m->testsets[0].n_inputs) {
+		f->from_testset = 1;
+		f->v = m->testsets[0].inputs;
+		f->n = m->testsets[0].n_inputs;
+		return 0;
+	}
+	f->owned = calloc((size_t)g->n_inputs + 1, sizeof(pn_tensor *));
+	if (!f->owned)
+		return pn_fail(err, "out of memory");
+	f->v = f->owned;
+	f->n = g->n_inputs;
+	return dir ? read_inputs(g, dir, f->owned, err) : random_inputs(g, bind, seed, f->owned, err);
+}
+
+void pn_feed_free(pn_feed *f)
+{
+	for (int i = 0; f->owned && i < f->n; i++)
+		pn_tensor_free(f->owned[i]);
+	free(f->owned);
+	memset(f, 0, sizeof *f);
+}
+
+static int write_file(const char *path, const void *bytes, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+	int ok = fp && fwrite(bytes, 1, len, fp) == len;
+	if (fp && fclose(fp))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+int pn_write_pb_files(const char *dir, const char *stem, const pn_graph *g, const int *values,
+		      pn_tensor *const *t, int n, char *err)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return pn_fail(err, "%s: %s", dir, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		void *bytes;
+		size_t len;
+		snprintf(path, sizeof path, "%s/%s_%d.pb", dir, stem, i);
+		if (pn_tensor_write_pb(t[i], g->values[values[i]].name, &bytes, &len, err))
+			return -1;
+		int rc = write_file(path, bytes, len);
+		free(bytes);
+		if (rc)
+			return pn_fail(err, "%s: cannot write", path);
+	}
+	return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * conv.h - what the convolution files share: the geometry of one
+ * convolution, the im2col / GEMM building blocks (exec/ops/conv.c, used by
+ * the integer convolutions in exec/ops/conv_int.c too) and the direct
+ * float32 paths (exec/ops/conv_direct.c).
+ */
+#ifndef PN_OPS_CONV_H
+#define PN_OPS_CONV_H
+
+#include <stdint.h>
+
+#include "runtime/kernel.h"
+#include "runtime/ops/window.h"
+
+typedef struct pn_conv_geom {
+	int64_t N, C, M, G;       /* batch, input channels, output channels, groups */
+	int64_t Cg, Mg;           /* channels per group, in and out */
+	pn_window w;              /* spatial window, widened to 3 dims */
+	int64_t isp, osp, ksz;    /* input / output spatial size, kernel size */
+} pn_conv_geom;
+
+/* Conv geometry of X [N, C, ...] and W [M, C/group, ...]; allocates output 0
+ * as out_dtype [N, M, ...]. */
+int pn_conv_setup(pn_kctx *k, const pn_tensor *x, const pn_tensor *w, int out_dtype,
+		  pn_conv_geom *g);
+
+/* Columns per im2col segment for a matrix of `rows` rows (bounded scratch). */
+int64_t pn_conv_cols(int64_t rows, int64_t total);
+
+/* im2col of `channels` channels starting at x, output positions p0..p0+np-1. */
+void pn_conv_im2col_f32(const pn_window *w, const float *x, int64_t channels, int64_t p0,
+			int64_t np, float *col);
+void pn_conv_im2col_i32(const pn_window *w, const int32_t *x, int64_t channels, int64_t p0,
+			int64_t np, int32_t *col);
+
+/* C = A * B for int32, row-major (exact: integer sums do not depend on order). */
+void pn_conv_gemm_i32(int64_t M, int64_t N, int64_t K, const int32_t *A, int64_t lda,
+		      const int32_t *B, int64_t ldb, int32_t *C, int64_t ldc);
+
+/* 1 when w is 1x1 with stride 1 and no padding (the input is the matrix). */
+int pn_conv_is_pointwise(const pn_window *w);
+
+/* float32 Conv through the direct paths (conv_direct.c): 0 done, -1 error
+ * (k->err set), 1 when none applies (im2col + GEMM then). */
+int pn_conv_direct_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
+		       const float *b, float *y);
+
+/* For tests and benchmarks only: -1 (the default) lets Conv choose per
+ * node; 0 forces im2col + GEMM, 1 the direct path wherever its layout
+ * applies.  Both must agree with the naive result. */
+extern int pn_conv_force_path;
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * nms.c - NonMaxSuppression: greedy per (batch, class) selection of boxes
+ * by descending score, dropping boxes whose IoU with an already selected one
+ * exceeds the threshold.  The output row count depends on the data, so the
+ * kernel allocates it.
+ */
+#include <stdlib.h>
+
+#include "runtime/infer.h"
+#include "runtime/kernel.h"
+
+int pn_infer_NonMaxSuppression(pn_ictx *c)
+{
+	pn_iset(c, 0, PN_INT64, 2, (int64_t[]){-1, 3});
+	return 0;
+}
+
+typedef struct cand {
+	float score;
+	int64_t index;
+} cand;
+
+/* Higher score first; equal scores keep the lower box index first. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const cand *x = a, *y = b;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Box as (ymin, xmin, ymax, xmax), whichever corners or centre form it came in. */
+static void corners(const float *b, int center, float *o)
+{
+	if (center) {
+		o[0] = b[1] - b[3] / 2;
+		o[1] = b[0] - b[2] / 2;
+		o[2] = b[1] + b[3] / 2;
+		o[3] = b[0] + b[2] / 2;
+		return;
+	}
+	o[0] = b[0] < b[2] ? b[0] : b[2];
+	o[1] = b[1] < b[3] ? b[1] : b[3];
+	o[2] = b[0] < b[2] ? b[2] : b[0];
+	o[3] = b[1] < b[3] ? b[3] : b[1];
+}
+
+/* IoU(a, b) > threshold; degenerate boxes never suppress. */
+static int suppresses(const float *a, const float *b, float threshold)
+{
+	float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+	if (area_a <= 0 || area_b <= 0)
+		return 0;
+	float ih = (a[2] < b[2] ? a[2] : b[2]) - (a[0] > b[0] ? a[0] : b[0]);
+	float iw = (a[3] < b[3] ? a[3] : b[3]) - (a[1] > b[1] ? a[1] : b[1]);
+	if (ih <= 0 || iw <= 0)
+		return 0;
+	float inter = ih * iw;
+	return inter / (area_a + area_b - inter) > threshold;
+}
+
+static float *as_f32(const pn_tensor *t)
+{
+	float *f = malloc(sizeof(float) * (size_t)(t->numel + 1));
+	for (int64_t i = 0; f && i < t->numel; i++)
+		f[i] = (float)pn_tensor_get_f64(t, i);
+	return f;
+}
+
+typedef struct nms_args {
+	int64_t B, C, S, max_out;
+	float iou, score_thr;
+	int has_score_thr, center;
+} nms_args;
+
+/* Selects the boxes of one (batch, class); appends [b, c, box] rows to sel. */
+static int64_t select_class(const nms_args *a, const float *boxes, const float *scores,
+			    int64_t b, int64_t c, cand *cands, int64_t *picked, int64_t *sel,
+			    int64_t n_sel)
+{
+	const float *sc = scores + (b * a->C + c) * a->S;
+	int64_t n = 0, n_pick = 0;
+	for (int64_t i = 0; i < a->S; i++)
+		if (!a->has_score_thr || sc[i] > a->score_thr)
+			cands[n++] = (cand){sc[i], i};
+	qsort(cands, (size_t)n, sizeof(*cands), cand_cmp);
+	for (int64_t i = 0; i < n && n_pick < a->max_out; i++) {
+		float bi[4], bj[4];
+		corners(boxes + (b * a->S + cands[i].index) * 4, a->center, bi);
+		int keep = 1;
+		for (int64_t j = 0; j < n_pick && keep; j++) {
+			corners(boxes + (b * a->S + picked[j]) * 4, a->center, bj);
+			keep = !suppresses(bi, bj, a->iou);
+		}
+		if (!keep)
+			continue;
+		picked[n_pick++] = cands[i].index;
+		sel[n_sel * 3] = b;
+		sel[n_sel * 3 + 1] = c;
+		sel[n_sel * 3 + 2] = cands[i].index;
+		n_sel++;
+	}
+	return n_sel;
+}
+
+int pn_kernel_NonMaxSuppression(pn_kctx *k)
+{
+	const pn_tensor *bt = pn_kin(k, 0), *st = pn_kin(k, 1);
+	const pn_tensor *mo = pn_kin(k, 2), *iou = pn_kin(k, 3), *thr = pn_kin(k, 4);
+	if (!bt || !st || bt->rank != 3 || bt->dims[2] != 4 || st->rank != 3 ||
+	    st->dims[0] != bt->dims[0] || st->dims[2] != bt->dims[1])
+		return pn_kfail(k, "boxes must be [B, S, 4] and scores [B, C, S]");
+	nms_args a = {.B = bt->dims[0], .C = st->dims[1], .S = bt->dims[1]};
+	a.max_out = mo && mo->numel ? pn_tensor_get_i64(mo, 0) : 0;
+	a.iou = iou && iou->numel ? (float)pn_tensor_get_f64(iou, 0) : 0.0f;
+	a.has_score_thr = thr && thr->numel;
+	a.score_thr = a.has_score_thr ? (float)pn_tensor_get_f64(thr, 0) : 0.0f;
+	a.center = (int)pn_attr_int(k->node, "center_point_box", 0);
+	if (a.max_out < 0)
+		a.max_out = 0;
+	if (a.max_out > a.S)
+		a.max_out = a.S;
+	if (a.iou < 0 || a.iou > 1)
+		return pn_kfail(k, "iou_threshold %g outside [0, 1]", (double)a.iou);
+	int64_t cap = a.B * a.C * a.max_out;
+	float *boxes = as_f32(bt), *scores = as_f32(st);
+	cand *cands = malloc(sizeof(cand) * (size_t)(a.S + 1));
+	int64_t *picked = malloc(sizeof(int64_t) * (size_t)(a.S + 1));
+	int64_t *sel = malloc(sizeof(int64_t) * (size_t)(3 * cap + 1));
+	int rc = (!boxes || !scores || !cands || !picked || !sel) ? pn_kfail(k, "out of memory") : 0;
+	int64_t n_sel = 0;
+	for (int64_t b = 0; !rc && b < a.B; b++)
+		for (int64_t c = 0; c < a.C; c++)
+			n_sel = select_class(&a, boxes, scores, b, c, cands, picked, sel, n_sel);
+	pn_tensor *y = rc ? NULL : pn_out_alloc(k, 0, PN_INT64, 2, (int64_t[]){n_sel, 3});
+	if (!rc && !y)
+		rc = -1;
+	for (int64_t i = 0; !rc && i < 3 * n_sel; i++)
+		((int64_t *)y->data)[i] = sel[i];
+	free(boxes);
+	free(scores);
+	free(cands);
+	free(picked);
+	free(sel);
+	return rc;
+}
