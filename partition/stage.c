@@ -186,7 +186,7 @@ static void free_job(job *j)
 {
 	free(j->record);
 	j->record = NULL;
-	for (int s = 0; s < 8; s++)
+	for (int s = 0; s < PN_N_STRATEGIES; s++)
 		pn_cuts_free(&j->cuts[s]);
 }
 
