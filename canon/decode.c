@@ -91,6 +91,8 @@ typedef struct dnode {
 	int32_t *in;
 	int nout;
 	int32_t *out;
+	int meta_const;            /* a Constant whose value is a weight kept as
+				      metadata (meta_constant) */
 } dnode;
 
 typedef struct dgraph {
@@ -111,7 +113,9 @@ typedef struct ctx {
 	int ndom;
 } ctx;
 
-static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g);
+static int parse_graph(ctx *c, reader *r, const char *prefix, const char *const *captured,
+		       int n_captured, int *n_used, dgraph *g);
+static Onnx__TensorProto *meta_initializer(ctx *c, const dvalue *v);
 
 static void note_version(ctx *c, const char *domain, int64_t v)
 {
@@ -235,8 +239,14 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		}
 		break;
 	case PN_ATTR_TENSOR:
-		if (r->p < r->end && *r->p == 0xff)
-			return pn_fail(c->err, "attribute '%s' holds a weight kept as metadata", ap->name);
+		/* A weight kept as metadata has no bytes to write; only a
+		 * Constant's value can be one (its node becomes an initializer
+		 * of its output, parse_graph), which the caller checks. */
+		if (r->p < r->end && *r->p == 0xff) {
+			r->p++;
+			ap->t = NULL;
+			break;
+		}
 		ap->t = rd_tensor(c, r, "");
 		break;
 	case PN_ATTR_TENSORS:
@@ -325,6 +335,14 @@ static int rd_node_label(ctx *c, reader lb, dnode *d, const char *name, pending_
 				pg[(*npg)++] = (pending_graph){ap, rd_blob(&lb), type == PN_ATTR_GRAPHS};
 		} else if (rd_attr(c, &lb, ap, name)) {
 			return -1;
+		} else if (ap->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && !ap->t) {
+			int constant = np->op_type && !strcmp(np->op_type, "Constant") &&
+				       (!np->domain || !*np->domain) && ap->name &&
+				       !strcmp(ap->name, "value");
+			if (!constant)
+				return pn_fail(c->err, "attribute '%s' of %s holds a weight kept as metadata",
+					       ap->name ? ap->name : "?", np->op_type ? np->op_type : "?");
+			d->meta_const = 1;
 		}
 	}
 	d->proto = np;
@@ -407,13 +425,9 @@ static int decode_bodies(ctx *c, dgraph *g, pending_graph *pg, int npg, int node
 		reader br = pg[i].body;
 		char prefix[256];
 		snprintf(prefix, sizeof prefix, "%s_%s%d_", d->proto->name, pg[i].ap->name, i);
-		if (parse_graph(c, &br, prefix, &body))
-			return -1;
 		int bcaps = 0;
-		for (int v = 0; v < body.nv; v++)
-			bcaps += body.v[v].kind == PN_CV_INPUT && body.v[v].in_pos < 0;
-		if (used + bcaps > ncaps)
-			return pn_fail(c->err, "nested graph captures more values than its node has");
+		if (parse_graph(c, &br, prefix, caps + used, ncaps - used, &bcaps, &body))
+			return -1;
 		Onnx__GraphProto *gp = build_graph(c, &body, prefix, caps + used, bcaps);
 		used += bcaps;
 		if (!gp)
@@ -432,8 +446,42 @@ static int decode_bodies(ctx *c, dgraph *g, pending_graph *pg, int npg, int node
 	return 0;
 }
 
-/* r holds exactly one canonical form (unwrapped). */
-static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g)
+/* A Constant whose value is a weight kept as metadata (a large constant
+ * inside a nested graph, where constants stay nodes): its value attribute
+ * states dtype and dims, from the Constant's output, with its bytes absent,
+ * as the store keeps such a weight; the loader then regenerates it like any
+ * other (model/onnx_decode.c), and the graph hashes back to the same key. */
+static int meta_constant(ctx *c, dgraph *g, const dnode *d)
+{
+	if (d->nout != 1 || d->out[0] < 0)
+		return pn_fail(c->err, "node '%s' (Constant) does not have one output", d->proto->name);
+	dvalue *v = &g->v[d->out[0]];
+	if (!v->type.dtype || v->type.rank < 0)
+		return pn_fail(c->err, "node '%s' (Constant) holds a weight kept as metadata whose "
+			       "type is unknown", d->proto->name);
+	for (int k = 0; k < v->type.rank; k++)
+		if (v->type.dims[k] < 0)
+			return pn_fail(c->err, "node '%s' (Constant) holds a weight kept as metadata of "
+				       "unknown dims", d->proto->name);
+	Onnx__AttributeProto *ap = NULL;
+	for (size_t i = 0; i < d->proto->n_attribute; i++)
+		if (!strcmp(d->proto->attribute[i]->name, "value"))
+			ap = d->proto->attribute[i];
+	Onnx__TensorProto *tp = ap ? meta_initializer(c, v) : NULL;
+	if (!tp)
+		return pn_fail(c->err, "out of memory");
+	ap->t = tp;
+	return 0;
+}
+
+/* r holds exactly one canonical form (unwrapped).  For a nested graph,
+ * captured[0..n_captured) are the outer names still to be taken by captured
+ * values (inputs without a position), in canonical order; *n_used says how
+ * many this graph took.  The names are given before the nodes are read, so
+ * that a graph nested deeper, which captures one of these values again,
+ * reads it by its outer name. */
+static int parse_graph(ctx *c, reader *r, const char *prefix, const char *const *captured,
+		       int n_captured, int *n_used, dgraph *g)
 {
 	reader body = *r;
 	if (rd_u8(&body) != PN_CANON_VERSION)
@@ -453,6 +501,15 @@ static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g)
 		if (rd_value(c, &body, &g->v[i], name))
 			return -1;
 	}
+	int cap = 0;
+	for (int i = 0; captured && i < g->nv; i++)
+		if (g->v[i].kind == PN_CV_INPUT && g->v[i].in_pos < 0) {
+			if (cap >= n_captured)
+				return pn_fail(c->err, "nested graph captures more values than its node has");
+			g->v[i].name = (char *)captured[cap++];
+		}
+	if (n_used)
+		*n_used = cap;
 	for (int i = 0; i < g->nn; i++) {
 		dnode *d = &g->n[i];
 		char name[300];
@@ -476,6 +533,8 @@ static int parse_graph(ctx *c, reader *r, const char *prefix, dgraph *g)
 		for (int k = 0; k < d->nin; k++)
 			if (d->in[k] >= g->nv)
 				return pn_fail(c->err, "corrupt canonical form");
+		if (d->meta_const && meta_constant(c, g, d))
+			return -1;
 		if (npg && decode_bodies(c, g, pg, npg, i))
 			return -1;
 	}
@@ -512,8 +571,9 @@ static int add_meta(ctx *c, const dvalue *v)
 	return 0;
 }
 
-/* A weight kept as metadata: an initializer that states dtype and dims and
- * whose bytes are absent, as the store keeps them. */
+/* A weight kept as metadata: a tensor (an initializer, or a Constant's
+ * value) that states dtype and dims and whose bytes are absent, as the store
+ * keeps them. */
 static Onnx__TensorProto *meta_initializer(ctx *c, const dvalue *v)
 {
 	Onnx__TensorProto *tp = pn_arena_alloc(c->a, sizeof(*tp));
@@ -541,11 +601,8 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	}
 	onnx__graph_proto__init(gp);
 	gp->name = pn_arena_strdup(c->a, name);
-	/* captured values take the names of the outer operands */
-	int cap = 0;
-	for (int i = 0; i < g->nv; i++)
-		if (g->v[i].kind == PN_CV_INPUT && g->v[i].in_pos < 0 && captured_names)
-			g->v[i].name = (char *)(cap < n_captured ? captured_names[cap++] : "");
+	/* captured values took the names of the outer operands in parse_graph */
+	(void)n_captured;
 	size_t nv = (size_t)g->nv + 1;
 	gp->input = pn_arena_alloc(c->a, sizeof(void *) * nv);
 	gp->output = pn_arena_alloc(c->a, sizeof(void *) * nv);
@@ -594,7 +651,7 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_on
 	dgraph g;
 	Onnx__ModelProto *mp = NULL;
 	note_version(&c, "", 1);
-	if (!parse_graph(&c, &r, "", &g)) {
+	if (!parse_graph(&c, &r, "", NULL, 0, NULL, &g)) {
 		Onnx__GraphProto *gp = build_graph(&c, &g, "subgraph", NULL, 0);
 		mp = gp ? pn_arena_alloc(a, sizeof(*mp)) : NULL;
 		if (mp) {
