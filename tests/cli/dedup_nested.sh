@@ -5,14 +5,15 @@
 # and `show` prints each (it decodes the canonical bytes too).
 . "$ROOT/tests/cli/lib.sh"
 py=/usr/bin/python3
-m="$TEST_TMP/nested.onnx"
-"$py" "$ROOT/tests/fixtures/nested_branches.py" "$m" || fail "fixture"
-db="$TEST_TMP/db"
+for size in large small; do
+m="$TEST_TMP/nested-$size.onnx"
+"$py" "$ROOT/tests/fixtures/nested_branches.py" "$m" $size || fail "fixture"
+db="$TEST_TMP/db-$size"
 pn --db "$db" build "$m"
 [ "$status" -eq 0 ] || fail "build: $out"
 pn --db "$db" doctor --deep
 echo "$out"
-[ "$status" -eq 0 ] || fail "doctor --deep: $out"
+[ "$status" -eq 0 ] || fail "doctor --deep ($size constant): $out"
 pn --db "$db" ls --subgraphs
 hashes=$(echo "$out" | awk '{print $1}')
 n=0
@@ -25,4 +26,5 @@ for h in $hashes; do
 done
 [ "$n" -ge 4 ] || fail "only $n subgraphs"
 [ "$nested" -ge 2 ] || fail "only $nested subgraphs hold the If with the nested If"
-echo "nested: $n subgraphs ($nested with the nested If) decode and hash back"
+echo "nested ($size constant): $n subgraphs ($nested with the nested If) decode and hash back"
+done
