@@ -248,7 +248,11 @@ static inline void rename_all(builder *b, const char *prefix)
 		b->infos[i]->name = renamed(b, prefix, b->infos[i]->name);
 }
 
-static inline pn_model *load(builder *b)
+/* Decodes the built model.  With weights_as_meta, as `passnet build` stores
+ * models: tensors past the by-value thresholds (model/onnx_weights.c)
+ * become statistics without bytes; without, every byte is kept, as for
+ * execution. */
+static inline pn_model *load_with(builder *b, int weights_as_meta)
 {
 	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
 	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
@@ -276,11 +280,26 @@ static inline pn_model *load(builder *b)
 	onnx__model_proto__pack(&mp, bytes);
 	pn_model *m = NULL;
 	char err[PN_ERRLEN] = "";
-	int rc = pn_model_load(bytes, len, NULL, 0, &m, err);
+	int rc;
+	if (weights_as_meta) {
+		/* the proto must live in the model's arena (pn_model_from_proto) */
+		m = calloc(1, sizeof(*m));
+		pn_arena_init(&m->arena, 0);
+		Onnx__ModelProto *up = pn_onnx_unpack(bytes, len, &m->arena, err);
+		pn_decode_opts o = {.weights_as_meta = 1};
+		rc = !up || pn_model_from_proto(up, &o, m, err);
+	} else {
+		rc = pn_model_load(bytes, len, NULL, 0, &m, err);
+	}
 	free(bytes);
 	if (rc)
 		fail_msg("model: %s", err);
 	return m;
+}
+
+static inline pn_model *load(builder *b)
+{
+	return load_with(b, 0);
 }
 
 #endif

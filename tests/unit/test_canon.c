@@ -43,6 +43,7 @@ typedef struct variant {
 	int reverse;           /* or in reverse, */
 	const int *perm;       /* or in this order */
 	int reverse_inputs;    /* list graph inputs in reverse */
+	int meta;              /* load as stored: big weights as statistics */
 } variant;
 
 static const variant AS_BUILT = {0};
@@ -80,7 +81,7 @@ static pn_model *build(build_fn fn, const void *arg, const variant *v)
 		reverse_inputs(&b);
 	if (v->prefix)
 		rename_all(&b, v->prefix);
-	pn_model *m = load(&b);
+	pn_model *m = load_with(&b, v->meta);
 	pn_arena_free(&b.a);
 	return m;
 }
@@ -339,6 +340,22 @@ static void g_const(builder *b, const void *arg)
 	node(b, "Add", "x,C", "y");
 	b->outputs[b->nout++] = vout(b, "y");
 }
+
+/* Mul(x, W) with W a [4, 5] initializer filled with *arg: 20 floats, past
+ * the 16 kept by value when weights become statistics. */
+static void g_weight(builder *b, const void *arg)
+{
+	static const int64_t d45[] = {4, 5};
+	float w[20];
+	for (int i = 0; i < 20; i++)
+		w[i] = *(const float *)arg * (float)(i + 1);
+	b->inputs[b->nin++] = vinfo(b, "x", 2, d45);
+	b->inits[b->ni++] = tensor_of(b, "W", 2, d45, w);
+	node(b, "Mul", "x,W", "y");
+	b->outputs[b->nout++] = vout(b, "y");
+}
+
+static const float ONE_F = 1.0f, TWO_F = 2.0f;
 
 static float f32_bits(uint32_t x)
 {
@@ -669,9 +686,9 @@ static void test_11_constants_by_value(void **state)
 
 /* fn(arg) -> canonical bytes -> decoded model -> canonical bytes: equal
  * bytes and keys, equal boundary. */
-static void roundtrip(build_fn fn, const void *arg)
+static void roundtrip_v(build_fn fn, const void *arg, const variant *v)
 {
-	pn_model *m = build(fn, arg, &AS_BUILT);
+	pn_model *m = build(fn, arg, v);
 	pn_infer_result r;
 	pn_form f;
 	form_all(m, &r, &f);
@@ -714,6 +731,11 @@ static void roundtrip(build_fn fn, const void *arg)
 	pn_model_free(m);
 }
 
+static void roundtrip(build_fn fn, const void *arg)
+{
+	roundtrip_v(fn, arg, &AS_BUILT);
+}
+
 /* Case 12 (i): canonical bytes start with the format version and the
  * kind, and decode (canon/decode.h) into a model whose form is the same
  * bytes, so it hashes back to the same key: the bytes are the subgraph. */
@@ -740,6 +762,29 @@ static void test_12_decode_roundtrip(void **state)
 	roundtrip(g_const, c123);
 	const int ab2[2] = {1, 2};
 	roundtrip(g_gemm, ab2);
+	variant meta = {.meta = 1};
+	roundtrip_v(g_weight, &ONE_F, &meta);
+}
+
+/* --- 13: learned weights --------------------------------------------------------------- */
+
+/* Case 13: stored as `passnet build` stores models, a weight past the
+ * by-value threshold is a marker: two models that differ only in its
+ * values are one subgraph, while loaded with every byte they are two; a
+ * weight is not the same as a known constant; small constants stay by
+ * value (case 11) whichever way the model is loaded. */
+static void test_13_weights_as_markers(void **state)
+{
+	(void)state;
+	variant meta = {.meta = 1};
+	hashes a = hash_of(g_weight, &ONE_F, &meta), b = hash_of(g_weight, &TWO_F, &meta);
+	assert_int_equal(a.n_consts, 1);
+	SAME_KEY(a.exact, b.exact);
+	hashes ab = hash_of(g_weight, &ONE_F, &AS_BUILT), bb = hash_of(g_weight, &TWO_F, &AS_BUILT);
+	OTHER_KEY(ab.exact, bb.exact);
+	OTHER_KEY(a.exact, ab.exact);
+	const float c123[3] = {1, 2, 3}, c124[3] = {1, 2, 4};
+	OTHER_KEY(hash_of(g_const, c123, &meta).exact, hash_of(g_const, c124, &meta).exact);
 }
 
 int main(void)
@@ -757,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_10_sharing),
 		cmocka_unit_test(test_11_constants_by_value),
 		cmocka_unit_test(test_12_decode_roundtrip),
+		cmocka_unit_test(test_13_weights_as_markers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
