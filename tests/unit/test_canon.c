@@ -437,7 +437,7 @@ static void test_02_automorphisms_every_order(void **state)
 	assert_invariant(g_diamond, NULL);
 }
 
-/* Case 3 (b): eight identical branches tie 8! = 40320 ways, ten times the
+/* Case 3 (b): eight identical branches tie 8! = 40320 ways, about ten times the
  * leaf budget; the automorphisms found on the way prune the equivalent
  * branches, so the search stays exact, and the hash is order-free. */
 static void test_03_automorphism_pruning(void **state)
