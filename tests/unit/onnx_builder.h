@@ -11,6 +11,10 @@
  *   pn_model *m = load(&b);                          (opset 17, IR 8)
  *   pn_arena_free(&b.a);
  *
+ * b.opset, when set, replaces opset 17.  The arrays are fixed-size: room for
+ * the biggest graph a test builds (the partition tests go past the cut
+ * bounds: 64 nodes, 16 inputs, 8 outputs).
+ *
  * Include it after cmocka.h: load() fails the test when decoding fails.
  */
 #ifndef PN_TEST_ONNX_BUILDER_H
@@ -26,10 +30,11 @@
 
 typedef struct builder {
 	pn_arena a;
-	Onnx__NodeProto *nodes[16];
-	Onnx__TensorProto *inits[8];
-	Onnx__ValueInfoProto *inputs[4], *outputs[4], *infos[16];
+	Onnx__NodeProto *nodes[128];
+	Onnx__TensorProto *inits[16];
+	Onnx__ValueInfoProto *inputs[32], *outputs[32], *infos[32];
 	size_t nn, ni, nin, nout, ninfo;
+	int64_t opset;   /* 0: 17 */
 } builder;
 
 static inline Onnx__ValueInfoProto *vinfo_t(builder *b, const char *name, int dtype, int rank,
@@ -74,6 +79,15 @@ static inline Onnx__ValueInfoProto *vinfo(builder *b, const char *name, int rank
 	return vinfo_t(b, name, PN_FLOAT, rank, dims);
 }
 
+/* A graph output or value_info with no type: inference gives it one. */
+static inline Onnx__ValueInfoProto *vout(builder *b, const char *name)
+{
+	Onnx__ValueInfoProto *vi = pn_arena_alloc(&b->a, sizeof(*vi));
+	onnx__value_info_proto__init(vi);
+	vi->name = pn_arena_strdup(&b->a, name);
+	return vi;
+}
+
 /* A float tensor of the given shape holding data (copied). */
 static inline Onnx__TensorProto *tensor_of(builder *b, const char *name, int rank,
 					   const int64_t *dims, const float *data)
@@ -110,7 +124,10 @@ static inline Onnx__TensorProto *tensor(builder *b, const char *name, int rank,
 
 static inline char **names(builder *b, const char *csv, size_t *n)
 {
-	char **v = pn_arena_alloc(&b->a, sizeof(char *) * 8);
+	size_t cap = 1;   /* tokens are at most commas + 1 (variadic Sum, Concat) */
+	for (const char *c = csv; *c; c++)
+		cap += *c == ',';
+	char **v = pn_arena_alloc(&b->a, sizeof(char *) * cap);
 	char *s = pn_arena_strdup(&b->a, csv), *save = NULL;
 	*n = 0;
 	for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -147,13 +164,101 @@ static inline void attr_int(builder *b, Onnx__NodeProto *n, const char *name, in
 	n->attribute = all;
 }
 
-static inline pn_model *load(builder *b)
+/* Gives node n the float attribute name = v. */
+static inline void attr_float(builder *b, Onnx__NodeProto *n, const char *name, float v)
+{
+	Onnx__AttributeProto *a = pn_arena_alloc(&b->a, sizeof(*a));
+	Onnx__AttributeProto **all = pn_arena_alloc(&b->a, sizeof(void *) * (n->n_attribute + 1));
+	onnx__attribute_proto__init(a);
+	a->name = pn_arena_strdup(&b->a, name);
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+	a->has_f = 1;
+	a->f = v;
+	if (n->n_attribute)
+		memcpy(all, n->attribute, sizeof(void *) * n->n_attribute);
+	all[n->n_attribute++] = a;
+	n->attribute = all;
+}
+
+/* An int64 tensor of the given shape holding data (copied). */
+static inline Onnx__TensorProto *tensor_i64(builder *b, const char *name, int rank,
+					    const int64_t *dims, const int64_t *data)
+{
+	Onnx__TensorProto *t = pn_arena_alloc(&b->a, sizeof(*t));
+	onnx__tensor_proto__init(t);
+	t->name = pn_arena_strdup(&b->a, name);
+	t->has_data_type = 1;
+	t->data_type = PN_INT64;
+	t->n_dims = (size_t)rank;
+	t->dims = pn_arena_memdup(&b->a, dims, sizeof(int64_t) * (size_t)(rank ? rank : 1));
+	size_t n = 1;
+	for (int i = 0; i < rank; i++)
+		n *= (size_t)dims[i];
+	t->has_raw_data = 1;
+	t->raw_data.data = pn_arena_memdup(&b->a, data, (n ? n : 1) * sizeof(int64_t));
+	t->raw_data.len = n * sizeof(int64_t);
+	return t;
+}
+
+/* --- transforms of a built graph that must not change what it computes ---- */
+
+/* Lists the nodes in the order perm gives: file position i holds the node
+ * built perm[i]-th.  Node names (n0, n1, ... by build order) go along. */
+static inline void permute_nodes(builder *b, const int *perm)
+{
+	Onnx__NodeProto *was[128];
+	memcpy(was, b->nodes, sizeof(void *) * b->nn);
+	for (size_t i = 0; i < b->nn; i++)
+		b->nodes[i] = was[perm[i]];
+}
+
+static inline void reverse_inputs(builder *b)
+{
+	for (size_t i = 0; i < b->nin / 2; i++) {
+		Onnx__ValueInfoProto *t = b->inputs[i];
+		b->inputs[i] = b->inputs[b->nin - 1 - i];
+		b->inputs[b->nin - 1 - i] = t;
+	}
+}
+
+static inline char *renamed(builder *b, const char *prefix, const char *name)
+{
+	return name && *name ? pn_arena_printf(&b->a, "%s%s", prefix, name) : (char *)name;
+}
+
+/* Renames every value and node: prefix + old name. */
+static inline void rename_all(builder *b, const char *prefix)
+{
+	for (size_t i = 0; i < b->nn; i++) {
+		Onnx__NodeProto *n = b->nodes[i];
+		n->name = renamed(b, prefix, n->name);
+		for (size_t k = 0; k < n->n_input; k++)
+			n->input[k] = renamed(b, prefix, n->input[k]);
+		for (size_t k = 0; k < n->n_output; k++)
+			n->output[k] = renamed(b, prefix, n->output[k]);
+	}
+	for (size_t i = 0; i < b->ni; i++)
+		b->inits[i]->name = renamed(b, prefix, b->inits[i]->name);
+	for (size_t i = 0; i < b->nin; i++)
+		b->inputs[i]->name = renamed(b, prefix, b->inputs[i]->name);
+	for (size_t i = 0; i < b->nout; i++)
+		b->outputs[i]->name = renamed(b, prefix, b->outputs[i]->name);
+	for (size_t i = 0; i < b->ninfo; i++)
+		b->infos[i]->name = renamed(b, prefix, b->infos[i]->name);
+}
+
+/* Decodes the built model.  With weights_as_meta, as `passnet build` stores
+ * models: tensors past the by-value thresholds (model/onnx_weights.c)
+ * become statistics without bytes; without, every byte is kept, as for
+ * execution. */
+static inline pn_model *load_with(builder *b, int weights_as_meta)
 {
 	Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
 	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
 	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT, *osp = &os;
 	os.has_version = 1;
-	os.version = 17;
+	os.version = b->opset ? b->opset : 17;
 	g.name = "g";
 	g.n_node = b->nn;
 	g.node = b->nodes;
@@ -175,11 +280,26 @@ static inline pn_model *load(builder *b)
 	onnx__model_proto__pack(&mp, bytes);
 	pn_model *m = NULL;
 	char err[PN_ERRLEN] = "";
-	int rc = pn_model_load(bytes, len, NULL, 0, &m, err);
+	int rc;
+	if (weights_as_meta) {
+		/* the proto must live in the model's arena (pn_model_from_proto) */
+		m = calloc(1, sizeof(*m));
+		pn_arena_init(&m->arena, 0);
+		Onnx__ModelProto *up = pn_onnx_unpack(bytes, len, &m->arena, err);
+		pn_decode_opts o = {.weights_as_meta = 1};
+		rc = !up || pn_model_from_proto(up, &o, m, err);
+	} else {
+		rc = pn_model_load(bytes, len, NULL, 0, &m, err);
+	}
 	free(bytes);
 	if (rc)
 		fail_msg("model: %s", err);
 	return m;
+}
+
+static inline pn_model *load(builder *b)
+{
+	return load_with(b, 0);
 }
 
 #endif
