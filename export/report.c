@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/err.h"
 #include "common/tally.h"
@@ -826,24 +825,6 @@ static void write_page(FILE *f, report *r)
 
 /* --- files ------------------------------------------------------------------------- */
 
-static int mkdirs(const char *dir, char *err)
-{
-	char p[4096];
-	if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
-		return pn_fail(err, "%s: path too long", dir);
-	for (char *s = p + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = 0;
-		if (mkdir(p, 0777) && errno != EEXIST)
-			return pn_fail(err, "%s: %s", p, strerror(errno));
-		*s = c;
-		if (!c)
-			return 0;
-	}
-}
-
 /* Written beside the page and renamed over it: a reader never sees half a
  * page. */
 static int write_file(report *r, const char *path)
@@ -888,7 +869,7 @@ int pn_report_write(pn_rtxn *t, const pn_report_opts *o, pn_report_summary *sum,
 	report r = {.t = t, .err = err, .top = o->top > 0 ? o->top : DEFAULT_TOP};
 	memset(sum, 0, sizeof(*sum));
 	err[0] = 0;
-	int rc = mkdirs(o->out_dir, err);
+	int rc = pn_mkdirs(o->out_dir, 0777, err);
 	if (!rc && snprintf(sum->path, sizeof sum->path, "%s/index.html", o->out_dir) >=
 			   (int)sizeof sum->path)
 		rc = pn_fail(err, "%s: path too long", o->out_dir);

@@ -20,21 +20,8 @@
 
 static const char *const split_names[3] = {"train", "val", "test"};
 
-static int mkdirs(const char *path, char *err)
-{
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s", path);
-	for (char *p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) && errno != EEXIST)
-				return pn_fail(err, "%s: %s", tmp, strerror(errno));
-			*p = '/';
-		}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return pn_fail(err, "%s: %s", tmp, strerror(errno));
-	return 0;
-}
+/* Task folders: rwxr-xr-x (before the umask), as they always were. */
+#define DIR_MODE 0755
 
 static int write_bytes(const char *path, const void *data, size_t len, char *err)
 {
@@ -83,7 +70,7 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 	pn_model *m = NULL;
 	char set[4200];
 	snprintf(set, sizeof set, "%s/test_data_set_0", vdir);
-	if (mkdirs(set, err) || pn_model_load_path(vdir, 0, &m, err))
+	if (pn_mkdirs(set, DIR_MODE, err) || pn_model_load_path(vdir, 0, &m, err))
 		return -1;
 	const pn_graph *g = m->graph;
 	pn_tensor **in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
@@ -258,7 +245,7 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 	char id[64], tdir[4096];
 	task_id(t, rank, id, sizeof id);
 	snprintf(tdir, sizeof tdir, "%s/tasks/%s", o->out, id);
-	if (mkdirs(tdir, err))
+	if (pn_mkdirs(tdir, DIR_MODE, err))
 		return -1;
 	char path[4200];
 	snprintf(path, sizeof path, "%s/task.json", tdir);
@@ -290,7 +277,7 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		uint8_t *canon = NULL;
 		int n_ranges = 0;
 		pn_range *ranges = pn_subgraph_ranges(st, t->v[i].hash, &n_ranges);
-		int vrc = mkdirs(vdir, verr);
+		int vrc = pn_mkdirs(vdir, DIR_MODE, verr);
 		if (!vrc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, verr)))
 			vrc = -1;
 		if (!vrc)
@@ -332,7 +319,7 @@ static int write_splits(const pn_selection *sel, const int *written, const char 
 {
 	char sdir[4096];
 	snprintf(sdir, sizeof sdir, "%s/splits", dir);
-	if (mkdirs(sdir, err))
+	if (pn_mkdirs(sdir, DIR_MODE, err))
 		return -1;
 	for (int sp = 0; sp < 3; sp++) {
 		char path[4200];
@@ -372,7 +359,7 @@ int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts 
 		if (!stat(probe, &sb))
 			return pn_fail(err, "%s already holds an export (remove it first)", o->out);
 	}
-	if (mkdirs(o->out, err))
+	if (pn_mkdirs(o->out, DIR_MODE, err))
 		return -1;
 	pn_progress prog;
 	pn_progress_start(&prog, "export", (uint64_t)sel->n);
