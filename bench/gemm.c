@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "common/err.h"
+#include "common/timing.h"
 #include "runtime/exec.h"
 #include "runtime/ops/conv.h"
 #include "schemas/ops.h"
@@ -72,12 +73,6 @@ static double pn_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int pn_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 typedef struct {

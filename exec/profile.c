@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/timing.h"
 #include "common/util.h"
 #include "canon/decode.h"
 #include "runtime/cost.h"
@@ -79,20 +80,6 @@ static void add_threshold(Passnet__Profile *p, const char *text)
 	p->thresholds[p->n_thresholds++] = strdup(text);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median and interquartile range (linear interpolation between ranks). */
-static double quantile(const double *sorted, int n, double q)
-{
-	double pos = q * (n - 1);
-	int lo = (int)pos;
-	double f = pos - lo;
-	return lo + 1 < n ? sorted[lo] * (1 - f) + sorted[lo + 1] * f : sorted[lo];
-}
 
 static void free_outputs(measure *ms)
 {
@@ -266,9 +253,10 @@ static void summarise(const double *times, int n, double *median, double *iqr)
 {
 	double *s = malloc(sizeof(double) * (size_t)n);
 	memcpy(s, times, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
-	*median = quantile(s, n, 0.5);
-	*iqr = quantile(s, n, 0.75) - quantile(s, n, 0.25);
+	/* Median, then the quartiles of the now sorted copy, interpolated
+	 * between ranks as stored IQRs always were (common/timing.h). */
+	*median = pn_median(s, (size_t)n);
+	*iqr = pn_quantile_weighted(s, n, 0.75) - pn_quantile_weighted(s, n, 0.25);
 	free(s);
 }
 

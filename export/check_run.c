@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/timing.h"
 #include "common/util.h"
 #include "runtime/exec.h"
 #include "export/check_impl.h"
@@ -32,18 +33,6 @@ static void set_reason(pn_runres *r, int cls, const char *what, const char *err)
 {
 	r->cls = cls;
 	snprintf(r->reason, sizeof r->reason, "%s%s%s", what, err ? ": " : "", err ? err : "");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *x, int n)
-{
-	qsort(x, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
 /* A model loaded in the child with its session. */
@@ -175,8 +164,8 @@ static void timing_body(void *ud, pn_runres *r)
 		for (int m = 0; m < 2 && r->cls == PN_EC_NONE; m++)
 			t[m][i] = sample(&l[m], j->spec, r);
 	if (r->cls == PN_EC_NONE) {
-		r->ref_us = runs ? median(t[0], runs) : first[0];
-		r->cand_us = runs ? median(t[1], runs) : first[1];
+		r->ref_us = runs ? pn_median(t[0], runs) : first[0];
+		r->cand_us = runs ? pn_median(t[1], runs) : first[1];
 	}
 	free(t[0]);
 	free(t[1]);

@@ -17,6 +17,7 @@
 
 #include "common/err.h"
 #include "common/tally.h"
+#include "common/timing.h"
 #include "common/util.h"
 #include "canon/decode.h"
 #include "exec/calibrate.h"
@@ -100,20 +101,6 @@ static int grow(void *p, size_t n, size_t *cap, size_t sz)
 	*(void **)p = q;
 	*cap = c;
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* --- reading the store ---------------------------------------------------- */
@@ -461,7 +448,7 @@ static int collect_ratios(report *r)
 	for (size_t i = 0; i < r->n_subs; i++)
 		if (r->subs[i].measured)
 			r->ratios[r->n_measured++] = r->subs[i].time / r->subs[i].bound;
-	r->median = median_of(r->ratios, r->n_measured);
+	r->median = pn_median(r->ratios, r->n_measured);
 	return 0;
 }
 
@@ -761,7 +748,7 @@ static void write_sources(FILE *f, report *r)
 	for (int i = 0; i < r->n_srcs; i++) {
 		rsource *s = &r->srcs[i];
 		char med[32];
-		fmt_num(median_of(s->ratios, s->n_ratios), med, sizeof med);
+		fmt_num(pn_median(s->ratios, s->n_ratios), med, sizeof med);
 		fputs("<tr><td>", f);
 		pn_html_escape(f, s->name);
 		fputs("</td><td>", f);
