@@ -40,9 +40,10 @@
  * long, so the clock's resolution and the timer call do not dominate. */
 #define PN_MIN_TRIAL_US 20.0
 
-const char *const pn_flag_names[] = {"slow", "fusible", "overhead-bound", "parallel-slowdown",
-				     "failed", "unstable"};
-const int pn_n_flags = 6;
+const char *const pn_flag_names[PN_N_FLAGS] = {
+	"slow", "fusible", "overhead-bound", "parallel-slowdown", "failed", "unstable",
+};
+const int pn_n_flags = PN_N_FLAGS;
 
 int pn_flag_index(const char *name)
 {
@@ -51,8 +52,6 @@ int pn_flag_index(const char *name)
 			return f;
 	return -1;
 }
-
-enum { FLAG_SLOW, FLAG_FUSIBLE, FLAG_OVERHEAD, FLAG_PARALLEL, FLAG_FAILED, FLAG_UNSTABLE };
 
 typedef struct measure {
 	pn_model *m;
@@ -362,14 +361,14 @@ static void bounds_and_flags(measure *ms, const pn_profile_opts *o, const pn_cal
 		 o->max_repeats);
 	add_threshold(p, text);
 	if (p->bound_fused_us > 0 && p->median_us > PN_SLOW_RATIO * p->bound_fused_us)
-		add_flag(p, FLAG_SLOW);
+		add_flag(p, PN_FLAG_SLOW);
 	if (ms->m->graph->n_nodes >= 2 && gc.bytes_fused > 0 &&
 	    gc.bytes_unfused > PN_FUSIBLE_RATIO * gc.bytes_fused)
-		add_flag(p, FLAG_FUSIBLE);
+		add_flag(p, PN_FLAG_FUSIBLE);
 	if (p->overhead_us > PN_OVERHEAD_SHARE * p->median_us)
-		add_flag(p, FLAG_OVERHEAD);
+		add_flag(p, PN_FLAG_OVERHEAD);
 	if (p->has_median_1thread_us && p->median_us > PN_PARALLEL_SLOWDOWN * p->median_1thread_us)
-		add_flag(p, FLAG_PARALLEL);
+		add_flag(p, PN_FLAG_PARALLEL);
 }
 
 /* --- one subgraph ------------------------------------------------------------------------ */
@@ -378,7 +377,7 @@ static void fail(Passnet__Profile *p, const char *why)
 {
 	p->status = strdup("failed");
 	p->reason = strdup(why);
-	add_flag(p, FLAG_FAILED);
+	add_flag(p, PN_FLAG_FAILED);
 }
 
 void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
@@ -415,7 +414,7 @@ void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, in
 		fail(p, ms.err);
 	} else {
 		if (p->median_us > 0 && p->iqr_us / p->median_us > PN_UNSTABLE_IQR)
-			add_flag(p, FLAG_UNSTABLE);
+			add_flag(p, PN_FLAG_UNSTABLE);
 		bounds_and_flags(&ms, o, cal, threads, p);
 		int unstable = 0;
 		for (size_t i = 0; i < p->n_flags; i++)

@@ -54,9 +54,15 @@ typedef struct pn_profile_stats {
 	double seconds;
 } pn_profile_stats;
 
-/* Flag names, in the order of pn_profile_stats.flag_count. */
-extern const char *const pn_flag_names[];
-extern const int pn_n_flags;
+/* The flags a profile can carry; the names (pn_flag_names) are what the
+ * store, `ls --flag`, `exec --redo` and the report spell them, and the
+ * order is that of pn_profile_stats.flag_count. */
+enum pn_flag {
+	PN_FLAG_SLOW, PN_FLAG_FUSIBLE, PN_FLAG_OVERHEAD, PN_FLAG_PARALLEL, PN_FLAG_FAILED,
+	PN_FLAG_UNSTABLE, PN_N_FLAGS
+};
+extern const char *const pn_flag_names[PN_N_FLAGS];
+extern const int pn_n_flags;   /* PN_N_FLAGS */
 /* Index of a flag in pn_flag_names, or -1 for a name that is none. */
 int pn_flag_index(const char *name);
 
