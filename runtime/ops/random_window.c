@@ -1,7 +1,8 @@
 /*
- * generate2.c - generators of values: the random ops (RandomNormal,
+ * random_window.c - generators of values: the random ops (RandomNormal,
  * RandomUniform, their *Like forms, Bernoulli, Multinomial), the window
- * functions (Hann, Hamming, Blackman) and MelWeightMatrix.
+ * functions (Hann, Hamming, Blackman) and MelWeightMatrix.  One file, as
+ * they all write their doubles through put_f64.
  *
  * Random ops draw from exec/rng.h seeded with the node's seed (k->seed,
  * fixed per node and run seed) or with the node's 'seed' attribute when it
