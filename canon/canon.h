@@ -9,8 +9,8 @@
  * them, and serialises the graph in that order: two graphs get the same
  * bytes exactly when they are isomorphic with equal labels.
  *
- * Method (individualisation-refinement, as in nauty, without automorphism
- * pruning):
+ * Method (individualisation-refinement, as in nauty, with a light form of
+ * its automorphism pruning):
  *   1. colour every vertex by a hash of its label;
  *   2. refine: a vertex's new colour hashes its colour with the multiset of
  *      (edge kind, neighbour colour); edge kinds say input slot k, output
@@ -20,7 +20,12 @@
  *      on which refinement is blind, like one 12-cycle against two
  *      6-cycles), try each of its vertices in turn as distinguished,
  *      refine, and recurse; every leaf (all colours distinct) gives one
- *      serialisation, and the least bytes win.
+ *      serialisation, and the least bytes win;
+ *   4. two leaves with equal bytes reveal an automorphism (the first 64 are
+ *      kept); a vertex of a tied class that such an automorphism, fixing
+ *      every vertex distinguished on the current path, maps to or from a
+ *      sibling already tried would lead to the same leaves, so it is not
+ *      tried.
  * The tie search is exact up to PN_CANON_MAX_LEAVES leaves; past that, the
  * remaining ties are broken by the first vertex of the class, which is
  * exact when the tied vertices are symmetric (the usual reason for big

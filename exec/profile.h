@@ -3,7 +3,7 @@
  * measures every subgraph not yet measured by this executor build.
  *
  * One measurement:
- *   1. decode the subgraph (dedup/decode.h); boundary dims that depend on
+ *   1. decode the subgraph (canon/decode.h); boundary dims that depend on
  *      data upstream are run at PN_ASSUMED_DIM (counted in assumed_dims);
  *      an unknown rank fails with "data-dependent shape";
  *   2. seeded inputs (pn_input_for: floats in the ranges their models showed,
@@ -14,7 +14,7 @@
  *      IQR/median > PN_UNSTABLE_IQR the trials are measured again, up to
  *      max_repeats times, then the profile is marked unstable;
  *   5. with more than one timing thread, the same trials on 1 thread;
- *   6. cost (exec/cost.h) against the calibration: roofline bounds, fused
+ *   6. cost (runtime/cost.h) against the calibration: roofline bounds, fused
  *      and unfused, and the flags, each with the threshold recorded in the
  *      profile (see profile.c for their definitions).
  */

@@ -4,7 +4,7 @@
  * functions (Hann, Hamming, Blackman) and MelWeightMatrix.  One file, as
  * they all write their doubles through put_f64.
  *
- * Random ops draw from exec/rng.h seeded with the node's seed (k->seed,
+ * Random ops draw from runtime/rng.h seeded with the node's seed (k->seed,
  * fixed per node and run seed) or with the node's 'seed' attribute when it
  * has one, always on one thread in element order, so the values are the
  * same whatever the thread count.  They cannot match another framework's
