@@ -80,6 +80,18 @@ void pn_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+int pn_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void pn_strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 int pn_mkdirs(const char *path, mode_t mode, char *err)
 {
 	size_t n = strlen(path);

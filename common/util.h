@@ -26,6 +26,11 @@ void pn_hex(const void *data, size_t len, char *out);   /* out: 2*len+1 */
 /* Writes s as a JSON string literal (with quotes). */
 void pn_json_str(FILE *f, const char *s);
 
+/* qsort order of C strings held in an array (char *[]), by strcmp. */
+int  pn_cmp_str(const void *a, const void *b);
+/* Frees v[0..n) and v itself; v may be NULL when n is 0. */
+void pn_strv_free(char **v, int n);
+
 /* mkdir -p: creates path and every missing folder above it with mode
  * (before the umask); folders that exist already are fine.  On failure the
  * message names the folder that could not be made: "DIR: strerror". */
