@@ -92,6 +92,15 @@ void pn_strv_free(char **v, int n)
 	free(v);
 }
 
+int pn_write_file(const char *path, const void *data, size_t len, char *err)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : pn_fail(err, "%s: cannot write", path);
+}
+
 int pn_mkdirs(const char *path, mode_t mode, char *err)
 {
 	size_t n = strlen(path);

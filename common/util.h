@@ -1,6 +1,6 @@
 /*
  * util.h - small shared helpers: hex, 128-bit content keys, JSON strings,
- * directories, the progress line.
+ * string arrays, writing files, making directories, the progress line.
  */
 #ifndef PN_UTIL_H
 #define PN_UTIL_H
@@ -30,6 +30,10 @@ void pn_json_str(FILE *f, const char *s);
 int  pn_cmp_str(const void *a, const void *b);
 /* Frees v[0..n) and v itself; v may be NULL when n is 0. */
 void pn_strv_free(char **v, int n);
+
+/* Writes len bytes to path (created or truncated); on failure the message
+ * is "PATH: cannot write". */
+int pn_write_file(const char *path, const void *data, size_t len, char *err);
 
 /* mkdir -p: creates path and every missing folder above it with mode
  * (before the umask); folders that exist already are fine.  On failure the

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "runtime/exec.h"
+#include "runtime/feed.h"
 #include "export/export.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
@@ -22,15 +23,6 @@ static const char *const split_names[3] = {"train", "val", "test"};
 
 /* Task folders: rwxr-xr-x (before the umask), as they always were. */
 #define DIR_MODE 0755
-
-static int write_bytes(const char *path, const void *data, size_t len, char *err)
-{
-	FILE *f = fopen(path, "wb");
-	int ok = f && fwrite(data, 1, len, f) == len;
-	if (f && fclose(f))
-		ok = 0;
-	return ok ? 0 : pn_fail(err, "%s: cannot write", path);
-}
 
 static void task_id(const pn_task *t, int rank, char *out, size_t cap)
 {
@@ -47,20 +39,6 @@ static void variant_name(const pn_variant *v, int i, char *out, size_t cap)
 }
 
 /* --- one variant: model.onnx and its test set ------------------------------------------ */
-
-static int write_tensor(const char *dir, const char *what, int i, const pn_tensor *t,
-			const char *name, char *err)
-{
-	char path[4200];
-	void *bytes;
-	size_t len;
-	snprintf(path, sizeof path, "%s/%s_%d.pb", dir, what, i);
-	if (pn_tensor_write_pb(t, name, &bytes, &len, err))
-		return -1;
-	int rc = write_bytes(path, bytes, len, err);
-	free(bytes);
-	return rc;
-}
 
 /* Runs the model.onnx just written (the very file users get) on seeded
  * inputs and writes both into test_data_set_0. */
@@ -85,14 +63,17 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 	for (int i = 0; !rc && i < g->n_inputs; i++) {
 		const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
 		in[i] = pn_input_for(g, i, &types[i], o->seed, r, err);
-		rc = in[i] ? write_tensor(set, "input", i, in[i], g->values[g->inputs[i]].name, err) : -1;
+		rc = in[i] ? 0 : -1;
 	}
+	/* The same files `passnet run --write-inputs` and `--outputs` write. */
+	if (!rc)
+		rc = pn_write_pb_files(set, "input", g, g->inputs, in, g->n_inputs, err);
 	if (!rc)
 		rc = pn_session_new(g, &eo, &s, err);
 	if (!rc)
 		rc = pn_session_run(s, in, g->n_inputs, out, err);
-	for (int i = 0; !rc && i < g->n_outputs; i++)
-		rc = write_tensor(set, "output", i, out[i], g->values[g->outputs[i]].name, err);
+	if (!rc)
+		rc = pn_write_pb_files(set, "output", g, g->outputs, out, g->n_outputs, err);
 	for (int i = 0; in && i < g->n_inputs; i++)
 		pn_tensor_free(in[i]);
 	for (int i = 0; out && i < g->n_outputs; i++)
