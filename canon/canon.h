@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"   /* labels and serialisations are built in a pn_buf */
+
 #define PN_CANON_VERSION 1
 #define PN_CANON_MAX_LEAVES 4096
 
@@ -46,20 +48,6 @@ typedef struct pn_blob {
 	const uint8_t *p;
 	size_t n;
 } pn_blob;
-
-/* Growable byte buffer used to build labels and serialisations. */
-typedef struct pn_buf {
-	uint8_t *p;
-	size_t n, cap;
-	int oom;
-} pn_buf;
-
-void pn_buf_put(pn_buf *b, const void *p, size_t n);
-void pn_buf_u8(pn_buf *b, uint8_t x);
-void pn_buf_varint(pn_buf *b, uint64_t x);
-void pn_buf_svarint(pn_buf *b, int64_t x);
-void pn_buf_blob(pn_buf *b, const void *p, size_t n);   /* length-prefixed */
-void pn_buf_free(pn_buf *b);
 
 typedef struct pn_cgraph {
 	int nv, nn;
