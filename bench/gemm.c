@@ -25,6 +25,8 @@
 #include <time.h>
 
 #include "common/err.h"
+#include "common/timing.h"
+#include "common/util.h"
 #include "runtime/exec.h"
 #include "runtime/ops/conv.h"
 #include "schemas/ops.h"
@@ -66,19 +68,6 @@ static const pn_bench_conv conv_shapes[] = {
 	{ "dw3x3-7", 1152, 7, 7, 1152, 3, 1, 1, 1152 },
 	{ "resnext-g32", 512, 14, 14, 512, 3, 1, 1, 32 },
 };
-
-static double pn_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int pn_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 typedef struct {
 	const pn_bench_shape *s;

@@ -9,8 +9,8 @@
  * them, and serialises the graph in that order: two graphs get the same
  * bytes exactly when they are isomorphic with equal labels.
  *
- * Method (individualisation-refinement, as in nauty, without automorphism
- * pruning):
+ * Method (individualisation-refinement, as in nauty, with a light form of
+ * its automorphism pruning):
  *   1. colour every vertex by a hash of its label;
  *   2. refine: a vertex's new colour hashes its colour with the multiset of
  *      (edge kind, neighbour colour); edge kinds say input slot k, output
@@ -20,7 +20,12 @@
  *      on which refinement is blind, like one 12-cycle against two
  *      6-cycles), try each of its vertices in turn as distinguished,
  *      refine, and recurse; every leaf (all colours distinct) gives one
- *      serialisation, and the least bytes win.
+ *      serialisation, and the least bytes win;
+ *   4. two leaves with equal bytes reveal an automorphism (the first 64 are
+ *      kept); a vertex of a tied class that such an automorphism, fixing
+ *      every vertex distinguished on the current path, maps to or from a
+ *      sibling already tried would lead to the same leaves, so it is not
+ *      tried.
  * The tie search is exact up to PN_CANON_MAX_LEAVES leaves; past that, the
  * remaining ties are broken by the first vertex of the class, which is
  * exact when the tied vertices are symmetric (the usual reason for big
@@ -32,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"   /* labels and serialisations are built in a pn_buf */
+
 #define PN_CANON_VERSION 1
 #define PN_CANON_MAX_LEAVES 4096
 
@@ -41,20 +48,6 @@ typedef struct pn_blob {
 	const uint8_t *p;
 	size_t n;
 } pn_blob;
-
-/* Growable byte buffer used to build labels and serialisations. */
-typedef struct pn_buf {
-	uint8_t *p;
-	size_t n, cap;
-	int oom;
-} pn_buf;
-
-void pn_buf_put(pn_buf *b, const void *p, size_t n);
-void pn_buf_u8(pn_buf *b, uint8_t x);
-void pn_buf_varint(pn_buf *b, uint64_t x);
-void pn_buf_svarint(pn_buf *b, int64_t x);
-void pn_buf_blob(pn_buf *b, const void *p, size_t n);   /* length-prefixed */
-void pn_buf_free(pn_buf *b);
 
 typedef struct pn_cgraph {
 	int nv, nn;

@@ -1,6 +1,6 @@
 /*
  * labels.h - the exact bytes that describe one node or one value in a
- * canonical form (dedup/canon.h).
+ * canonical form (canon/canon.h).
  *
  * A node: domain, op type, the op version in effect (not the model's opset:
  * Relu hashes the same under opsets 14 to 18), and every attribute, sorted

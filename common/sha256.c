@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "common/util.h"
+
 static const uint32_t pn_sha256_k[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
 	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -121,10 +123,5 @@ void pn_sha256_final(pn_sha256 *s, uint8_t out[32])
 
 void pn_sha256_hex(const uint8_t digest[32], char hex[65])
 {
-	static const char digits[] = "0123456789abcdef";
-	for (int i = 0; i < 32; i++) {
-		hex[2 * i] = digits[digest[i] >> 4];
-		hex[2 * i + 1] = digits[digest[i] & 15];
-	}
-	hex[64] = '\0';
+	pn_hex(digest, 32, hex);
 }

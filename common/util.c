@@ -1,6 +1,9 @@
 #include "common/util.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -75,6 +78,54 @@ void pn_json_str(FILE *f, const char *s)
 		}
 	}
 	fputc('"', f);
+}
+
+int pn_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void pn_strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int pn_write_file(const char *path, const void *data, size_t len, char *err)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : pn_fail(err, "%s: cannot write", path);
+}
+
+int pn_mkdirs(const char *path, mode_t mode, char *err)
+{
+	size_t n = strlen(path);
+	char *p = malloc(n + 1);
+	if (!p)
+		return pn_fail(err, "%s: out of memory", path);
+	memcpy(p, path, n + 1);
+	int rc = 0;
+	/* Every prefix that ends at a '/', then the whole path; from p + 1 so
+	 * that the root of an absolute path is not tried on its own. */
+	for (char *s = p + (n > 0);; s++) {
+		if (*s && *s != '/')
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, mode) && errno != EEXIST) {
+			rc = pn_fail(err, "%s: %s", p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
 }
 
 double pn_now(void)

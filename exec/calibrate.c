@@ -17,6 +17,7 @@
 
 #include "common/arena.h"
 #include "common/err.h"
+#include "common/timing.h"
 #include "runtime/exec.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
@@ -24,18 +25,6 @@
 #define PN_CALIB_REPS 7
 /* Layout of the numbers in meta "calibration" (see pn_calibration_put). */
 #define PN_CALIB_LAYOUT 1
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), by_value);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* --- peak FLOP/s --------------------------------------------------------------------- */
 
@@ -106,7 +95,7 @@ static double peak_gflops(int threads, long iters)
 		double t = fma_run(threads, iters);
 		r[k] = 2.0 * PN_FMA_LANES * (double)iters * threads / t / 1e9;
 	}
-	return median(r, PN_CALIB_REPS);
+	return pn_median(r, PN_CALIB_REPS);
 }
 
 /* --- bandwidth ------------------------------------------------------------------------ */
@@ -172,7 +161,7 @@ static double bandwidth_gbs(triad *t, int threads)
 	triad_run(t, threads);   /* warm-up: page tables, frequency */
 	for (int k = 0; k < PN_CALIB_REPS; k++)
 		r[k] = 3.0 * sizeof(double) * (double)t->n / triad_run(t, threads) / 1e9;
-	return median(r, PN_CALIB_REPS);
+	return pn_median(r, PN_CALIB_REPS);
 }
 
 /* --- per-node overhead ------------------------------------------------------------------ */
@@ -311,7 +300,7 @@ static int node_overhead_us(int threads, double *out, char *err)
 	for (int k = 0; k < PN_CALIB_REPS && !rc; k++)
 		rc = chain_batch(s, x, outs, &r[k], err);
 	if (!rc)
-		*out = median(r, PN_CALIB_REPS) * 1e6;
+		*out = pn_median(r, PN_CALIB_REPS) * 1e6;
 	else
 		pn_errprefix(err, "calibrate: node overhead chain");
 	pn_session_free(s);

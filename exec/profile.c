@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/timing.h"
 #include "common/util.h"
 #include "canon/decode.h"
 #include "runtime/cost.h"
@@ -39,9 +40,10 @@
  * long, so the clock's resolution and the timer call do not dominate. */
 #define PN_MIN_TRIAL_US 20.0
 
-const char *const pn_flag_names[] = {"slow", "fusible", "overhead-bound", "parallel-slowdown",
-				     "failed", "unstable"};
-const int pn_n_flags = 6;
+const char *const pn_flag_names[PN_N_FLAGS] = {
+	"slow", "fusible", "overhead-bound", "parallel-slowdown", "failed", "unstable",
+};
+const int pn_n_flags = PN_N_FLAGS;
 
 int pn_flag_index(const char *name)
 {
@@ -50,8 +52,6 @@ int pn_flag_index(const char *name)
 			return f;
 	return -1;
 }
-
-enum { FLAG_SLOW, FLAG_FUSIBLE, FLAG_OVERHEAD, FLAG_PARALLEL, FLAG_FAILED, FLAG_UNSTABLE };
 
 typedef struct measure {
 	pn_model *m;
@@ -79,20 +79,6 @@ static void add_threshold(Passnet__Profile *p, const char *text)
 	p->thresholds[p->n_thresholds++] = strdup(text);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median and interquartile range (linear interpolation between ranks). */
-static double quantile(const double *sorted, int n, double q)
-{
-	double pos = q * (n - 1);
-	int lo = (int)pos;
-	double f = pos - lo;
-	return lo + 1 < n ? sorted[lo] * (1 - f) + sorted[lo + 1] * f : sorted[lo];
-}
 
 static void free_outputs(measure *ms)
 {
@@ -266,9 +252,10 @@ static void summarise(const double *times, int n, double *median, double *iqr)
 {
 	double *s = malloc(sizeof(double) * (size_t)n);
 	memcpy(s, times, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
-	*median = quantile(s, n, 0.5);
-	*iqr = quantile(s, n, 0.75) - quantile(s, n, 0.25);
+	/* Median, then the quartiles of the now sorted copy, interpolated
+	 * between ranks as stored IQRs always were (common/timing.h). */
+	*median = pn_median(s, (size_t)n);
+	*iqr = pn_quantile_weighted(s, n, 0.75) - pn_quantile_weighted(s, n, 0.25);
 	free(s);
 }
 
@@ -374,14 +361,14 @@ static void bounds_and_flags(measure *ms, const pn_profile_opts *o, const pn_cal
 		 o->max_repeats);
 	add_threshold(p, text);
 	if (p->bound_fused_us > 0 && p->median_us > PN_SLOW_RATIO * p->bound_fused_us)
-		add_flag(p, FLAG_SLOW);
+		add_flag(p, PN_FLAG_SLOW);
 	if (ms->m->graph->n_nodes >= 2 && gc.bytes_fused > 0 &&
 	    gc.bytes_unfused > PN_FUSIBLE_RATIO * gc.bytes_fused)
-		add_flag(p, FLAG_FUSIBLE);
+		add_flag(p, PN_FLAG_FUSIBLE);
 	if (p->overhead_us > PN_OVERHEAD_SHARE * p->median_us)
-		add_flag(p, FLAG_OVERHEAD);
+		add_flag(p, PN_FLAG_OVERHEAD);
 	if (p->has_median_1thread_us && p->median_us > PN_PARALLEL_SLOWDOWN * p->median_1thread_us)
-		add_flag(p, FLAG_PARALLEL);
+		add_flag(p, PN_FLAG_PARALLEL);
 }
 
 /* --- one subgraph ------------------------------------------------------------------------ */
@@ -390,7 +377,7 @@ static void fail(Passnet__Profile *p, const char *why)
 {
 	p->status = strdup("failed");
 	p->reason = strdup(why);
-	add_flag(p, FLAG_FAILED);
+	add_flag(p, PN_FLAG_FAILED);
 }
 
 void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
@@ -427,7 +414,7 @@ void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, in
 		fail(p, ms.err);
 	} else {
 		if (p->median_us > 0 && p->iqr_us / p->median_us > PN_UNSTABLE_IQR)
-			add_flag(p, FLAG_UNSTABLE);
+			add_flag(p, PN_FLAG_UNSTABLE);
 		bounds_and_flags(&ms, o, cal, threads, p);
 		int unstable = 0;
 		for (size_t i = 0; i < p->n_flags; i++)

@@ -3,7 +3,7 @@
  * measures every subgraph not yet measured by this executor build.
  *
  * One measurement:
- *   1. decode the subgraph (dedup/decode.h); boundary dims that depend on
+ *   1. decode the subgraph (canon/decode.h); boundary dims that depend on
  *      data upstream are run at PN_ASSUMED_DIM (counted in assumed_dims);
  *      an unknown rank fails with "data-dependent shape";
  *   2. seeded inputs (pn_input_for: floats in the ranges their models showed,
@@ -14,7 +14,7 @@
  *      IQR/median > PN_UNSTABLE_IQR the trials are measured again, up to
  *      max_repeats times, then the profile is marked unstable;
  *   5. with more than one timing thread, the same trials on 1 thread;
- *   6. cost (exec/cost.h) against the calibration: roofline bounds, fused
+ *   6. cost (runtime/cost.h) against the calibration: roofline bounds, fused
  *      and unfused, and the flags, each with the threshold recorded in the
  *      profile (see profile.c for their definitions).
  */
@@ -54,9 +54,15 @@ typedef struct pn_profile_stats {
 	double seconds;
 } pn_profile_stats;
 
-/* Flag names, in the order of pn_profile_stats.flag_count. */
-extern const char *const pn_flag_names[];
-extern const int pn_n_flags;
+/* The flags a profile can carry; the names (pn_flag_names) are what the
+ * store, `ls --flag`, `exec --redo` and the report spell them, and the
+ * order is that of pn_profile_stats.flag_count. */
+enum pn_flag {
+	PN_FLAG_SLOW, PN_FLAG_FUSIBLE, PN_FLAG_OVERHEAD, PN_FLAG_PARALLEL, PN_FLAG_FAILED,
+	PN_FLAG_UNSTABLE, PN_N_FLAGS
+};
+extern const char *const pn_flag_names[PN_N_FLAGS];
+extern const int pn_n_flags;   /* PN_N_FLAGS */
 /* Index of a flag in pn_flag_names, or -1 for a name that is none. */
 int pn_flag_index(const char *name);
 

@@ -101,11 +101,6 @@ static int add_variant(task *t, const char *name)
 	return t->var[t->n_var++] ? 0 : -1;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Variant folders when task.json does not list them: every sub-folder
  * holding a model.onnx, by name. */
 static int list_variants(task *t, char *err)
@@ -123,7 +118,7 @@ static int list_variants(task *t, char *err)
 			rc = add_variant(t, e->d_name);
 	closedir(d);
 	if (t->n_var > 1)
-		qsort(t->var, (size_t)t->n_var, sizeof(char *), cmp_name);
+		qsort(t->var, (size_t)t->n_var, sizeof(char *), pn_cmp_str);
 	return rc ? pn_fail(err, "out of memory") : 0;
 }
 
@@ -199,13 +194,11 @@ static int load_exported(task *t, int vi)
 
 static void task_free(task *t)
 {
-	for (int i = 0; i < t->n_var; i++)
-		free(t->var[i]);
+	pn_strv_free(t->var, t->n_var);
 	for (int i = 0; i < t->n_exp; i++) {
 		pn_tensor_free(t->exp[i]);
 		free(t->exp_label[i]);
 	}
-	free(t->var);
 	free(t->exp);
 	free(t->exp_label);
 	free(t->exp_var);

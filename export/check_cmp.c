@@ -94,16 +94,6 @@ static void compare_strings(const pn_tensor *got, const pn_tensor *want, pn_outc
 		}
 }
 
-static int same_shape(const pn_tensor *a, const pn_tensor *b)
-{
-	if (a->rank != b->rank)
-		return 0;
-	for (int i = 0; i < a->rank; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
-
 /* How bad a class is when parts of one output fail differently: a wrong
  * shape or type says more than NaNs, which say more than inaccuracy. */
 static int severity(int cls)
@@ -165,7 +155,7 @@ void pn_check_compare(const pn_tensor *got, const pn_tensor *want, pn_outcmp *r)
 		r->cls = PN_EC_DTYPE;
 		snprintf(r->what, sizeof r->what, "dtype %s, reference %s", pn_dtype_name(got->dtype),
 			 pn_dtype_name(want->dtype));
-	} else if (!same_shape(got, want)) {
+	} else if (!pn_tensor_same_shape(got, want)) {
 		r->cls = PN_EC_SHAPE;
 		snprintf(r->what, sizeof r->what, "shape %s, reference %s",
 			 pn_tensor_desc(got, a, sizeof a), pn_tensor_desc(want, b, sizeof b));
@@ -188,7 +178,7 @@ int pn_check_same_bits(const pn_tensor *a, const pn_tensor *b)
 				return 0;
 		return 1;
 	}
-	if (a->dtype != b->dtype || !same_shape(a, b))
+	if (a->dtype != b->dtype || !pn_tensor_same_shape(a, b))
 		return 0;
 	if (a->dtype != PN_STRING)
 		return !memcmp(a->data, b->data, pn_tensor_nbytes(a));

@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/buf.h"
+#include "common/timing.h"
 #include "common/util.h"
 #include "runtime/exec.h"
 #include "export/check_impl.h"
@@ -32,18 +34,6 @@ static void set_reason(pn_runres *r, int cls, const char *what, const char *err)
 {
 	r->cls = cls;
 	snprintf(r->reason, sizeof r->reason, "%s%s%s", what, err ? ": " : "", err ? err : "");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *x, int n)
-{
-	qsort(x, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
 /* A model loaded in the child with its session. */
@@ -175,8 +165,8 @@ static void timing_body(void *ud, pn_runres *r)
 		for (int m = 0; m < 2 && r->cls == PN_EC_NONE; m++)
 			t[m][i] = sample(&l[m], j->spec, r);
 	if (r->cls == PN_EC_NONE) {
-		r->ref_us = runs ? median(t[0], runs) : first[0];
-		r->cand_us = runs ? median(t[1], runs) : first[1];
+		r->ref_us = runs ? pn_median(t[0], runs) : first[0];
+		r->cand_us = runs ? pn_median(t[1], runs) : first[1];
 	}
 	free(t[0]);
 	free(t[1]);
@@ -186,46 +176,20 @@ static void timing_body(void *ud, pn_runres *r)
 
 /* --- the result over the pipe ---------------------------------------------------- */
 
-typedef struct wbuf {
-	uint8_t *p;
-	size_t n, cap;
-	int oom;
-} wbuf;
-
-static void put(wbuf *b, const void *data, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->n + n)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, data, n);
-	b->n += n;
-}
-
 /* Layout: int32 cls, double ref_us, cand_us, int32 n_sets, n_out, uint32 reason
  * length, reason, then per output: uint8 kind (255: absent), uint64 length,
  * its .pb bytes. */
-static int encode(const pn_runres *r, wbuf *b, char *err)
+static int encode(const pn_runres *r, pn_buf *b, char *err)
 {
 	int32_t head[3] = {r->cls, r->n_sets, r->n_out};
 	uint32_t rl = (uint32_t)strlen(r->reason);
-	put(b, &head[0], 4);
-	put(b, &r->ref_us, sizeof(double));
-	put(b, &r->cand_us, sizeof(double));
-	put(b, &head[1], 4);
-	put(b, &head[2], 4);
-	put(b, &rl, 4);
-	put(b, r->reason, rl);
+	pn_buf_put(b, &head[0], 4);
+	pn_buf_put(b, &r->ref_us, sizeof(double));
+	pn_buf_put(b, &r->cand_us, sizeof(double));
+	pn_buf_put(b, &head[1], 4);
+	pn_buf_put(b, &head[2], 4);
+	pn_buf_put(b, &rl, 4);
+	pn_buf_put(b, r->reason, rl);
 	for (int i = 0; r->out && i < r->n_sets * r->n_out; i++) {
 		uint8_t kind = r->out[i] ? r->out[i]->kind : 255;
 		void *bytes = NULL;
@@ -233,9 +197,9 @@ static int encode(const pn_runres *r, wbuf *b, char *err)
 		if (r->out[i] && pn_tensor_write_pb(r->out[i], "", &bytes, &len, err))
 			return -1;
 		uint64_t l64 = len;
-		put(b, &kind, 1);
-		put(b, &l64, 8);
-		put(b, bytes, len);
+		pn_buf_put(b, &kind, 1);
+		pn_buf_put(b, &l64, 8);
+		pn_buf_put(b, bytes, len);
 		free(bytes);
 	}
 	return b->oom ? pn_fail(err, "out of memory") : 0;
@@ -296,7 +260,7 @@ static void write_all(int fd, const uint8_t *p, size_t n)
 	}
 }
 
-static int read_all(int fd, wbuf *b)
+static int read_all(int fd, pn_buf *b)
 {
 	uint8_t chunk[65536];
 	for (;;) {
@@ -305,7 +269,7 @@ static int read_all(int fd, wbuf *b)
 			continue;
 		if (r <= 0)
 			return r < 0 ? -1 : 0;
-		put(b, chunk, (size_t)r);
+		pn_buf_put(b, chunk, (size_t)r);
 	}
 }
 
@@ -317,7 +281,7 @@ static void run_child(int fd, body_fn body, void *ud, int time_limit)
 	pn_runres r = {0};
 	char err[PN_ERRLEN] = "";
 	body(ud, &r);
-	wbuf b = {0};
+	pn_buf b = {0};
 	if (encode(&r, &b, err)) {
 		pn_runres_free(&r);
 		r = (pn_runres){0};
@@ -352,7 +316,7 @@ static void forked(body_fn body, void *ud, int time_limit, pn_runres *r)
 		run_child(fds[1], body, ud, time_limit);
 	}
 	close(fds[1]);
-	wbuf b = {0};
+	pn_buf b = {0};
 	read_all(fds[0], &b);
 	close(fds[0]);
 	int status = 0;
@@ -370,7 +334,7 @@ static void forked(body_fn body, void *ud, int time_limit, pn_runres *r)
 		set_reason(r, PN_EC_RUNTIME, "no result from the child process",
 			   b.oom ? "out of memory" : err);
 	}
-	free(b.p);
+	pn_buf_free(&b);
 }
 
 void pn_run_forked(const pn_runspec *spec, const pn_check_opts *o, pn_runres *r)

@@ -24,11 +24,6 @@ typedef struct file_list {
 	int n, cap;
 } file_list;
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int list_tree(const char *root, const char *rel, file_list *out, char *err)
 {
 	char path[4096];
@@ -46,7 +41,7 @@ static int list_tree(const char *root, const char *rel, file_list *out, char *er
 		names[n++] = strdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, (size_t)n, sizeof(char *), cmp_str);
+	qsort(names, (size_t)n, sizeof(char *), pn_cmp_str);
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
 		char sub[4096], full[8192];
@@ -74,9 +69,7 @@ static int list_tree(const char *root, const char *rel, file_list *out, char *er
 
 static void free_list(file_list *l)
 {
-	for (int i = 0; i < l->n; i++)
-		free(l->rel[i]);
-	free(l->rel);
+	pn_strv_free(l->rel, l->n);
 }
 
 static int hash_file(const char *path, uint64_t *size, char xxh[33], char sha[65], char *err)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/util.h"
 #include "canon/decode.h"
 #include "runtime/exec.h"
 #include "export/export.h"
@@ -43,12 +44,9 @@ static int write_file(const char *path, const ProtobufCMessage *msg, char *err)
 	if (!buf)
 		return pn_fail(err, "out of memory");
 	protobuf_c_message_pack(msg, buf);
-	FILE *f = fopen(path, "wb");
-	int ok = f && fwrite(buf, 1, n, f) == n;
-	if (f && fclose(f))
-		ok = 0;
+	int rc = pn_write_file(path, buf, n, err);
 	free(buf);
-	return ok ? 0 : pn_fail(err, "%s: cannot write", path);
+	return rc;
 }
 
 int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,

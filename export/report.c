@@ -14,13 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/err.h"
 #include "common/tally.h"
+#include "common/timing.h"
 #include "common/util.h"
 #include "canon/decode.h"
 #include "exec/calibrate.h"
+#include "exec/profile.h"
 #include "export/svg.h"
 #include "passnet.pb-c.h"
 #include "store/query.h"
@@ -30,10 +31,7 @@
  * part is not built in. */
 extern int pn_calibration_get(pn_rtxn *t, pn_calibration *out, char *err) __attribute__((weak));
 
-enum { FL_SLOW, FL_FUSIBLE, FL_OVERHEAD, FL_PARALLEL, FL_FAILED, FL_UNSTABLE, N_FLAGS };
-static const char *const flag_names[N_FLAGS] = {
-	"slow", "fusible", "overhead-bound", "parallel-slowdown", "failed", "unstable",
-};
+_Static_assert(PN_N_FLAGS <= 8, "rsub.flags has a bit for every flag");
 
 #define DEFAULT_TOP 25
 #define MAX_OPS_SHOWN 12
@@ -43,12 +41,12 @@ typedef struct rsub {
 	uint8_t hash[16], pattern[16];
 	int64_t occurrences;
 	double time, bound;    /* median_us, bound_fused_us */
-	uint8_t profiled, measured, flags;
+	uint8_t profiled, measured, flags;   /* flags: bit k is pn_flag_names[k] */
 } rsub;
 
 typedef struct rsource {
 	char *name, *kind;
-	int64_t models, subgraphs, profiled, flags[N_FLAGS];
+	int64_t models, subgraphs, profiled, flags[PN_N_FLAGS];
 	double *ratios;
 	size_t n_ratios, cap_ratios;
 	size_t stamp;          /* 1 + last subgraph counted: each counts once */
@@ -79,7 +77,7 @@ typedef struct report {
 	double *ratios;        /* of every measured subgraph, sorted */
 	size_t n_measured;
 	double median;         /* of ratios */
-	int64_t models, occurrences, profiled, orphans, flags[N_FLAGS];
+	int64_t models, occurrences, profiled, orphans, flags[PN_N_FLAGS];
 	pn_tally other_flags, builds, threads, thresholds, reasons;
 	size_t cur;            /* occurrence walk: subs index of the current key */
 	int have_cur;
@@ -101,20 +99,6 @@ static int grow(void *p, size_t n, size_t *cap, size_t sz)
 	*(void **)p = q;
 	*cap = c;
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* --- reading the store ---------------------------------------------------- */
@@ -153,18 +137,16 @@ static rsub *find_sub(report *r, const void *hash)
 static void profile_flags(report *r, rsub *s, const Passnet__Profile *p)
 {
 	for (size_t i = 0; i < p->n_flags; i++) {
-		int k = 0;
-		while (k < N_FLAGS && strcmp(flag_names[k], p->flags[i]))
-			k++;
-		if (k < N_FLAGS)
+		int k = pn_flag_index(p->flags[i]);
+		if (k >= 0)
 			s->flags |= (uint8_t)(1u << k);
 		else
 			pn_tally_add(&r->other_flags, p->flags[i], 1);
 	}
 	if (p->status && !strcmp(p->status, "failed"))
-		s->flags |= 1u << FL_FAILED;
+		s->flags |= 1u << PN_FLAG_FAILED;
 	if (p->status && !strcmp(p->status, "unstable"))
-		s->flags |= 1u << FL_UNSTABLE;
+		s->flags |= 1u << PN_FLAG_UNSTABLE;
 }
 
 static void profile_notes(report *r, const Passnet__Profile *p, int failed)
@@ -200,12 +182,12 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 	s->profiled = 1;
 	r->profiled++;
 	profile_flags(r, s, p);
-	int failed = (s->flags >> FL_FAILED) & 1;
+	int failed = (s->flags >> PN_FLAG_FAILED) & 1;
 	s->time = p->has_median_us ? p->median_us : 0;
 	s->bound = p->has_bound_fused_us ? p->bound_fused_us : 0;
 	s->measured = !failed && s->time > 0 && s->bound > 0 && isfinite(s->time) &&
 		      isfinite(s->bound);
-	for (int k = 0; k < N_FLAGS; k++)
+	for (int k = 0; k < PN_N_FLAGS; k++)
 		r->flags[k] += (s->flags >> k) & 1;
 	profile_notes(r, p, failed);
 	passnet__profile__free_unpacked(p, NULL);
@@ -324,7 +306,7 @@ static int source_counts(report *r, rsource *src, size_t sub)
 	if (!s->profiled)
 		return 0;
 	src->profiled++;
-	for (int k = 0; k < N_FLAGS; k++)
+	for (int k = 0; k < PN_N_FLAGS; k++)
 		src->flags[k] += (s->flags >> k) & 1;
 	if (!s->measured)
 		return 0;
@@ -396,7 +378,7 @@ static void pattern_add(rpattern *p, const rsub *s, size_t idx, const rsub *subs
 	p->occurrences += s->occurrences;
 	if (!s->measured)
 		return;
-	p->slow += (s->flags >> FL_SLOW) & 1;
+	p->slow += (s->flags >> PN_FLAG_SLOW) & 1;
 	p->time += s->time;
 	p->bound += s->bound;
 	/* Variants arrive in hash order: the first of equal ratios stays. */
@@ -462,7 +444,7 @@ static int collect_ratios(report *r)
 	for (size_t i = 0; i < r->n_subs; i++)
 		if (r->subs[i].measured)
 			r->ratios[r->n_measured++] = r->subs[i].time / r->subs[i].bound;
-	r->median = median_of(r->ratios, r->n_measured);
+	r->median = pn_median(r->ratios, r->n_measured);
 	return 0;
 }
 
@@ -532,8 +514,8 @@ static void write_headline(FILE *f, const report *r)
 	card_int(f, "n-occurrences", "occurrences", r->occurrences);
 	card_int(f, "n-profiled", "profiled", r->profiled);
 	card_int(f, "n-measured", "measured", (int64_t)r->n_measured);
-	card_int(f, "n-failed", "failed", r->flags[FL_FAILED]);
-	card_int(f, "n-slow", "slow", r->flags[FL_SLOW]);
+	card_int(f, "n-failed", "failed", r->flags[PN_FLAG_FAILED]);
+	card_int(f, "n-slow", "slow", r->flags[PN_FLAG_SLOW]);
 	fmt_num(r->median, buf, sizeof buf);
 	card(f, "median-ratio", "median time / bound", buf);
 	fputs("</dl>\n", f);
@@ -591,15 +573,15 @@ static void write_histogram(FILE *f, const report *r)
 
 static void write_flag_bars(FILE *f, const report *r)
 {
-	const char *labels[N_FLAGS + 16];
-	int64_t counts[N_FLAGS + 16];
+	const char *labels[PN_N_FLAGS + 16];
+	int64_t counts[PN_N_FLAGS + 16];
 	int n = 0;
-	for (int k = 0; k < N_FLAGS; k++) {
-		labels[n] = flag_names[k];
+	for (int k = 0; k < PN_N_FLAGS; k++) {
+		labels[n] = pn_flag_names[k];
 		counts[n++] = r->flags[k];
 	}
 	/* other flags a profiler may add, most frequent first */
-	for (int i = 0; i < r->other_flags.n && n < N_FLAGS + 16; i++) {
+	for (int i = 0; i < r->other_flags.n && n < PN_N_FLAGS + 16; i++) {
 		labels[n] = r->other_flags.items[i].name;
 		counts[n++] = r->other_flags.items[i].n;
 	}
@@ -619,7 +601,7 @@ static void write_scatter(FILE *f, const report *r)
 	for (size_t i = 0; pts && i < r->n_subs; i++) {
 		const rsub *s = &r->subs[i];
 		if (s->measured)
-			pts[n++] = (pn_point){s->bound, s->time, (s->flags >> FL_SLOW) & 1};
+			pts[n++] = (pn_point){s->bound, s->time, (s->flags >> PN_FLAG_SLOW) & 1};
 	}
 	static const char *const cls[] = {"not slow", "slow"};
 	pn_plot p = {.id = "time-vs-bound", .title = "measured time against fused roofline bound",
@@ -756,13 +738,13 @@ static void write_sources(FILE *f, report *r)
 	      "measured subgraphs.</p>\n<table id=\"source-table\"><thead><tr><th>source</th>"
 	      "<th>kind</th><th class=\"n\">models</th><th class=\"n\">subgraphs</th>"
 	      "<th class=\"n\">profiled</th><th class=\"n\">median time / bound</th>", f);
-	for (int k = 0; k < N_FLAGS; k++)
-		fprintf(f, "<th class=\"n\">%s</th>", flag_names[k]);
+	for (int k = 0; k < PN_N_FLAGS; k++)
+		fprintf(f, "<th class=\"n\">%s</th>", pn_flag_names[k]);
 	fputs("</tr></thead><tbody>\n", f);
 	for (int i = 0; i < r->n_srcs; i++) {
 		rsource *s = &r->srcs[i];
 		char med[32];
-		fmt_num(median_of(s->ratios, s->n_ratios), med, sizeof med);
+		fmt_num(pn_median(s->ratios, s->n_ratios), med, sizeof med);
 		fputs("<tr><td>", f);
 		pn_html_escape(f, s->name);
 		fputs("</td><td>", f);
@@ -770,7 +752,7 @@ static void write_sources(FILE *f, report *r)
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
 			"<td class=\"n\">%lld</td><td class=\"n\">%s</td>",
 			(long long)s->models, (long long)s->subgraphs, (long long)s->profiled, med);
-		for (int k = 0; k < N_FLAGS; k++)
+		for (int k = 0; k < PN_N_FLAGS; k++)
 			fprintf(f, "<td class=\"n\">%lld</td>", (long long)s->flags[k]);
 		fputs("</tr>\n", f);
 	}
@@ -826,24 +808,6 @@ static void write_page(FILE *f, report *r)
 
 /* --- files ------------------------------------------------------------------------- */
 
-static int mkdirs(const char *dir, char *err)
-{
-	char p[4096];
-	if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
-		return pn_fail(err, "%s: path too long", dir);
-	for (char *s = p + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = 0;
-		if (mkdir(p, 0777) && errno != EEXIST)
-			return pn_fail(err, "%s: %s", p, strerror(errno));
-		*s = c;
-		if (!c)
-			return 0;
-	}
-}
-
 /* Written beside the page and renamed over it: a reader never sees half a
  * page. */
 static int write_file(report *r, const char *path)
@@ -888,7 +852,7 @@ int pn_report_write(pn_rtxn *t, const pn_report_opts *o, pn_report_summary *sum,
 	report r = {.t = t, .err = err, .top = o->top > 0 ? o->top : DEFAULT_TOP};
 	memset(sum, 0, sizeof(*sum));
 	err[0] = 0;
-	int rc = mkdirs(o->out_dir, err);
+	int rc = pn_mkdirs(o->out_dir, 0777, err);
 	if (!rc && snprintf(sum->path, sizeof sum->path, "%s/index.html", o->out_dir) >=
 			   (int)sizeof sum->path)
 		rc = pn_fail(err, "%s: path too long", o->out_dir);

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "runtime/exec.h"
+#include "runtime/feed.h"
 #include "export/export.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
@@ -20,30 +21,8 @@
 
 static const char *const split_names[3] = {"train", "val", "test"};
 
-static int mkdirs(const char *path, char *err)
-{
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s", path);
-	for (char *p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) && errno != EEXIST)
-				return pn_fail(err, "%s: %s", tmp, strerror(errno));
-			*p = '/';
-		}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return pn_fail(err, "%s: %s", tmp, strerror(errno));
-	return 0;
-}
-
-static int write_bytes(const char *path, const void *data, size_t len, char *err)
-{
-	FILE *f = fopen(path, "wb");
-	int ok = f && fwrite(data, 1, len, f) == len;
-	if (f && fclose(f))
-		ok = 0;
-	return ok ? 0 : pn_fail(err, "%s: cannot write", path);
-}
+/* Task folders: rwxr-xr-x (before the umask), as they always were. */
+#define DIR_MODE 0755
 
 static void task_id(const pn_task *t, int rank, char *out, size_t cap)
 {
@@ -61,20 +40,6 @@ static void variant_name(const pn_variant *v, int i, char *out, size_t cap)
 
 /* --- one variant: model.onnx and its test set ------------------------------------------ */
 
-static int write_tensor(const char *dir, const char *what, int i, const pn_tensor *t,
-			const char *name, char *err)
-{
-	char path[4200];
-	void *bytes;
-	size_t len;
-	snprintf(path, sizeof path, "%s/%s_%d.pb", dir, what, i);
-	if (pn_tensor_write_pb(t, name, &bytes, &len, err))
-		return -1;
-	int rc = write_bytes(path, bytes, len, err);
-	free(bytes);
-	return rc;
-}
-
 /* Runs the model.onnx just written (the very file users get) on seeded
  * inputs and writes both into test_data_set_0. */
 static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges,
@@ -83,7 +48,7 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 	pn_model *m = NULL;
 	char set[4200];
 	snprintf(set, sizeof set, "%s/test_data_set_0", vdir);
-	if (mkdirs(set, err) || pn_model_load_path(vdir, 0, &m, err))
+	if (pn_mkdirs(set, DIR_MODE, err) || pn_model_load_path(vdir, 0, &m, err))
 		return -1;
 	const pn_graph *g = m->graph;
 	pn_tensor **in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
@@ -98,14 +63,17 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 	for (int i = 0; !rc && i < g->n_inputs; i++) {
 		const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
 		in[i] = pn_input_for(g, i, &types[i], o->seed, r, err);
-		rc = in[i] ? write_tensor(set, "input", i, in[i], g->values[g->inputs[i]].name, err) : -1;
+		rc = in[i] ? 0 : -1;
 	}
+	/* The same files `passnet run --write-inputs` and `--outputs` write. */
+	if (!rc)
+		rc = pn_write_pb_files(set, "input", g, g->inputs, in, g->n_inputs, err);
 	if (!rc)
 		rc = pn_session_new(g, &eo, &s, err);
 	if (!rc)
 		rc = pn_session_run(s, in, g->n_inputs, out, err);
-	for (int i = 0; !rc && i < g->n_outputs; i++)
-		rc = write_tensor(set, "output", i, out[i], g->values[g->outputs[i]].name, err);
+	if (!rc)
+		rc = pn_write_pb_files(set, "output", g, g->outputs, out, g->n_outputs, err);
 	for (int i = 0; in && i < g->n_inputs; i++)
 		pn_tensor_free(in[i]);
 	for (int i = 0; out && i < g->n_outputs; i++)
@@ -258,7 +226,7 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 	char id[64], tdir[4096];
 	task_id(t, rank, id, sizeof id);
 	snprintf(tdir, sizeof tdir, "%s/tasks/%s", o->out, id);
-	if (mkdirs(tdir, err))
+	if (pn_mkdirs(tdir, DIR_MODE, err))
 		return -1;
 	char path[4200];
 	snprintf(path, sizeof path, "%s/task.json", tdir);
@@ -290,7 +258,7 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		uint8_t *canon = NULL;
 		int n_ranges = 0;
 		pn_range *ranges = pn_subgraph_ranges(st, t->v[i].hash, &n_ranges);
-		int vrc = mkdirs(vdir, verr);
+		int vrc = pn_mkdirs(vdir, DIR_MODE, verr);
 		if (!vrc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, verr)))
 			vrc = -1;
 		if (!vrc)
@@ -332,7 +300,7 @@ static int write_splits(const pn_selection *sel, const int *written, const char 
 {
 	char sdir[4096];
 	snprintf(sdir, sizeof sdir, "%s/splits", dir);
-	if (mkdirs(sdir, err))
+	if (pn_mkdirs(sdir, DIR_MODE, err))
 		return -1;
 	for (int sp = 0; sp < 3; sp++) {
 		char path[4200];
@@ -372,7 +340,7 @@ int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts 
 		if (!stat(probe, &sb))
 			return pn_fail(err, "%s already holds an export (remove it first)", o->out);
 	}
-	if (mkdirs(o->out, err))
+	if (pn_mkdirs(o->out, DIR_MODE, err))
 		return -1;
 	pn_progress prog;
 	pn_progress_start(&prog, "export", (uint64_t)sel->n);

@@ -16,6 +16,7 @@
 #include "extract/walk.h"
 
 #include "common/err.h"
+#include "common/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -208,18 +209,6 @@ static int pn_names_add(pn_names *l, const char *s, size_t n, int dir)
 	return 0;
 }
 
-static void pn_names_free(pn_names *l)
-{
-	for (int i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-}
-
-static int pn_cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int pn_list_disk(const char *path, pn_names *l, char *err)
 {
 	DIR *d = opendir(path);
@@ -288,7 +277,7 @@ int pn_folder_list(pn_folder *f, const char *rel, char ***names, char *err)
 	int rc = f->ar ? pn_list_archive(f->ar, key, &l, err) : pn_list_disk(key, &l, err);
 	free(key);
 	if (rc) {
-		pn_names_free(&l);
+		pn_strv_free(l.v, l.n);
 		return -1;
 	}
 	if (l.n > 1)

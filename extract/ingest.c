@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "runtime/infer.h"
 #include "store/store.h"
 
@@ -140,13 +141,6 @@ static int add_bytes(pn_arena *a, ProtobufCBinaryData **list, size_t *n, void *d
 	return l[*n - 1].data ? 0 : -1;
 }
 
-static void free_names(char **names, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* Reads input_K.pb / output_K.pb of one folder, K = 0, 1, ... until absent. */
 static int read_testset(ctx *c, const pn_fileio *io, const char *dir, Passnet__TestSet *ts)
 {
@@ -195,7 +189,7 @@ static int read_testsets(ctx *c, const pn_fileio *io)
 		c->rec->testsets = list;
 		rc = read_testset(c, io, names[i], ts);
 	}
-	free_names(names, n);
+	pn_strv_free(names, n);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "common/err.h"
+#include "common/util.h"
 #include "model/onnx.h"
 
 int pn_read_file(const char *path, void **data, size_t *len, char *err)
@@ -46,11 +47,6 @@ static int dir_read(void *ud, const char *rel, void **data, size_t *len, char *e
 	return pn_read_file(path, data, len, err);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int dir_list(void *ud, const char *rel, char ***names, char *err)
 {
 	char path[4096];
@@ -85,7 +81,7 @@ static int dir_list(void *ud, const char *rel, char ***names, char *err)
 		n++;
 	}
 	closedir(dir);
-	qsort(v, (size_t)n, sizeof(char *), cmp_str);
+	qsort(v, (size_t)n, sizeof(char *), pn_cmp_str);
 	*names = v;
 	return n;
 }
@@ -97,13 +93,6 @@ pn_fileio pn_dirio(const char *dir)
 	pn_fileio io = pn_dirio_template;
 	io.ud = (void *)dir;
 	return io;
-}
-
-static void free_names(char **names, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }
 
 /* "prefix_<N>.pb" -> N, or -1. */
@@ -182,7 +171,7 @@ static int load_one_set(pn_model *m, const pn_fileio *io, const char *dir, pn_te
 			if (!slots[pass][k])
 				rc = pn_fail(err, "%s: %s%ld.pb is missing", dir, prefix, k);
 	}
-	free_names(names, n);
+	pn_strv_free(names, n);
 	ts->inputs = slots[0];
 	ts->n_inputs = counts[0];
 	ts->outputs = slots[1];
@@ -212,7 +201,7 @@ int pn_model_load_testsets(pn_model *m, const pn_fileio *io, char *err)
 		rc = load_one_set(m, io, names[i], &ts[m->n_testsets], err);
 		m->n_testsets++;
 	}
-	free_names(names, n);
+	pn_strv_free(names, n);
 	return rc;
 }
 

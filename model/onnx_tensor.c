@@ -205,16 +205,6 @@ static pn_tensor *new_container(int kind)
 	return t;
 }
 
-static int seq_append(pn_tensor *seq, pn_tensor *item)
-{
-	pn_tensor **items = realloc(seq->items, sizeof(*items) * (size_t)(seq->n_items + 1));
-	if (!items)
-		return -1;
-	seq->items = items;
-	seq->items[seq->n_items++] = item;
-	return 0;
-}
-
 static pn_tensor *from_sequence(const Passnet__TestSequence *sq, pn_arena *a, char *err)
 {
 	pn_tensor *seq = new_container(PN_KIND_SEQUENCE);
@@ -223,7 +213,7 @@ static pn_tensor *from_sequence(const Passnet__TestSequence *sq, pn_arena *a, ch
 	seq->dtype = PN_UNDEFINED;
 	for (size_t i = 0; i < sq->n_tensor_values; i++) {
 		pn_tensor *t = heap_from_proto(sq->tensor_values[i], a, err);
-		if (!t || seq_append(seq, t)) {
+		if (!t || pn_seq_push(seq, t)) {
 			pn_tensor_free(t);
 			pn_tensor_free(seq);
 			return NULL;

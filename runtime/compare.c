@@ -11,16 +11,6 @@ const char *pn_cmp_class_name(int cls)
 	return cls >= 0 && cls <= PN_CMP_KIND ? class_names[cls] : "?";
 }
 
-static int same_shape(const pn_tensor *a, const pn_tensor *b)
-{
-	if (a->rank != b->rank)
-		return 0;
-	for (int i = 0; i < a->rank; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
-
 static void compare_strings(const pn_tensor *got, const pn_tensor *want, pn_cmp *r)
 {
 	char *const *g = got->data, *const *w = want->data;
@@ -136,7 +126,7 @@ int pn_compare(const pn_tensor *got, const pn_tensor *want, double rtol, double 
 			 pn_dtype_name(want->dtype));
 		return r->cls;
 	}
-	if (!same_shape(got, want)) {
+	if (!pn_tensor_same_shape(got, want)) {
 		char a[96], b[96];
 		r->cls = PN_CMP_SHAPE;
 		snprintf(r->what, sizeof r->what, "shape %s vs %s", pn_tensor_desc(got, a, sizeof a),

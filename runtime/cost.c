@@ -1,6 +1,6 @@
 /*
  * cost.c - the default cost, the per-node dispatch and the cost of a whole
- * subgraph (see cost.h).  The per-op functions live in exec/ops/cost_*.c,
+ * subgraph (see cost.h).  The per-op functions live in runtime/ops/cost_*.c,
  * one file per family, found through the op table.
  */
 #include "runtime/cost.h"

@@ -10,7 +10,7 @@
  * function, which changes only what differs and returns 0, or returns
  * non-zero (a shape it needs is unknown) to keep the default.  Unknown
  * shapes, sequences and optionals cost 0 bytes; nothing here ever fails.
- * The FLOP conventions of each family are in exec/ops/cost_*.c.
+ * The FLOP conventions of each family are in runtime/ops/cost_*.c.
  *
  * A subgraph's unfused traffic counts every node's inputs and outputs (every
  * intermediate goes through memory); its fused traffic counts only what

@@ -219,16 +219,6 @@ pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype)
 	return t;
 }
 
-int pn_seq_push(pn_tensor *seq, pn_tensor *item)
-{
-	pn_tensor **items = realloc(seq->items, sizeof(*items) * (size_t)(seq->n_items + 1));
-	if (!items)
-		return -1;
-	seq->items = items;
-	seq->items[seq->n_items++] = item;
-	return 0;
-}
-
 /* --- sessions ------------------------------------------------------------------- */
 
 int pn_session_new(const pn_graph *g, const pn_exec_opts *o, pn_session **out, char *err)

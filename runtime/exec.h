@@ -43,7 +43,7 @@ int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_te
 		 uint64_t seed, char *err);
 
 /* A tensor for a weight kept as metadata, regenerated with a seeded
- * generator from its recorded statistics (see exec/weights.c). */
+ * generator from its recorded statistics (see runtime/weights.c). */
 pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err);
 /* Seeded value for graph input `input` of g (a model's or a subgraph's), typed
  * ty: floats uniform in the input's recorded range when `range` knows one

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "common/err.h"
+#include "common/util.h"
 #include "runtime/exec.h"
 #include "runtime/feed.h"
 #include "runtime/infer.h"
@@ -78,15 +79,6 @@ void pn_feed_free(pn_feed *f)
 	memset(f, 0, sizeof *f);
 }
 
-static int write_file(const char *path, const void *bytes, size_t len)
-{
-	FILE *fp = fopen(path, "wb");
-	int ok = fp && fwrite(bytes, 1, len, fp) == len;
-	if (fp && fclose(fp))
-		ok = 0;
-	return ok ? 0 : -1;
-}
-
 int pn_write_pb_files(const char *dir, const char *stem, const pn_graph *g, const int *values,
 		      pn_tensor *const *t, int n, char *err)
 {
@@ -99,10 +91,10 @@ int pn_write_pb_files(const char *dir, const char *stem, const pn_graph *g, cons
 		snprintf(path, sizeof path, "%s/%s_%d.pb", dir, stem, i);
 		if (pn_tensor_write_pb(t[i], g->values[values[i]].name, &bytes, &len, err))
 			return -1;
-		int rc = write_file(path, bytes, len);
+		int rc = pn_write_file(path, bytes, len, err);
 		free(bytes);
 		if (rc)
-			return pn_fail(err, "%s: cannot write", path);
+			return -1;
 	}
 	return 0;
 }

@@ -39,7 +39,7 @@ struct pn_ictx {
 	char *err;
 };
 
-/* --- helpers for inference functions (exec/infer_util.c) --- */
+/* --- helpers for inference functions (runtime/infer_util.c) --- */
 
 int  pn_ifail(pn_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Input i, or NULL if absent or beyond n_in. */
@@ -58,7 +58,7 @@ int  pn_bcast_shape(pn_ictx *c, const pn_type *a, const pn_type *b, pn_type *out
 /* Normalises a possibly negative axis for rank r; -1 if out of range. */
 int  pn_axis(int64_t axis, int rank);
 
-/* --- the engine (exec/infer.c) --- */
+/* --- the engine (runtime/infer.c) --- */
 
 
 typedef struct pn_infer_result {

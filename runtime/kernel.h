@@ -57,9 +57,9 @@ const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, in
 				const float *B, int64_t ldb);
 
 /* Makes output i a sequence / optional container (items added by the kernel
- * with pn_seq_push, which takes ownership of a heap tensor). */
+ * with pn_seq_push of schemas/tensor.h, which takes ownership of a heap
+ * tensor). */
 pn_tensor *pn_out_container(pn_kctx *k, int i, int kind, int dtype);
-int pn_seq_push(pn_tensor *seq, pn_tensor *item);
 
 /* Runs a nested graph (If branch, Loop/Scan body) with these inputs; the
  * graph's captured outer values come from the current run.  outputs[] get

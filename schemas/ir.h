@@ -1,7 +1,7 @@
 /*
  * ir.h - passnet's in-memory graph: what every stage works on.
  *
- * A model is decoded once (extract/onnx_decode.c) into this form.  Values and
+ * A model is decoded once (model/onnx_decode.c) into this form.  Values and
  * nodes are numbered densely and refer to each other by index, so the graph
  * can be walked, copied and hashed without chasing names.  Everything lives
  * in the model's arena and is freed with it.

@@ -1,8 +1,9 @@
 /*
  * ops.h - the op table built from schemas/ops.def.
  *
- * partition/ reads kinds, dedup/ reads flags, extract/ and exec/ call the
- * inference and kernel functions, exec/cost.c the cost functions.  A kernel
+ * partition/ reads kinds and F_ANCHOR, canon/form.c F_COMM; the executor
+ * library calls the inference and kernel functions (runtime/infer.c,
+ * runtime/exec.c) and the cost functions (runtime/cost.c).  A kernel
  * or cost function that is not linked in is NULL in the table (weak symbol):
  * the op is then known but reported as "not implemented" when executed.
  */
@@ -37,9 +38,9 @@ enum pn_op_id {
 	PN_OP_COUNT
 };
 
-typedef struct pn_ictx pn_ictx;   /* exec/infer.h */
-typedef struct pn_kctx pn_kctx;   /* exec/kernel.h */
-typedef struct pn_costctx pn_costctx; /* exec/cost.h */
+typedef struct pn_ictx pn_ictx;   /* runtime/infer.h */
+typedef struct pn_kctx pn_kctx;   /* runtime/kernel.h */
+typedef struct pn_costctx pn_costctx; /* runtime/cost.h */
 
 typedef int (*pn_infer_fn)(pn_ictx *ctx);
 typedef int (*pn_kernel_fn)(pn_kctx *ctx);

@@ -168,6 +168,26 @@ size_t pn_tensor_nbytes(const pn_tensor *t)
 	return (size_t)t->numel * pn_dtype_size(t->dtype);
 }
 
+int pn_tensor_same_shape(const pn_tensor *a, const pn_tensor *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
+int pn_seq_push(pn_tensor *seq, pn_tensor *item)
+{
+	pn_tensor **items = realloc(seq->items, sizeof(*items) * (size_t)(seq->n_items + 1));
+	if (!items)
+		return -1;
+	seq->items = items;
+	seq->items[seq->n_items++] = item;
+	return 0;
+}
+
 int pn_tensor_alloc_data(pn_tensor *t)
 {
 	t->numel = pn_numel(t->rank, t->dims);

@@ -84,6 +84,11 @@ void       pn_tensor_free(pn_tensor *t);         /* frees data it owns, items, t
 void       pn_tensor_clear(pn_tensor *t);        /* like free, but keeps t itself */
 pn_tensor *pn_tensor_clone(const pn_tensor *t);  /* deep copy */
 size_t     pn_tensor_nbytes(const pn_tensor *t);
+/* 1 when a and b have the same rank and dims (dtype and kind not compared). */
+int        pn_tensor_same_shape(const pn_tensor *a, const pn_tensor *b);
+/* Appends item to sequence seq, which takes ownership of it; -1 when out of
+ * memory (item is then still the caller's). */
+int        pn_seq_push(pn_tensor *seq, pn_tensor *item);
 
 /* Element i as double / as int64, for any numeric dtype (slow path helpers). */
 double  pn_tensor_get_f64(const pn_tensor *t, int64_t i);

@@ -21,6 +21,7 @@
  */
 #include "store/store.h"
 #include "common/err.h"
+#include "common/util.h"
 #include "passnet.pb-c.h"
 
 #include <errno.h>
@@ -153,26 +154,11 @@ static int env_mapsize(size_t *out, char *err)
 /* mkdir -p: `--db out/new/x.lmdb` should just work. */
 static int make_dirs(const char *dir, char *err)
 {
-	char *p = strdup(dir);
-	if (!p)
-		return pn_fail(err, "store %s: out of memory", dir);
-	int rc = 0;
-	for (char *q = p + 1; ; q++) {
-		if (*q && *q != '/')
-			continue;
-		char c = *q;
-		*q = 0;
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			rc = pn_fail(err, "store %s: cannot create %s: %s", dir, p,
-				     strerror(errno));
-			break;
-		}
-		*q = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return rc;
+	if (!pn_mkdirs(dir, 0777, err))
+		return 0;
+	char why[PN_ERRLEN];
+	snprintf(why, sizeof why, "%s", err);
+	return pn_fail(err, "store %s: cannot create %s", dir, why);
 }
 
 static int write_schema(pn_store *s, MDB_txn *txn, char *err)

@@ -16,22 +16,6 @@
 #include "runtime/kernel.h"
 #include "runtime/ops/elemwise.h"
 
-static int run_act(pn_kctx *k, const pn_seg_fn *tab, const pn_ewparam *prm, int cost)
-{
-	const pn_tensor *x = pn_kin(k, 0);
-	if (!x || x->kind != PN_KIND_TENSOR)
-		return pn_kfail(k, "%s needs a tensor input", k->node->op_type);
-	pn_seg_fn fn = pn_ew_pick(tab, x->dtype);
-	if (!fn)
-		return pn_kfail(k, "%s does not support %s", k->node->op_type,
-				pn_dtype_name(x->dtype));
-	pn_tensor *o = pn_out_alloc(k, 0, x->dtype, x->rank, x->dims);
-	if (!o)
-		return -1;
-	pn_ew_map(o, x, fn, prm, cost);
-	return 0;
-}
-
 #define FLOAT_TAB(op) static const pn_seg_fn op##_tab[PN_DTYPE_COUNT] = {PN_EW_FLOATS(PN_EW_ENT, op, 0)}
 
 /* sigmoid and softplus without overflow, in the compute type of x; float
@@ -67,7 +51,7 @@ static const pn_seg_fn Relu_tab[PN_DTYPE_COUNT] = {
 
 int pn_kernel_Relu(pn_kctx *k)
 {
-	return run_act(k, Relu_tab, NULL, 1);
+	return pn_ew_unary(k, Relu_tab, 0, NULL, 1);
 }
 
 /* --- parametrised float activations -------------------------------------------------- */
@@ -78,7 +62,7 @@ FLOAT_TAB(LeakyRelu);
 int pn_kernel_LeakyRelu(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "alpha", 0.01f)};
-	return run_act(k, LeakyRelu_tab, &p, 1);
+	return pn_ew_unary(k, LeakyRelu_tab, 0, &p, 1);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Elu, x < 0 ? (ct)P->a * expm1(x) : x)
@@ -87,7 +71,7 @@ FLOAT_TAB(Elu);
 int pn_kernel_Elu(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "alpha", 1.0f)};
-	return run_act(k, Elu_tab, &p, 10);
+	return pn_ew_unary(k, Elu_tab, 0, &p, 10);
 }
 
 /* a: alpha, b: gamma */
@@ -98,7 +82,7 @@ int pn_kernel_Selu(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "alpha", 1.67326319217681884765625f),
 			.b = pn_attr_float(k->node, "gamma", 1.05070102214813232421875f)};
-	return run_act(k, Selu_tab, &p, 10);
+	return pn_ew_unary(k, Selu_tab, 0, &p, 10);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Celu, x > 0 ? x : (ct)P->a * expm1(x / (ct)P->a))
@@ -107,7 +91,7 @@ FLOAT_TAB(Celu);
 int pn_kernel_Celu(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "alpha", 1.0f)};
-	return run_act(k, Celu_tab, &p, 10);
+	return pn_ew_unary(k, Celu_tab, 0, &p, 10);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Sigmoid, SIGMOID(x))
@@ -115,7 +99,7 @@ FLOAT_TAB(Sigmoid);
 
 int pn_kernel_Sigmoid(pn_kctx *k)
 {
-	return run_act(k, Sigmoid_tab, NULL, 10);
+	return pn_ew_unary(k, Sigmoid_tab, 0, NULL, 10);
 }
 
 /* a: alpha, b: beta */
@@ -126,7 +110,7 @@ int pn_kernel_HardSigmoid(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "alpha", 0.2f),
 			.b = pn_attr_float(k->node, "beta", 0.5f)};
-	return run_act(k, HardSigmoid_tab, &p, 2);
+	return pn_ew_unary(k, HardSigmoid_tab, 0, &p, 2);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, HardSwish, x * CLAMP01(x * (ct)(1.0 / 6.0) + (ct)0.5))
@@ -134,7 +118,7 @@ FLOAT_TAB(HardSwish);
 
 int pn_kernel_HardSwish(pn_kctx *k)
 {
-	return run_act(k, HardSwish_tab, NULL, 2);
+	return pn_ew_unary(k, HardSwish_tab, 0, NULL, 2);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Softplus, SOFTPLUS(x))
@@ -142,7 +126,7 @@ FLOAT_TAB(Softplus);
 
 int pn_kernel_Softplus(pn_kctx *k)
 {
-	return run_act(k, Softplus_tab, NULL, 20);
+	return pn_ew_unary(k, Softplus_tab, 0, NULL, 20);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Softsign, x / ((ct)1 + fabs(x)))
@@ -150,7 +134,7 @@ FLOAT_TAB(Softsign);
 
 int pn_kernel_Softsign(pn_kctx *k)
 {
-	return run_act(k, Softsign_tab, NULL, 2);
+	return pn_ew_unary(k, Softsign_tab, 0, NULL, 2);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, ThresholdedRelu, x > (ct)P->a ? x : (ct)0)
@@ -159,7 +143,7 @@ FLOAT_TAB(ThresholdedRelu);
 int pn_kernel_ThresholdedRelu(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "alpha", 1.0f)};
-	return run_act(k, ThresholdedRelu_tab, &p, 1);
+	return pn_ew_unary(k, ThresholdedRelu_tab, 0, &p, 1);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Mish, x * tanh(SOFTPLUS(x)))
@@ -167,7 +151,7 @@ FLOAT_TAB(Mish);
 
 int pn_kernel_Mish(pn_kctx *k)
 {
-	return run_act(k, Mish_tab, NULL, 30);
+	return pn_ew_unary(k, Mish_tab, 0, NULL, 30);
 }
 
 /* --- Shrink (every numeric type) ------------------------------------------------------- */
@@ -188,7 +172,7 @@ int pn_kernel_Shrink(pn_kctx *k)
 {
 	pn_ewparam p = {.a = pn_attr_float(k->node, "lambd", 0.5f),
 			.b = pn_attr_float(k->node, "bias", 0.0f)};
-	return run_act(k, Shrink_tab, &p, 2);
+	return pn_ew_unary(k, Shrink_tab, 0, &p, 2);
 }
 
 /* --- Clip ------------------------------------------------------------------------------ */
@@ -253,7 +237,7 @@ int pn_kernel_Clip(pn_kctx *k)
 			p.ib = pn_tensor_get_i64(hi, 0);
 		}
 	}
-	return run_act(k, Clip_tab, &p, 1);
+	return pn_ew_unary(k, Clip_tab, 0, &p, 1);
 }
 
 /* --- PRelu ------------------------------------------------------------------------------- */

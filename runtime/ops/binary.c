@@ -3,7 +3,7 @@
  * Mul, Div, Pow, Mod, BitShift), Max/Min/Sum/Mean, logic, bitwise ops,
  * comparisons and Where.
  *
- * Shapes broadcast the numpy way (exec/ops/elemwise.h plans the loops and
+ * Shapes broadcast the numpy way (runtime/ops/elemwise.h plans the loops and
  * its fast paths).  Before opset 7, Add & co. broadcast only with the
  * `broadcast` attribute, B aligned onto A at `axis` (trailing by default).
  *

@@ -1,8 +1,8 @@
 /*
  * conv.h - what the convolution files share: the geometry of one
- * convolution, the im2col / GEMM building blocks (exec/ops/conv.c, used by
- * the integer convolutions in exec/ops/conv_int.c too) and the direct
- * float32 paths (exec/ops/conv_direct.c).
+ * convolution, the im2col / GEMM building blocks (runtime/ops/conv.c, used by
+ * the integer convolutions in runtime/ops/conv_int.c too) and the direct
+ * float32 paths (runtime/ops/conv_direct.c).
  */
 #ifndef PN_OPS_CONV_H
 #define PN_OPS_CONV_H

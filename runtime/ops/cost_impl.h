@@ -1,6 +1,6 @@
 /*
- * cost_impl.h - what the cost functions of exec/ops/cost_*.c share (see
- * exec/cost.h for the contract).
+ * cost_impl.h - what the cost functions of runtime/ops/cost_*.c share (see
+ * runtime/cost.h for the contract).
  *
  * pn_node_cost fills the default (inputs read once, outputs written once,
  * one op per output element) before it calls an op's function, so a

@@ -157,6 +157,22 @@ void pn_ew_map(pn_tensor *out, const pn_tensor *in, pn_seg_fn fn, const void *ct
 	pn_ewplan_run(&p, fn, ctx, cost);
 }
 
+int pn_ew_unary(pn_kctx *k, const pn_seg_fn *tab, int out_dtype, const pn_ewparam *prm, int cost)
+{
+	const pn_tensor *x = pn_kin(k, 0);
+	if (!x || x->kind != PN_KIND_TENSOR)
+		return pn_kfail(k, "%s needs a tensor input", k->node->op_type);
+	pn_seg_fn fn = pn_ew_pick(tab, x->dtype);
+	if (!fn)
+		return pn_kfail(k, "%s does not support %s", k->node->op_type,
+				pn_dtype_name(x->dtype));
+	pn_tensor *o = pn_out_alloc(k, 0, out_dtype ? out_dtype : x->dtype, x->rank, x->dims);
+	if (!o)
+		return -1;
+	pn_ew_map(o, x, fn, prm, cost);
+	return 0;
+}
+
 int pn_ew_copy(pn_tensor *out, const pn_tensor *in)
 {
 	if (out->numel != in->numel || out->dtype != in->dtype)

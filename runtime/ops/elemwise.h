@@ -115,6 +115,12 @@ typedef struct pn_ewparam {
 	int flag;
 } pn_ewparam;
 
+/* The whole kernel of a one-input elementwise op (unary.c, activation.c):
+ * the function of tab for input 0's dtype, over input 0 into output 0 of
+ * the same shape and of dtype out_dtype (0: the input's), with parameters
+ * prm; fails for an input that is not a tensor or a dtype tab lacks. */
+int pn_ew_unary(pn_kctx *k, const pn_seg_fn *tab, int out_dtype, const pn_ewparam *prm, int cost);
+
 #define PN_ID(v) (v)
 
 #define PN_EW_FLOATS(X, op, ...)                                                         \

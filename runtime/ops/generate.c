@@ -1,7 +1,7 @@
 /*
  * generate.c - ops that make tensors from attributes or from shapes:
  * Constant, Shape, Size, ConstantOfShape, Range, EyeLike (the random
- * generators, window functions and MelWeightMatrix: generate2.c).
+ * generators, window functions and MelWeightMatrix: random_window.c).
  */
 #include <math.h>
 #include <string.h>

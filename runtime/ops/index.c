@@ -2,7 +2,7 @@
  * index.c - ops that pick or place elements by index: Gather,
  * GatherElements, GatherND, Scatter (the deprecated alias of
  * ScatterElements), ScatterElements, ScatterND, OneHot, Compress, NonZero
- * (Unique and Col2Im: index2.c).
+ * (Unique: unique.c, Col2Im: col2im.c).
  *
  * Kernels move elements by byte size so one kernel serves every dtype; only
  * scatter reductions look at values, through one typed loop per dtype.

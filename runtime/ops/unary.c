@@ -18,32 +18,13 @@
  * vectorisable versions in mathutil.h; E for double. */
 #define F32_OR(x, f32, E) _Generic((x), float: f32((float)(x)), default: (E))
 
-/* Runs fn from tab over input 0 into output 0 (dtype out_dtype, or the
- * input's when 0). */
-static int run_unary(pn_kctx *k, const pn_seg_fn *tab, int out_dtype, const pn_ewparam *prm,
-		     int cost)
-{
-	const pn_tensor *x = pn_kin(k, 0);
-	if (!x || x->kind != PN_KIND_TENSOR)
-		return pn_kfail(k, "%s needs a tensor input", k->node->op_type);
-	pn_seg_fn fn = pn_ew_pick(tab, x->dtype);
-	if (!fn)
-		return pn_kfail(k, "%s does not support %s", k->node->op_type,
-				pn_dtype_name(x->dtype));
-	pn_tensor *o = pn_out_alloc(k, 0, out_dtype ? out_dtype : x->dtype, x->rank, x->dims);
-	if (!o)
-		return -1;
-	pn_ew_map(o, x, fn, prm, cost);
-	return 0;
-}
-
 /* Defines pn_kernel_<op> over the float types with expression E. */
 #define FLOAT_OP(op, cost, E)                                                          \
 	PN_EW_FLOATS(PN_EW_DEF1, op, E)                                                 \
 	static const pn_seg_fn op##_tab[PN_DTYPE_COUNT] = {PN_EW_FLOATS(PN_EW_ENT, op, 0)}; \
 	int pn_kernel_##op(pn_kctx *k)                                                  \
 	{                                                                               \
-		return run_unary(k, op##_tab, 0, NULL, cost);                           \
+		return pn_ew_unary(k, op##_tab, 0, NULL, cost);                         \
 	}
 
 FLOAT_OP(Acos, 20, acos(x))
@@ -77,7 +58,7 @@ static const pn_seg_fn Abs_tab[PN_DTYPE_COUNT] = {
 
 int pn_kernel_Abs(pn_kctx *k)
 {
-	return run_unary(k, Abs_tab, 0, NULL, 1);
+	return pn_ew_unary(k, Abs_tab, 0, NULL, 1);
 }
 
 PN_EW_FLOATS(PN_EW_DEF1, Neg, -x)
@@ -87,7 +68,7 @@ static const pn_seg_fn Neg_tab[PN_DTYPE_COUNT] = {
 
 int pn_kernel_Neg(pn_kctx *k)
 {
-	return run_unary(k, Neg_tab, 0, NULL, 1);
+	return pn_ew_unary(k, Neg_tab, 0, NULL, 1);
 }
 
 /* NaN stays NaN, as numpy.sign does. */
@@ -100,7 +81,7 @@ static const pn_seg_fn Sign_tab[PN_DTYPE_COUNT] = {
 
 int pn_kernel_Sign(pn_kctx *k)
 {
-	return run_unary(k, Sign_tab, 0, NULL, 1);
+	return pn_ew_unary(k, Sign_tab, 0, NULL, 1);
 }
 
 PN_EW_BOOLS(PN_EW_DEF1, Not, (ct)!x)
@@ -108,7 +89,7 @@ static const pn_seg_fn Not_tab[PN_DTYPE_COUNT] = {PN_EW_BOOLS(PN_EW_ENT, Not, 0)
 
 int pn_kernel_Not(pn_kctx *k)
 {
-	return run_unary(k, Not_tab, 0, NULL, 1);
+	return pn_ew_unary(k, Not_tab, 0, NULL, 1);
 }
 
 PN_EW_SINTS(PN_EW_DEF1, BitwiseNot, (ct)~(ut)x)
@@ -118,7 +99,7 @@ static const pn_seg_fn BitwiseNot_tab[PN_DTYPE_COUNT] = {
 
 int pn_kernel_BitwiseNot(pn_kctx *k)
 {
-	return run_unary(k, BitwiseNot_tab, 0, NULL, 1);
+	return pn_ew_unary(k, BitwiseNot_tab, 0, NULL, 1);
 }
 
 /* --- predicates -------------------------------------------------------------------- */
@@ -128,7 +109,7 @@ static const pn_seg_fn IsNaN_tab[PN_DTYPE_COUNT] = {PN_EW_FLOATS(PN_EW_ENT, IsNa
 
 int pn_kernel_IsNaN(pn_kctx *k)
 {
-	return run_unary(k, IsNaN_tab, PN_BOOL, NULL, 1);
+	return pn_ew_unary(k, IsNaN_tab, PN_BOOL, NULL, 1);
 }
 
 /* P->ia: detect_positive, P->ib: detect_negative. */
@@ -139,7 +120,7 @@ int pn_kernel_IsInf(pn_kctx *k)
 {
 	pn_ewparam prm = {.ia = pn_attr_int(k->node, "detect_positive", 1) != 0,
 			  .ib = pn_attr_int(k->node, "detect_negative", 1) != 0};
-	return run_unary(k, IsInf_tab, PN_BOOL, &prm, 1);
+	return pn_ew_unary(k, IsInf_tab, PN_BOOL, &prm, 1);
 }
 
 /* --- Identity ----------------------------------------------------------------------- */

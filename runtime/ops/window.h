@@ -1,6 +1,6 @@
 /*
  * window.h - sliding-window geometry shared by the Conv and pooling families
- * (exec/ops/conv*.c, pool.c), and the float32 staging buffers their kernels
+ * (runtime/ops/conv*.c, pool.c), and the float32 staging buffers their kernels
  * use for float16/bfloat16/int8 tensors.
  *
  * Kernels work on at most three spatial dims: a 1-D or 2-D window is widened

@@ -1,9 +1,10 @@
 /*
- * generate2.c - generators of values: the random ops (RandomNormal,
+ * random_window.c - generators of values: the random ops (RandomNormal,
  * RandomUniform, their *Like forms, Bernoulli, Multinomial), the window
- * functions (Hann, Hamming, Blackman) and MelWeightMatrix.
+ * functions (Hann, Hamming, Blackman) and MelWeightMatrix.  One file, as
+ * they all write their doubles through put_f64.
  *
- * Random ops draw from exec/rng.h seeded with the node's seed (k->seed,
+ * Random ops draw from runtime/rng.h seeded with the node's seed (k->seed,
  * fixed per node and run seed) or with the node's 'seed' attribute when it
  * has one, always on one thread in element order, so the values are the
  * same whatever the thread count.  They cannot match another framework's
