@@ -1,7 +1,11 @@
 /*
  * passnet.c - the `passnet` command: global options, then dispatch to one
- * subcommand per file in cmd/.
+ * subcommand per file in cmd/, with the set-up its entry asks for (the
+ * store opened read-only or writable, the thread count), the way git.c's
+ * cmd_struct table says which builtins need a repository.
  */
+#include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,99 +13,225 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "store/query.h"
 
-typedef struct command {
+typedef struct pn_cmd_entry {
 	const char *name;
-	int (*fn)(int argc, char **argv, const pn_cli *cli);
-	const char *summary;
-} command;
+	const pn_cmd_spec *spec;
+	unsigned flags;   /* PN_NEEDS_STORE, ... (cmd/cmd.h) */
+} pn_cmd_entry;
 
-#define PN_TABLE_ENTRY(name, summary) {#name, cmd_##name, summary},
-static const command commands[] = {PN_CMDS(PN_TABLE_ENTRY)};
+#define PN_TABLE_ENTRY(id, name, flags) {name, &pn_cmd_##id, flags},
+static const pn_cmd_entry commands[] = {PN_CMDS(PN_TABLE_ENTRY)};
+#define N_COMMANDS (sizeof commands / sizeof *commands)
 
-/* Commands are C identifiers in the table; users type '-' for '_'. */
-static void command_name(const char *id, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s", id);
-	for (char *p = out; *p; p++)
-		if (*p == '_')
-			*p = '-';
-}
+static pn_ctx ctx = {.db = "passnet.lmdb"};
+static int threads = INT_MIN;   /* INT_MIN: -j not given */
+
+static const pn_option global_options[] = {
+	PN_STRING(0, "db", "DIR", &ctx.db, "./passnet.lmdb", "the store"),
+	PN_FLAG(0, "json", &ctx.json, "machine-readable output (JSON Lines)"),
+	PN_INT('j', "threads", "N", &threads, "all cores", "threads for parallel work"),
+	PN_FLAG('q', "quiet", &ctx.quiet, "quiet: no progress or summaries on stderr"),
+	PN_OPT_TABLE_END,
+};
+static const pn_usage global_usage = {"passnet", "COMMAND [ARGS]", NULL, global_options};
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: passnet [--db DIR] [--json] [-j N] [-q] COMMAND [ARGS]\n\n"
-		   "passnet mines ONNX models into a deduplicated store of subgraphs and\n"
+	pn_usage_line(&global_usage, f);
+	fprintf(f, "\npassnet mines ONNX models into a deduplicated store of subgraphs and\n"
 		   "benchmark tasks.\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
-		char name[32];
-		command_name(commands[i].name, name, sizeof name);
-		fprintf(f, "  %-12s %s\n", name, commands[i].summary);
-	}
-	fprintf(f, "\nglobal options:\n"
-		   "  --db DIR       the store (default ./passnet.lmdb)\n"
-		   "  --json         machine-readable output (JSON Lines)\n"
-		   "  -j, --threads N  threads for parallel work (default: all cores)\n"
-		   "  -q             quiet: no progress or summaries on stderr\n"
-		   "\n`passnet COMMAND --help` describes a command.\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].spec->summary);
+	fprintf(f, "\nglobal options:\n");
+	pn_usage_options(global_options, f);
+	fprintf(f, "\n`passnet COMMAND --help` describes a command.\n");
 }
 
-/* Takes the global options out of argv (anywhere on the line), so every
- * command sees only its own. */
-static int take_globals(int *argc, char **argv, pn_cli *cli)
+/* A command without options (dedup) has an empty table. */
+static const pn_option no_options[] = {PN_OPT_TABLE_END};
+
+static void command_usage(const pn_cmd_entry *e, pn_usage *u, char *prog, size_t cap)
 {
-	int out = 1;
-	for (int i = 1; i < *argc; i++) {
-		const char *a = argv[i], *v;
-		if (!strcmp(a, "--")) {
-			while (i < *argc)
-				argv[out++] = argv[i++];
-			break;
-		}
-		if ((v = pn_opt_value(*argc, argv, &i, "--db"))) {
-			cli->db = v;
-		} else if (!strcmp(a, "--json")) {
-			cli->json = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			cli->quiet = 1;
-		} else if ((v = pn_opt_value(*argc, argv, &i, "--threads")) ||
-			   (v = pn_opt_value(*argc, argv, &i, "-j")) ||
-			   (!strncmp(a, "-j", 2) && a[2] >= '0' && a[2] <= '9' && (v = a + 2))) {
-			cli->threads = atoi(v);
-			if (cli->threads < 1)
-				return pn_die("--threads needs a positive number, got '%s'", v), -1;
-		} else {
-			argv[out++] = argv[i];
-		}
+	snprintf(prog, cap, "passnet %s", e->name);
+	*u = (pn_usage){prog, e->spec->args, e->spec->details,
+			e->spec->options ? e->spec->options : no_options};
+}
+
+/* A synopsis cell's text in Markdown: '|' would end the cell. */
+static void markdown_code(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', f);
+		fputc(*s, f);
 	}
-	*argc = out;
-	argv[out] = NULL;
+}
+
+/* README's command table (tests/cli/readme_commands.sh compares them). */
+static void markdown_table(FILE *f)
+{
+	fprintf(f, "| command | what it does |\n|---|---|\n");
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		const pn_cmd_spec *s = commands[i].spec;
+		char syn[2048], prog[64];
+		pn_usage u;
+		command_usage(&commands[i], &u, prog, sizeof prog);
+		pn_usage_synopsis(&u, syn, sizeof syn);
+		fprintf(f, "| `%s%s", commands[i].name, *syn ? " " : "");
+		markdown_code(syn, f);
+		fprintf(f, "` | %s |\n", s->description ? s->description : s->summary);
+	}
+}
+
+static const pn_cmd_entry *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* `passnet help [--markdown | COMMAND]`. */
+static int help(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--markdown")) {
+		markdown_table(stdout);
+		return 0;
+	}
+	if (argc == 2 && find_command(argv[1])) {
+		const pn_cmd_entry *e = find_command(argv[1]);
+		if (e->spec->legacy) {
+			char *args[] = {argv[1], "--help", NULL};
+			return e->spec->legacy(2, args, &ctx);
+		}
+		char prog[64];
+		pn_usage u;
+		command_usage(e, &u, prog, sizeof prog);
+		pn_usage_help(&u, stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "passnet: help: '%s' is not a command\nusage: passnet help [--markdown | COMMAND]\n",
+			argv[1]);
+		return 2;
+	}
+	usage(stdout);
 	return 0;
+}
+
+/* Opens what the entry asks for: a missing store read-only is named with
+ * how to make one (pn_open_for_reading); other failures name it too. */
+static int open_store(const pn_cmd_entry *e)
+{
+	char err[PN_ERRLEN];
+	if (e->flags & PN_WRITES_STORE) {
+		if (pn_store_open(&ctx.store, ctx.db, 0, err))
+			return pn_die("%s", err);
+	} else if (e->flags & PN_NEEDS_STORE) {
+		if (pn_open_for_reading(ctx.db, &ctx.store, &ctx.txn))
+			return 1;
+	}
+	return 0;
+}
+
+static void close_store(void)
+{
+	if (ctx.txn)
+		pn_rtxn_end(ctx.txn);
+	pn_store_close(ctx.store);
+	ctx.txn = NULL;
+	ctx.store = NULL;
+}
+
+static int run_command(const pn_cmd_entry *e, int argc, char **argv)
+{
+	const pn_cmd_spec *s = e->spec;
+	if (!(e->flags & PN_USES_THREADS))
+		ctx.threads = 0;
+	/* A command parsing its own argv opens the store itself too: its
+	 * --help must work without one. */
+	if (s->legacy)
+		return s->legacy(argc, argv, &ctx);
+	char prog[64];
+	pn_usage u;
+	command_usage(e, &u, prog, sizeof prog);
+	ctx.usage = &u;
+	int n, rc = pn_parse_options(&u, argc - 1, argv + 1, 0, &n);
+	if (rc == PN_PARSE_HELP)
+		return 0;
+	if (rc)
+		return rc;
+	ctx.argc = n;
+	ctx.argv = argv + 1;
+	if (n < s->min_args || (s->max_args >= 0 && n > s->max_args)) {
+		if (n > s->max_args && s->max_args >= 0)
+			return pn_usage_error(&u, "unexpected argument '%s'", ctx.argv[s->max_args]);
+		return pn_usage_error(&u, "%s wanted", s->args);
+	}
+	if (s->check && (rc = s->check(&ctx)))
+		return rc;
+	if ((rc = open_store(e)))
+		return rc;
+	rc = s->run(&ctx);
+	close_store();
+	return rc;
+}
+
+/* Output that did not reach stdout (a full disk, a closed pipe) is a
+ * failure, not a silent success. */
+static int finish_stdout(int rc)
+{
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad) {
+		fprintf(stderr, "passnet: cannot write standard output: %s\n", strerror(e));
+		return rc ? rc : 1;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	pn_cli cli = {.db = "passnet.lmdb"};
 	/* Kernels take scratch buffers per call; keeping freed blocks in the
 	 * heap (instead of mmap/munmap for every large one) turns those calls
 	 * into free-list reuse with no page faults on repeated runs. */
 	mallopt(M_MMAP_THRESHOLD, 512 << 20);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
-	if (take_globals(&argc, argv, &cli))
+	/* The global options may stand anywhere on the line; what is left is
+	 * the command and its own arguments. */
+	int n;
+	if (pn_parse_options(&global_usage, argc - 1, argv + 1, PN_PARSE_KEEP_UNKNOWN, &n))
 		return 2;
-	pn_quiet = cli.quiet;
-	pn_json = cli.json;
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	argc = n + 1;
+	if (threads != INT_MIN && threads < 1) {
+		fprintf(stderr, "passnet: --threads needs a positive number, got '%d'\n", threads);
+		return 2;
 	}
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
-		char name[32];
-		command_name(commands[i].name, name, sizeof name);
-		if (!strcmp(argv[1], name))
-			return commands[i].fn(argc - 1, argv + 1, &cli);
+	ctx.threads = threads == INT_MIN ? 0 : threads;
+	pn_quiet = ctx.quiet;
+	pn_json = ctx.json;
+	int rc;
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	} else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		rc = 0;
+	} else if (!strcmp(argv[1], "help")) {
+		rc = help(argc - 1, argv + 1);
+	} else {
+		const pn_cmd_entry *e = find_command(argv[1]);
+		if (!e) {
+			fprintf(stderr, "passnet: '%s' is not a command (see passnet --help)\n", argv[1]);
+			return 2;
+		}
+		rc = run_command(e, argc - 1, argv + 1);
 	}
-	fprintf(stderr, "passnet: '%s' is not a command (see passnet --help)\n", argv[1]);
-	return 2;
+	return finish_stdout(rc);
 }

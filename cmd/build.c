@@ -4,28 +4,49 @@
  * a source costs only that source's models.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "cmd/cmd.h"
 #include "common/err.h"
-#include "store/query.h"
+#include "partition/partition.h"
 
-static const char usage[] =
-	"usage: passnet build [--manifest FILE] [--dim NAME=V]... [--strategy LIST] [PATH...]\n"
-	"\n"
-	"Runs extract (see `passnet extract --help`), partition (with the\n"
-	"strategies of LIST, default all) and dedup, then prints a summary.\n";
+static const char *strategy;
 
-int cmd_build(int argc, char **argv, const pn_cli *cli)
+static const pn_option options[] = {
+	PN_INCLUDE(pn_extract_options),
+	PN_STRING(0, "strategy", "LIST", &strategy, "all",
+		  "partition with these strategies (fusion,anchor,window,sole)"),
+	PN_OPT_TABLE_END,
+};
+
+/* A bad --strategy fails before extract does any work. */
+static int check(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	char *strategy = NULL;
-	int rc = pn_run_extract(argc, argv, cli, usage, &strategy);
+	unsigned mask;
+	if (strategy && pn_strategy_mask(strategy, &mask))
+		return pn_die("--strategy: unknown strategy in '%s'", strategy);
+	return pn_check_extract(ctx);
+}
+
+/* One store, opened once by passnet.c, for every stage. */
+static int run(pn_ctx *ctx)
+{
+	int rc = pn_run_extract(ctx);
 	if (!rc)
-		rc = pn_run_partition(cli, strategy);
+		rc = pn_run_partition(ctx, strategy);
 	if (!rc)
-		rc = pn_run_dedup(cli);
-	free(strategy);
+		rc = pn_run_dedup(ctx);
 	return rc;
 }
+
+const pn_cmd_spec pn_cmd_build = {
+	.options = options,
+	.args = "[PATH...]",
+	.max_args = -1,
+	.summary = "extract, partition and dedup in one run",
+	.description = "extract, partition and dedup in one run (each stage does only what is not "
+		       "done yet)",
+	.details = "Runs extract (see `passnet extract --help`), partition (with the\n"
+		   "strategies of LIST, default all) and dedup, then prints a summary.\n",
+	.check = check,
+	.run = run,
+};

@@ -11,22 +11,12 @@
 #include "exec/calibrate.h"
 #include "store/query.h"
 
-static const char usage[] =
-	"usage: passnet calibrate [--show]\n"
-	"\n"
-	"Measures this machine's limits and stores them in the store's meta table\n"
-	"(\"calibration\"), where profiling reads them for roofline bounds:\n"
-	"  peak GFLOP/s   a single-precision FMA loop per thread, 1..N threads\n"
-	"  bandwidth      STREAM triad a = b + s*c over 288 MiB, 1..N threads;\n"
-	"                 GB/s of 1e9 bytes, 3 x 8 bytes per element (the\n"
-	"                 write-allocate read is not counted)\n"
-	"  node overhead  the executor's time per node of a 64-node chain of\n"
-	"                 Relus on one element (median of 7 batches)\n"
-	"N is -j/--threads (default: every core).  Each figure is the median of\n"
-	"7 repetitions; it takes a few seconds, best on an otherwise idle machine.\n"
-	"The store is created if missing; a previous calibration is replaced.\n"
-	"  --show   print the stored calibration, measure nothing\n"
-	"With --json, one JSON object.\n";
+static int only_show;
+
+static const pn_option options[] = {
+	PN_FLAG(0, "show", &only_show, "print the stored calibration, measure nothing"),
+	PN_OPT_TABLE_END,
+};
 
 static void print_json_list(const char *name, const double *v, int n)
 {
@@ -54,7 +44,7 @@ static void print_calibration(const pn_calibration *c, const char *db, int json)
 	printf("node overhead  %.3f us per node\n", c->node_overhead_us);
 }
 
-static int show(const pn_cli *cli)
+static int show(const pn_ctx *cli)
 {
 	pn_store *st;
 	pn_rtxn *t;
@@ -85,19 +75,10 @@ static int store(pn_store *st, const pn_calibration *c, char *err)
 	return pn_writer_close(w, err);
 }
 
-int cmd_calibrate(int argc, char **argv, const pn_cli *cli)
+/* The store is opened here, not by passnet.c: read-only for --show (a
+ * missing store is an error), writable (created) to measure. */
+static int run(pn_ctx *cli)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	int only_show = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--show")) {
-			only_show = 1;
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
 	if (only_show)
 		return show(cli);
 	/* Open the store first: a bad --db fails before seconds of measuring. */
@@ -117,3 +98,24 @@ int cmd_calibrate(int argc, char **argv, const pn_cli *cli)
 		printf("stored in %s (meta \"calibration\")\n", cli->db);
 	return 0;
 }
+
+const pn_cmd_spec pn_cmd_calibrate = {
+	.options = options,
+	.summary = "measure this machine's peak FLOP/s, bandwidth and per-node overhead",
+	.description = "measure this machine's peak GFLOP/s (FMA loop), memory bandwidth (triad "
+		       "over 288 MiB) for 1..N threads and the executor's per-node overhead; stored "
+		       "in meta for the roofline bounds",
+	.details = "Measures this machine's limits and stores them in the store's meta table\n"
+		   "(\"calibration\"), where profiling reads them for roofline bounds:\n"
+		   "  peak GFLOP/s   a single-precision FMA loop per thread, 1..N threads\n"
+		   "  bandwidth      STREAM triad a = b + s*c over 288 MiB, 1..N threads;\n"
+		   "                 GB/s of 1e9 bytes, 3 x 8 bytes per element (the\n"
+		   "                 write-allocate read is not counted)\n"
+		   "  node overhead  the executor's time per node of a 64-node chain of\n"
+		   "                 Relus on one element (median of 7 batches)\n"
+		   "N is -j/--threads (default: every core).  Each figure is the median of\n"
+		   "7 repetitions; it takes a few seconds, best on an otherwise idle machine.\n"
+		   "The store is created if missing; a previous calibration is replaced.\n"
+		   "With --json, one JSON object.\n",
+	.run = run,
+};

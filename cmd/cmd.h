@@ -2,9 +2,15 @@
  * cmd.h - the subcommands of `passnet`, one file each in cmd/ (dispatched
  * from passnet.c, the way git.c dispatches to builtin/).
  *
- * Global options are taken out of argv by passnet.c before a command sees
- * it: --db DIR, --json, -j/--threads N, -q.  A command returns the process
- * exit status: 0 success, 1 failure (one-line reason printed), 2 usage.
+ * A command is described by one pn_cmd_spec: its option table
+ * (cmd/parse_options.h), its arguments, its texts and its functions.
+ * passnet.c lists the commands with the set-up each needs (PN_NEEDS_STORE
+ * and friends below): it takes the global options (--db DIR, --json,
+ * -j/--threads N, -q) out of the command line, parses the command's options
+ * from its table, runs its check, opens the store as asked, and only then
+ * calls run() with everything in a pn_ctx; it closes the store afterwards.
+ * A command returns the process exit status: 0 success, 1 failure
+ * (one-line reason printed), 2 usage.
  */
 #ifndef PN_CMD_H
 #define PN_CMD_H
@@ -12,53 +18,97 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct pn_cli {
+#include "cmd/parse_options.h"
+#include "store/store.h"
+
+/* What passnet.c sets up before a command runs (pn_cmd_entry.flags). */
+#define PN_NEEDS_STORE  0x1u   /* open --db read-only, with a read snapshot in ctx->txn */
+#define PN_WRITES_STORE 0x2u   /* open --db writable (created when missing) */
+#define PN_USES_THREADS 0x4u   /* -j/--threads N reaches ctx->threads (else it stays 0) */
+#define PN_OPENS_STORE  0x8u   /* reads --db itself, only on some paths (run, calibrate) */
+
+typedef struct pn_ctx {
 	const char *db;     /* store directory (default ./passnet.lmdb) */
 	int json;           /* JSON Lines output */
-	int threads;        /* 0 = OpenMP default */
-	int quiet;
-} pn_cli;
+	int threads;        /* 0 = OpenMP default (or not a threaded command) */
+	int quiet;          /* no progress or summaries on stderr */
+	pn_store *store;    /* PN_NEEDS_STORE / PN_WRITES_STORE: the open store */
+	pn_rtxn *txn;       /* PN_NEEDS_STORE: a read snapshot */
+	int argc;           /* the arguments left after the options */
+	char **argv;
+	const pn_usage *usage;   /* for pn_usage_error */
+} pn_ctx;
 
-#define PN_CMDS(X)                                                                    \
-	X(build, "extract, partition and dedup in one run")                         \
-	X(extract, "ingest models from files, directories, archives or a manifest")  \
-	X(ls, "list models in the store")                                            \
-	X(show, "show one model")                                                    \
-	X(stats, "summarise the store")                                              \
-	X(doctor, "check the store's invariants")                                    \
-	X(partition, "cut stored models into candidate subgraphs")                  \
-	X(dedup, "hash candidates canonically and store each subgraph once")        \
-	X(exec, "profile every subgraph not yet measured and flag the slow ones")   \
-	X(hash, "canonical hash of a model file's graph or of its subgraphs")       \
-	X(export_onnx, "write a stored subgraph as a standalone ONNX model")        \
-	X(export, "write a curated benchmark task set")                             \
-	X(run, "run a model on the reference executor")                              \
-	X(calibrate, "measure this machine's peak FLOP/s, bandwidth and per-node overhead") \
-	X(report, "write an HTML report of the profiled subgraphs")                  \
-	X(check, "check a candidate against an exported task: correctness and speedup") \
-	X(score, "compute ES_t scores from check results")                          \
-	X(time, "time ONNX models or backend-test folders on the executor")         \
-	X(conformance, "run ONNX backend-test folders and compare outputs")
+/* The name commands written before the tables use for their context. */
+typedef pn_ctx pn_cli;
 
-#define PN_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv, const pn_cli *cli);
+typedef struct pn_cmd_spec {
+	const pn_option *options;
+	const char *args;          /* the arguments in the synopsis: "[PATH...]" */
+	int min_args, max_args;    /* how many there may be; max -1: no limit */
+	const char *summary;       /* one line, in `passnet --help` */
+	const char *description;   /* the README's command table (one paragraph, Markdown) */
+	const char *details;       /* --help, between the usage line and the options */
+	/* Validates the options before any store is opened; returns an exit
+	 * status (0: go on).  NULL: nothing to check. */
+	int (*check)(pn_ctx *ctx);
+	int (*run)(pn_ctx *ctx);
+	/* A command that parses its own argv (argv[0] is its name) with
+	 * pn_opt_value/pn_wants_help: set this, summary, description and args
+	 * (its whole synopsis) only; passnet.c then passes the global options
+	 * (threads per its flags) and neither parses nor opens the store. */
+	int (*legacy)(int argc, char **argv, const pn_cli *cli);
+} pn_cmd_spec;
+
+/* The commands, with the set-up passnet.c does for each: X(identifier,
+ * name typed, flags).  passnet.c's table, `passnet --help` and `passnet
+ * help --markdown` (README's command table) come from this list. */
+#define PN_CMDS(X)                                                                \
+	X(build, "build", PN_WRITES_STORE | PN_USES_THREADS)                        \
+	X(extract, "extract", PN_WRITES_STORE | PN_USES_THREADS)                    \
+	X(ls, "ls", PN_NEEDS_STORE)                                                 \
+	X(show, "show", PN_NEEDS_STORE)                                             \
+	X(stats, "stats", PN_NEEDS_STORE)                                           \
+	X(doctor, "doctor", PN_NEEDS_STORE)                                         \
+	X(hash, "hash", 0)                                                          \
+	X(export_onnx, "export-onnx", PN_NEEDS_STORE)                               \
+	X(partition, "partition", PN_WRITES_STORE | PN_USES_THREADS)                \
+	X(dedup, "dedup", PN_WRITES_STORE | PN_USES_THREADS)                        \
+	X(exec, "exec", PN_WRITES_STORE | PN_USES_THREADS)                          \
+	X(calibrate, "calibrate", PN_OPENS_STORE | PN_USES_THREADS)                 \
+	X(run, "run", PN_OPENS_STORE | PN_USES_THREADS)                             \
+	X(time, "time", PN_USES_THREADS)                                            \
+	X(report, "report", PN_NEEDS_STORE)                                         \
+	X(conformance, "conformance", PN_USES_THREADS)                              \
+	X(export, "export", PN_NEEDS_STORE | PN_USES_THREADS)                       \
+	X(check, "check", PN_USES_THREADS)                                          \
+	X(score, "score", 0)
+
+#define PN_DECLARE_CMD(id, name, flags) extern const pn_cmd_spec pn_cmd_##id;
 PN_CMDS(PN_DECLARE_CMD)
 
 struct pn_stage_stats;
-/* Stage runners shared by their commands and `passnet build`. */
-int  pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *usage, char **strategy);
-int  pn_run_partition(const pn_cli *cli, char *strategies);
-int  pn_run_dedup(const pn_cli *cli);
-struct pn_profile_opts;
-int  pn_run_exec(const pn_cli *cli, const struct pn_profile_opts *o);
-void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
-
 struct pn_dimbind;
+struct pn_profile_opts;
+/* Stage runners shared by their commands and `passnet build` (on
+ * ctx->store). */
+int  pn_run_extract(pn_ctx *ctx);
+int  pn_run_partition(pn_ctx *ctx, const char *strategies);
+int  pn_run_dedup(pn_ctx *ctx);
+int  pn_run_exec(pn_ctx *ctx, const struct pn_profile_opts *o);
+void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
+/* extract's options (build includes them) and their check. */
+extern const pn_option pn_extract_options[];
+int  pn_check_extract(pn_ctx *ctx);
+
 /* Adds "NAME=V" (a --dim argument) to a binding; -1 if malformed. */
 int pn_parse_dim(struct pn_dimbind *b, const char *arg);
 void pn_dimbind_free(struct pn_dimbind *b);
+/* --dim NAME=V as a PN_OPT_CALLBACK (dest: a pn_dimbind). */
+int pn_opt_dim(void *dest, const char *value, char *err);
 
-
-/* True if argv holds -h or --help; prints usage when so. */
+/* The option helpers before the tables (kept for commands not converted
+ * yet).  True if argv holds -h or --help; prints usage when so. */
 int pn_wants_help(int argc, char **argv, const char *usage);
 /* Parses "--name VALUE" / "--name=VALUE" at argv[*i]; advances *i. */
 const char *pn_opt_value(int argc, char **argv, int *i, const char *name);

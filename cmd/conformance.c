@@ -26,22 +26,6 @@
 #include "model/onnx.h"
 #include "extract/sources.h"
 
-static const char usage[] =
-	"usage: passnet conformance [--expect FILE] [--filter TEXT] [--rtol R] [--atol A]\n"
-	"                           [--no-fork] SOURCE...\n"
-	"\n"
-	"Runs ONNX backend-test cases: every model found in the SOURCEs (folders,\n"
-	"archives, model-zoo layouts) that has test_data_set_N/ folders beside it\n"
-	"is run on each set and its outputs compared with the expected ones.\n"
-	"Prints one line per case and 'N passed, N failed' (models without test\n"
-	"data are skipped and counted apart).\n"
-	"  --expect FILE  known failures, one 'case<TAB>reason' per line; exit 0\n"
-	"                 only if the failures are exactly these\n"
-	"  --filter TEXT  only cases whose name contains TEXT\n"
-	"  --rtol R, --atol A  tolerance (default 1e-3 and 1e-7, as the ONNX\n"
-	"                 backend tests use)\n"
-	"  --no-fork      run cases in this process (for debugging)\n";
-
 #define CONF_TIMEOUT 60
 
 typedef struct expect {
@@ -294,46 +278,60 @@ static int report(const conf *c, const expect *ex)
 	return c->unexpected_fail || c->unexpected_pass || missing ? 1 : 0;
 }
 
-int cmd_conformance(int argc, char **argv, const pn_cli *cli)
+static conf co = {.rtol = 1e-3, .atol = 1e-7};
+static expect ex;
+static const char *expect_path;
+static int no_fork;
+
+static const pn_option options[] = {
+	PN_STRING(0, "expect", "FILE", &expect_path, NULL,
+		  "known failures, one 'case<TAB>reason' per line; exit 0 only if the failures "
+		  "are exactly these"),
+	PN_STRING(0, "filter", "TEXT", &co.filter, NULL, "only cases whose name contains TEXT"),
+	PN_DOUBLE(0, "rtol", "R", &co.rtol, "1e-3", "relative tolerance, as the ONNX backend tests use"),
+	PN_DOUBLE(0, "atol", "A", &co.atol, "1e-7", "absolute tolerance, as the ONNX backend tests use"),
+	PN_FLAG(0, "no-fork", &no_fork, "run cases in this process (for debugging)"),
+	PN_OPT_TABLE_END,
+};
+
+static int check(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	conf c = {.fork = 1, .threads = cli->threads, .rtol = 1e-3, .atol = 1e-7};
-	expect ex = {0};
-	const char *v;
-	int nsrc = 0;
-	char **srcs = calloc((size_t)argc + 1, sizeof(char *));
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--expect"))) {
-			if (read_expect(v, &ex))
-				return 1;
-			c.ex = &ex;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--filter"))) {
-			c.filter = v;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--rtol"))) {
-			c.rtol = atof(v);
-		} else if ((v = pn_opt_value(argc, argv, &i, "--atol"))) {
-			c.atol = atof(v);
-		} else if (!strcmp(argv[i], "--no-fork")) {
-			c.fork = 0;
-		} else if (argv[i][0] == '-') {
-			fputs(usage, stderr);
-			return 2;
-		} else {
-			srcs[nsrc++] = argv[i];
-		}
+	(void)ctx;
+	if (expect_path) {
+		if (read_expect(expect_path, &ex))
+			return 1;
+		co.ex = &ex;
 	}
-	if (!nsrc) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	pn_walk_cb cb = {on_unit, on_error, &c};
-	for (int i = 0; i < nsrc; i++) {
+	return 0;
+}
+
+static int run(pn_ctx *ctx)
+{
+	co.fork = !no_fork;
+	co.threads = ctx->threads;
+	pn_walk_cb cb = {on_unit, on_error, &co};
+	for (int i = 0; i < ctx->argc; i++) {
 		char err[PN_ERRLEN];
-		c.source = srcs[i];
-		if (pn_source_walk(srcs[i], srcs[i], &cb, err) < 0)
+		co.source = ctx->argv[i];
+		if (pn_source_walk(ctx->argv[i], ctx->argv[i], &cb, err) < 0)
 			return pn_die("%s", err);
 	}
-	free(srcs);
-	return report(&c, &ex);
+	return report(&co, &ex);
 }
+
+const pn_cmd_spec pn_cmd_conformance = {
+	.options = options,
+	.args = "SOURCE...",
+	.min_args = 1,
+	.max_args = -1,
+	.summary = "run ONNX backend-test folders and compare outputs",
+	.description = "run ONNX backend-test cases found in folders or archives, one line per case "
+		       "and `N passed, N failed`",
+	.details = "Runs ONNX backend-test cases: every model found in the SOURCEs (folders,\n"
+		   "archives, model-zoo layouts) that has test_data_set_N/ folders beside it\n"
+		   "is run on each set and its outputs compared with the expected ones.\n"
+		   "Prints one line per case and 'N passed, N failed' (models without test\n"
+		   "data are skipped and counted apart).\n",
+	.check = check,
+	.run = run,
+};

@@ -17,18 +17,14 @@
 #include "store/query.h"
 #include "store/records.h"
 
-static const char usage[] =
-	"usage: passnet doctor [--deep]\n"
-	"\n"
-	"Checks the store: every record decodes; every stored model decodes into\n"
-	"a graph and is reached from model_paths, with its canonical place the\n"
-	"least of them; every place points at a stored model or at an error;\n"
-	"every place's source is recorded; every candidate belongs to a stored\n"
-	"model; every subgraph's key is the hash of its canonical bytes, which\n"
-	"decode into a graph, and it occurs somewhere; every occurrence names a\n"
-	"candidate that hashes to it.  --deep also hashes the graph decoded from\n"
-	"every subgraph's canonical bytes, which must give its key back.  Prints\n"
-	"one line per problem and exits 1 if there is any.\n";
+static int deep;
+
+static const pn_option options[] = {
+	PN_FLAG(0, "deep", &deep,
+		"also hash the graph decoded from every subgraph's canonical bytes, which must "
+		"give its key back"),
+	PN_OPT_TABLE_END,
+};
 
 typedef struct place {
 	pn_key place, model;
@@ -297,22 +293,9 @@ static int check_error(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-int cmd_doctor(int argc, char **argv, const pn_cli *cli)
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	pn_store *st;
-	doctor d = {0};
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--deep")) {
-			d.deep = 1;
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (pn_open_for_reading(cli->db, &st, &d.t))
-		return 1;
+	doctor d = {.t = ctx->txn, .deep = deep};
 	pn_foreach(d.t, PN_T_MODEL_PATHS, NULL, 0, collect_place, &d);
 	for (int i = 0; i < d.np; i++)
 		check_place(&d, &d.p[i]);
@@ -322,8 +305,6 @@ int cmd_doctor(int argc, char **argv, const pn_cli *cli)
 	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
 	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
 	pn_foreach(d.t, PN_T_RANGES, NULL, 0, check_ranges, &d);
-	pn_rtxn_end(d.t);
-	pn_store_close(st);
 	for (int i = 0; i < d.np; i++) {
 		free(d.p[i].source);
 		free(d.p[i].path);
@@ -336,3 +317,20 @@ int cmd_doctor(int argc, char **argv, const pn_cli *cli)
 	printf("doctor: %lld records checked, no problems\n", (long long)d.checked);
 	return 0;
 }
+
+const pn_cmd_spec pn_cmd_doctor = {
+	.options = options,
+	.summary = "check the store's invariants",
+	.description = "check the store's invariants; one line per problem; `--deep` also checks "
+		       "that every subgraph's canonical bytes decode into a graph that hashes back to "
+		       "its key",
+	.details = "Checks the store: every record decodes; every stored model decodes into\n"
+		   "a graph and is reached from model_paths, with its canonical place the\n"
+		   "least of them; every place points at a stored model or at an error;\n"
+		   "every place's source is recorded; every candidate belongs to a stored\n"
+		   "model; every subgraph's key is the hash of its canonical bytes, which\n"
+		   "decode into a graph, and it occurs somewhere; every occurrence names a\n"
+		   "candidate that hashes to it.  Prints one line per problem and exits 1 if\n"
+		   "there is any.\n",
+	.run = run,
+};

@@ -10,29 +10,26 @@
 #include "exec/profile.h"
 #include "partition/partition.h"
 
-static const char usage[] =
-	"usage: passnet exec [--threads N] [--warmup W] [--trials T] [--repeats R]\n"
-	"                    [--seed S] [--budget SECONDS] [--limit N]\n"
-	"                    [--strategy LIST] [--min-nodes K] [--redo FLAG,...]\n"
-	"\n"
-	"First runs every model not run yet once on its own inputs (test_data_set_0,\n"
-	"else seeded ones) and records the range of values each subgraph input takes\n"
-	"there.  Then profiles every stored subgraph that this executor build has\n"
-	"not measured: seeded inputs (floats in those ranges), a correctness run (no\n"
-	"NaN, bitwise equal across two runs and across thread counts), W warm-up runs (default 3), T timed trials\n"
-	"(default 5), median and IQR (repeated up to R times, default 3, while\n"
-	"IQR/median > 0.2, then marked unstable), roofline bounds from the\n"
-	"calibration (measured first if the store has none) and flags: slow,\n"
-	"fusible, overhead-bound, parallel-slowdown, unstable, failed.\n"
-	"Subgraphs are measured one at a time, in hash order; a killed run resumes.\n"
-	"  --budget SECONDS  start no new subgraph after this long (the rest waits\n"
-	"                    for the next run)\n"
-	"  --limit N         at most N subgraphs this run\n"
-	"  --strategy LIST   only subgraphs found by these strategies\n"
-	"  --min-nodes K     only subgraphs of at least K nodes\n"
-	"  --redo FLAG,...   measure again the subgraphs whose profile has one of\n"
-	"                    these flags (e.g. unstable,parallel-slowdown after a run\n"
-	"                    that shared the machine), and only those\n";
+static pn_profile_opts po = {.warmups = 3, .trials = 5, .max_repeats = 3, .seed = 1};
+static const char *strategy, *redo;
+
+static const pn_option options[] = {
+	PN_INT(0, "warmup", "W", &po.warmups, "3", "untimed runs before the trials"),
+	PN_INT(0, "trials", "T", &po.trials, "5", "timed runs whose median and IQR are kept"),
+	PN_INT(0, "repeats", "R", &po.max_repeats, "3",
+	       "measure again up to R times while IQR/median > 0.2"),
+	PN_UINT64(0, "seed", "S", &po.seed, "1", "seed of the generated inputs and weights"),
+	PN_DOUBLE(0, "budget", "SECONDS", &po.budget_s, "0: none",
+		  "start no new subgraph after this long; the rest waits for the next run"),
+	PN_INT64(0, "limit", "N", &po.limit, "0: all", "at most N subgraphs this run"),
+	PN_STRING(0, "strategy", "LIST", &strategy, "all",
+		  "only subgraphs found by these strategies"),
+	PN_INT(0, "min-nodes", "K", &po.min_nodes, "0", "only subgraphs of at least K nodes"),
+	PN_STRING(0, "redo", "FLAG,...", &redo, NULL,
+		  "measure again the subgraphs whose profile has one of these flags (e.g. "
+		  "unstable,parallel-slowdown after a run that shared the machine), and only those"),
+	PN_OPT_TABLE_END,
+};
 
 static int flags_mask(char *list, unsigned *mask)
 {
@@ -73,58 +70,57 @@ static void print_stats(const pn_profile_stats *s, int json)
 	printf("\n");
 }
 
-int pn_run_exec(const pn_cli *cli, const pn_profile_opts *o)
+int pn_run_exec(pn_ctx *ctx, const pn_profile_opts *o)
 {
-	pn_store *st;
 	char err[PN_ERRLEN];
-	if (pn_store_open(&st, cli->db, 0, err))
-		return pn_die("%s", err);
 	pn_profile_stats s;
-	int rc = pn_exec_stage(st, o, &s, err);
-	pn_store_close(st);
-	if (rc)
+	if (pn_exec_stage(ctx->store, o, &s, err))
 		return pn_die("exec: %s", err);
-	print_stats(&s, cli->json);
+	print_stats(&s, ctx->json);
 	return 0;
 }
 
-int cmd_exec(int argc, char **argv, const pn_cli *cli)
+static int check(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	pn_profile_opts o = {.threads = cli->threads, .warmups = 3, .trials = 5, .max_repeats = 3,
-			     .seed = 1};
-	const char *v;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--warmup")))
-			o.warmups = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--trials")))
-			o.trials = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--repeats")))
-			o.max_repeats = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
-			o.seed = strtoull(v, NULL, 10);
-		else if ((v = pn_opt_value(argc, argv, &i, "--budget")))
-			o.budget_s = atof(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--limit")))
-			o.limit = atoll(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--min-nodes")))
-			o.min_nodes = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--strategy"))) {
-			if (pn_strategy_mask(v, &o.strategies))
-				return pn_die("--strategy: unknown strategy in '%s'", v);
-		} else if ((v = pn_opt_value(argc, argv, &i, "--redo"))) {
-			char *copy = strdup(v);
-			int bad = flags_mask(copy, &o.redo_flags);
-			free(copy);
-			if (bad || !o.redo_flags)
-				return pn_die("--redo: unknown flag in '%s'", v);
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
+	(void)ctx;
+	if (strategy && pn_strategy_mask(strategy, &po.strategies))
+		return pn_die("--strategy: unknown strategy in '%s'", strategy);
+	if (redo) {
+		char *copy = strdup(redo);
+		int bad = !copy || flags_mask(copy, &po.redo_flags);
+		free(copy);
+		if (bad || !po.redo_flags)
+			return pn_die("--redo: unknown flag in '%s'", redo);
 	}
-	if (o.trials < 1 || o.warmups < 0 || o.max_repeats < 0)
+	if (po.trials < 1 || po.warmups < 0 || po.max_repeats < 0)
 		return pn_die("--trials must be at least 1, --warmup and --repeats at least 0");
-	return pn_run_exec(cli, &o);
+	return 0;
 }
+
+static int run(pn_ctx *ctx)
+{
+	po.threads = ctx->threads;
+	return pn_run_exec(ctx, &po);
+}
+
+const pn_cmd_spec pn_cmd_exec = {
+	.options = options,
+	.summary = "profile every subgraph not yet measured and flag the slow ones",
+	.description = "record the value ranges of every model's run once, then profile every "
+		       "unique subgraph this executor build has not measured: correctness run, "
+		       "warm-ups, timed trials (median, IQR), roofline bounds and flags (see "
+		       "Profiling); incremental, resumable after SIGKILL, progress bar with ETA on "
+		       "a terminal",
+	.details = "First runs every model not run yet once on its own inputs (test_data_set_0,\n"
+		   "else seeded ones) and records the range of values each subgraph input takes\n"
+		   "there.  Then profiles every stored subgraph that this executor build has\n"
+		   "not measured: seeded inputs (floats in those ranges), a correctness run (no\n"
+		   "NaN, bitwise equal across two runs and across thread counts), W warm-up\n"
+		   "runs, T timed trials, median and IQR (repeated up to R times while\n"
+		   "IQR/median > 0.2, then marked unstable), roofline bounds from the\n"
+		   "calibration (measured first if the store has none) and flags: slow,\n"
+		   "fusible, overhead-bound, parallel-slowdown, unstable, failed.\n"
+		   "Subgraphs are measured one at a time, in hash order; a killed run resumes.\n",
+	.check = check,
+	.run = run,
+};

@@ -11,98 +11,61 @@
 #include "export/write.h"
 #include "partition/partition.h"
 
-static const char usage[] =
-	"usage: passnet export --out DIR [--tasks K] [--seed S] [--split TRAIN/VAL/TEST]\n"
-	"                      [--variants N] [--archive OUT.tar.gz] [--ops A,B]\n"
-	"                      [--source NAME] [--min-ops N] [--max-ops N] [--flag F,G]\n"
-	"                      [--strategy LIST]\n"
-	"\n"
-	"Selects K tasks (default 200) from the profiled subgraphs: a task is one\n"
-	"pattern with up to N (default 10) of its shape/dtype variants, spread over\n"
-	"sizes.  Eligible: profiled, not failed, fusible, at least 2 ops (--min-ops),\n"
-	"and the filters.  Slow patterns first, then greedily the pattern adding\n"
-	"the most op-to-op transitions not yet covered, weighted by rarity under a\n"
-	"Markov model of all subgraphs.  Tasks are split by pattern (default\n"
-	"80/10/10, shuffled with seed S, default 1) and written in the ONNX\n"
-	"backend-test layout (see README: export layout); the same store and seed\n"
-	"give byte-identical directories.\n"
-	"  --ops A,B      only subgraphs containing every listed op\n"
-	"  --source NAME  only subgraphs found in models of this source\n"
-	"  --flag F,G     only subgraphs with every listed flag (slow, ...)\n"
-	"  --strategy L   only subgraphs found by these strategies\n"
-	"  --archive F    also write the directory as one .tar.gz\n";
+static pn_export_opts eo = {.seed = 1};
+static pn_export_filter ef = {.min_ops = 2};
+static int k = 200, variants = 10, split[3] = {80, 10, 10};
+static pn_strlist ops, flags;
+static const char *split_arg, *strategy;
 
-/* Splits "a,b" in place into names. */
-static int split_names(char *s, const char **out, int max)
+static const pn_option options[] = {
+	PN_REQUIRED(0, "out", "DIR", &eo.out, "where to write (created; must be empty or absent)"),
+	PN_INT(0, "tasks", "K", &k, "200", "tasks to select"),
+	PN_UINT64(0, "seed", "S", &eo.seed, "1", "seed of the split shuffle and the exported data"),
+	PN_STRING(0, "split", "80/10/10", &split_arg, "80/10/10",
+		  "train/val/test percentages, by pattern"),
+	PN_INT(0, "variants", "N", &variants, "10", "shape/dtype variants per task at most"),
+	PN_STRING(0, "archive", "OUT.tar.gz", &eo.archive, NULL,
+		  "also write the directory as one .tar.gz"),
+	PN_LIST(0, "ops", "A,B", &ops, "only subgraphs containing every listed op"),
+	PN_STRING(0, "source", "NAME", &ef.source, NULL,
+		  "only subgraphs found in models of this source"),
+	PN_INT(0, "min-ops", "N", &ef.min_ops, "2", "only subgraphs of at least N ops"),
+	PN_INT(0, "max-ops", "N", &ef.max_ops, "no bound", "only subgraphs of at most N ops"),
+	PN_LIST(0, "flag", "F,G", &flags, "only subgraphs with every listed flag (slow, ...)"),
+	PN_STRING(0, "strategy", "LIST", &strategy, "all",
+		  "only subgraphs found by these strategies"),
+	PN_OPT_TABLE_END,
+};
+
+static int check(pn_ctx *ctx)
 {
-	int n = 0;
-	for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
-		out[n++] = tok;
-	return n;
+	if (split_arg && (sscanf(split_arg, "%d/%d/%d", &split[0], &split[1], &split[2]) != 3 ||
+			  split[0] < 0 || split[1] < 0 || split[2] < 0 ||
+			  split[0] + split[1] + split[2] <= 0))
+		return pn_die("--split wants TRAIN/VAL/TEST percentages, got '%s'", split_arg);
+	if (strategy && pn_strategy_mask(strategy, &ef.strategies))
+		return pn_die("--strategy: unknown strategy in '%s'", strategy);
+	if (k < 1 || variants < 1)
+		return pn_usage_error(ctx->usage, "--tasks and --variants need positive numbers");
+	ef.ops = (const char *const *)ops.v;
+	ef.n_ops = ops.n;
+	ef.flags = (const char *const *)flags.v;
+	ef.n_flags = flags.n;
+	return 0;
 }
 
-int cmd_export(int argc, char **argv, const pn_cli *cli)
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	pn_export_opts o = {.seed = 1, .threads = cli->threads};
-	pn_export_filter f = {.min_ops = 2};
-	int k = 200, variants = 10, split[3] = {80, 10, 10};
-	const char *ops[32], *flags[16], *v;
-	char *ops_buf = NULL, *flags_buf = NULL, *strat_buf = NULL;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--out")))
-			o.out = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--tasks")))
-			k = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
-			o.seed = strtoull(v, NULL, 10);
-		else if ((v = pn_opt_value(argc, argv, &i, "--variants")))
-			variants = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--archive")))
-			o.archive = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--source")))
-			f.source = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--min-ops")))
-			f.min_ops = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--max-ops")))
-			f.max_ops = atoi(v);
-		else if ((v = pn_opt_value(argc, argv, &i, "--split"))) {
-			if (sscanf(v, "%d/%d/%d", &split[0], &split[1], &split[2]) != 3 || split[0] < 0 ||
-			    split[1] < 0 || split[2] < 0 || split[0] + split[1] + split[2] <= 0)
-				return pn_die("--split wants TRAIN/VAL/TEST percentages, got '%s'", v);
-		} else if ((v = pn_opt_value(argc, argv, &i, "--ops"))) {
-			ops_buf = strdup(v);
-			f.n_ops = split_names(ops_buf, ops, 32);
-			f.ops = ops;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--flag"))) {
-			flags_buf = strdup(v);
-			f.n_flags = split_names(flags_buf, flags, 16);
-			f.flags = flags;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--strategy"))) {
-			if (pn_strategy_mask(v, &f.strategies))
-				return pn_die("--strategy: unknown strategy in '%s'", v);
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (!o.out || k < 1 || variants < 1) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	pn_store *st;
+	eo.threads = ctx->threads;
 	char err[PN_ERRLEN];
-	if (pn_store_open(&st, cli->db, 1, err))
-		return pn_die("%s", err);
 	pn_selection sel;
 	int *written = NULL;
-	int rc = pn_select_tasks(st, &f, k, variants, &sel, err);
+	int rc = pn_select_tasks(ctx->store, &ef, k, variants, &sel, err);
 	if (!rc && !(written = calloc((size_t)sel.n + 1, sizeof(int))))
 		rc = pn_fail(err, "out of memory");
 	if (!rc) {
-		pn_split_tasks(&sel, o.seed, split);
-		rc = pn_write_export(st, &sel, &o, written, err);
+		pn_split_tasks(&sel, eo.seed, split);
+		rc = pn_write_export(ctx->store, &sel, &eo, written, err);
 	}
 	if (!rc) {
 		int counts[3] = {0, 0, 0}, nv = 0, nt = 0, left_out = 0;
@@ -118,14 +81,30 @@ int cmd_export(int argc, char **argv, const pn_cli *cli)
 		printf("export: %d tasks (%d variants) from %d eligible patterns (%lld subgraphs); "
 		       "train %d, val %d, test %d; %d of %d op transitions covered; written to %s%s%s\n",
 		       nt, nv, sel.eligible_patterns, (long long)sel.eligible_subgraphs, counts[0],
-		       counts[1], counts[2], sel.covered, sel.transitions, o.out,
-		       o.archive ? " and " : "", o.archive ? o.archive : "");
+		       counts[1], counts[2], sel.covered, sel.transitions, eo.out,
+		       eo.archive ? " and " : "", eo.archive ? eo.archive : "");
 	}
 	free(written);
 	pn_selection_free(&sel);
-	pn_store_close(st);
-	free(ops_buf);
-	free(flags_buf);
-	free(strat_buf);
+	pn_strlist_free(&ops);
+	pn_strlist_free(&flags);
 	return rc ? pn_die("export: %s", err) : 0;
 }
+
+const pn_cmd_spec pn_cmd_export = {
+	.options = options,
+	.summary = "write a curated benchmark task set",
+	.description = "select K long-tail tasks (one pattern, up to N variants each) from the "
+		       "profiled subgraphs and write them split by pattern in the ONNX backend-test "
+		       "layout (see Task sets)",
+	.details = "Selects K tasks from the profiled subgraphs: a task is one pattern with\n"
+		   "up to N of its shape/dtype variants, spread over sizes.  Eligible:\n"
+		   "profiled, not failed, fusible, at least 2 ops (--min-ops), and the\n"
+		   "filters.  Slow patterns first, then greedily the pattern adding the most\n"
+		   "op-to-op transitions not yet covered, weighted by rarity under a Markov\n"
+		   "model of all subgraphs.  Tasks are split by pattern (shuffled with seed S)\n"
+		   "and written in the ONNX backend-test layout (see README: export layout);\n"
+		   "the same store and seed give byte-identical directories.\n",
+	.check = check,
+	.run = run,
+};

@@ -3,8 +3,6 @@
  * a standalone ONNX model any ONNX tool loads.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/err.h"
@@ -12,40 +10,17 @@
 #include "passnet.pb-c.h"
 #include "store/query.h"
 
-static const char usage[] =
-	"usage: passnet export-onnx HASH OUT.onnx [--seed S]\n"
-	"\n"
-	"Writes the subgraph HASH (or a unique prefix) as a standalone ONNX model:\n"
-	"its boundary inputs become graph inputs, its outputs graph outputs, and\n"
-	"its weights initializers regenerated from their metadata with seed S\n"
-	"(default 1); small constants keep their values.\n";
+static uint64_t seed = 1;
 
-int cmd_export_onnx(int argc, char **argv, const pn_cli *cli)
+static const pn_option options[] = {
+	PN_UINT64(0, "seed", "S", &seed, "1", "seed of the regenerated weights"),
+	PN_OPT_TABLE_END,
+};
+
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	const char *hash = NULL, *out = NULL, *v;
-	uint64_t seed = 1;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--seed")))
-			seed = strtoull(v, NULL, 10);
-		else if (!hash)
-			hash = argv[i];
-		else if (!out)
-			out = argv[i];
-		else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (!out) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	pn_store *st;
-	pn_rtxn *t;
-	if (pn_open_for_reading(cli->db, &st, &t))
-		return 1;
+	const char *hash = ctx->argv[0], *out = ctx->argv[1];
+	pn_rtxn *t = ctx->txn;
 	char err[PN_ERRLEN];
 	pn_key key;
 	pn_bytes val;
@@ -61,7 +36,20 @@ int cmd_export_onnx(int argc, char **argv, const pn_cli *cli)
 		rc = pn_export_subgraph_onnx(sg->canonical.data, sg->canonical.len, seed, out, err);
 	if (sg)
 		passnet__subgraph__free_unpacked(sg, NULL);
-	pn_rtxn_end(t);
-	pn_store_close(st);
 	return rc ? pn_die("export-onnx: %s", err) : 0;
 }
+
+const pn_cmd_spec pn_cmd_export_onnx = {
+	.options = options,
+	.args = "HASH OUT.onnx",
+	.min_args = 2,
+	.max_args = 2,
+	.summary = "write a stored subgraph as a standalone ONNX model",
+	.description = "write a stored subgraph as a standalone ONNX model (weights regenerated "
+		       "from metadata)",
+	.details = "Writes the subgraph HASH (or a unique prefix) as a standalone ONNX model:\n"
+		   "its boundary inputs become graph inputs, its outputs graph outputs, and\n"
+		   "its weights initializers regenerated from their metadata with seed S;\n"
+		   "small constants keep their values.\n",
+	.run = run,
+};

@@ -1,5 +1,5 @@
 /*
- * extract.c - `passnet extract [--manifest FILE] [PATH...]`.
+ * extract.c - `passnet extract [--manifest FILE] [PATH...]`: models into the store.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,20 +11,27 @@
 #include "extract/sources.h"
 #include "schemas/ir.h"
 
-static const char usage[] =
-	"usage: passnet extract [--manifest FILE] [--dim NAME=V]... [PATH...]\n"
-	"\n"
-	"Ingests every *.onnx model found in the sources into the store: .onnx\n"
-	"files, directories (recursive) and archives (.tar, .tar.gz, .tgz, .tar.xz,\n"
-	".tar.bz2, .zip, nested too).  Only new or changed files are decoded; a\n"
-	"second run over the same sources reports 0 new models.\n"
-	"  --manifest FILE  the sources listed in FILE (see data-manifest.txt);\n"
-	"                   checksums are verified, a mismatch skips that source\n"
-	"  PATH             a source named after the path\n"
-	"  --dim NAME=V     value of a symbolic input dim for shape inference\n"
-	"                   (default 1); recorded with each model stored\n"
-	"Bad models are reported on stderr, kept in the errors table, and the run\n"
-	"goes on.  Exit status 1 only if the store itself fails.\n";
+/* Options live here, not on a stack: passnet.c parses them from the table
+ * before calling run (one command per process). */
+static struct {
+	const char *manifest;
+	pn_dimbind bind;
+	pn_source_spec *src;     /* PATHs, then the manifest's sources */
+	char **names;            /* source names made for the PATHs */
+	int n;
+	pn_manifest_entry *me;
+	int nme;
+} xo;
+
+const pn_option pn_extract_options[] = {
+	PN_STRING(0, "manifest", "FILE", &xo.manifest, NULL,
+		  "the sources listed in FILE (see data-manifest.txt); checksums are verified, a "
+		  "mismatch skips that source"),
+	PN_CALLBACK(0, "dim", "NAME=V", &xo.bind, pn_opt_dim, "1",
+		    "value of a symbolic input dim for shape inference; recorded with each model "
+		    "stored"),
+	PN_OPT_TABLE_END,
+};
 
 static void print_summary(const pn_extract_stats *s, int json)
 {
@@ -55,71 +62,70 @@ static char *source_name(const char *path)
 	return s;
 }
 
-/* Parses extract's arguments and runs it.  `passnet build` shares this and
- * takes --strategy too (strategy != NULL). */
-int pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *use, char **strategy)
+/* The sources, from the PATHs and the manifest, before the store is
+ * opened: a bad manifest fails without touching it. */
+int pn_check_extract(pn_ctx *ctx)
 {
-	const char *manifest = NULL, *v;
-	pn_dimbind bind = {0};
-	int n = 0;
-	pn_source_spec *src = calloc((size_t)argc + 1, sizeof(*src));
-	char **names = calloc((size_t)argc + 1, sizeof(char *));
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--manifest"))) {
-			manifest = v;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
-			if (pn_parse_dim(&bind, v))
-				return pn_die("--dim wants NAME=V, got '%s'", v);
-		} else if (strategy && (v = pn_opt_value(argc, argv, &i, "--strategy"))) {
-			free(*strategy);
-			*strategy = strdup(v);
-		} else if (argv[i][0] == '-') {
-			fputs(use, stderr);
-			return 2;
-		} else {
-			names[n] = source_name(argv[i]);
-			src[n] = (pn_source_spec){.name = names[n], .location = argv[i]};
-			n++;
-		}
-	}
-	pn_manifest_entry *me = NULL;
-	int nme = 0;
 	char err[PN_ERRLEN] = "";
-	if (manifest) {
-		if (pn_manifest_read(manifest, &me, &nme, err))
+	int n = 0;
+	xo.src = calloc((size_t)ctx->argc + 1, sizeof(*xo.src));
+	xo.names = calloc((size_t)ctx->argc + 1, sizeof(char *));
+	if (!xo.src || !xo.names)
+		return pn_die("out of memory");
+	for (int i = 0; i < ctx->argc; i++) {
+		xo.names[n] = source_name(ctx->argv[i]);
+		xo.src[n] = (pn_source_spec){.name = xo.names[n], .location = ctx->argv[i]};
+		n++;
+	}
+	if (xo.manifest) {
+		if (pn_manifest_read(xo.manifest, &xo.me, &xo.nme, err))
 			return pn_die("%s", err);
-		pn_source_spec *all = realloc(src, sizeof(*src) * (size_t)(n + nme + 1));
+		pn_source_spec *all = realloc(xo.src, sizeof(*xo.src) * (size_t)(n + xo.nme + 1));
 		if (!all)
 			return pn_die("out of memory");
-		src = all;
-		for (int i = 0; i < nme; i++)
-			src[n++] = (pn_source_spec){me[i].name, me[i].kind, me[i].location,
-						    me[i].sha256, me[i].licence, me[i].note};
+		xo.src = all;
+		for (int i = 0; i < xo.nme; i++)
+			xo.src[n++] = (pn_source_spec){xo.me[i].name, xo.me[i].kind, xo.me[i].location,
+						       xo.me[i].sha256, xo.me[i].licence, xo.me[i].note};
 	}
-	if (!n) {
-		fputs(use, stderr);
-		return 2;
-	}
-	pn_store *st = NULL;
-	if (pn_store_open(&st, cli->db, 0, err))
-		return pn_die("%s", err);
+	if (!n)
+		return pn_usage_error(ctx->usage, "PATH or --manifest FILE wanted");
+	xo.n = n;
+	return 0;
+}
+
+/* Runs extract on ctx->store; `passnet build` shares it. */
+int pn_run_extract(pn_ctx *ctx)
+{
+	char err[PN_ERRLEN] = "";
 	pn_extract_stats stats;
-	int rc = pn_extract(st, src, n, cli->threads, &bind, &stats, err);
-	pn_dimbind_free(&bind);
-	pn_store_close(st);
+	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, &stats, err);
+	pn_dimbind_free(&xo.bind);
 	if (!rc)
-		print_summary(&stats, cli->json);
-	for (int i = 0; names[i]; i++)
-		free(names[i]);
-	free(names);
-	free(src);
-	pn_manifest_free(me, nme);
+		print_summary(&stats, ctx->json);
+	for (int i = 0; xo.names[i]; i++)
+		free(xo.names[i]);
+	free(xo.names);
+	free(xo.src);
+	pn_manifest_free(xo.me, xo.nme);
 	return rc ? pn_die("extract: %s", err) : 0;
 }
 
-int cmd_extract(int argc, char **argv, const pn_cli *cli)
-{
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	return pn_run_extract(argc, argv, cli, usage, NULL);
-}
+const pn_cmd_spec pn_cmd_extract = {
+	.options = pn_extract_options,
+	.args = "[PATH...]",
+	.max_args = -1,
+	.summary = "ingest models from files, directories, archives or a manifest",
+	.description = "ingest models from `.onnx` files, directories and archives (`.tar`, "
+		       "`.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`, `.zip`, nested) into the store; "
+		       "only new or changed files are decoded",
+	.details = "Ingests every *.onnx model found in the sources into the store: .onnx\n"
+		   "files, directories (recursive) and archives (.tar, .tar.gz, .tgz, .tar.xz,\n"
+		   ".tar.bz2, .zip, nested too); each PATH is a source named after the path.\n"
+		   "Only new or changed files are decoded; a second run over the same sources\n"
+		   "reports 0 new models.  Bad models are reported on stderr, kept in the\n"
+		   "errors table, and the run goes on.  Exit status 1 only if the store\n"
+		   "itself fails.\n",
+	.check = pn_check_extract,
+	.run = pn_run_extract,
+};

@@ -15,15 +15,6 @@
 #include "model/onnx.h"
 #include "partition/partition.h"
 
-static const char usage[] =
-	"usage: passnet hash [--subgraphs] [--dim NAME=V]... FILE...\n"
-	"\n"
-	"Prints the canonical hash and the pattern hash of each model's graph (all\n"
-	"its compute nodes as one cut; weights count by shape, as in the store).\n"
-	"With --subgraphs, prints instead every distinct subgraph hash the\n"
-	"partition strategies find in it, sorted, one per line; --list prints\n"
-	"every cut instead: hash, strategy, ops in canonical order and nodes.\n";
-
 typedef struct hash_opts {
 	int subgraphs, json, list;
 	pn_dimbind bind;
@@ -151,41 +142,40 @@ static int hash_one(const char *path, const hash_opts *o)
 	return rc ? pn_die("hash: %s: %s", path, err) : 0;
 }
 
-int cmd_hash(int argc, char **argv, const pn_cli *cli)
+static hash_opts ho;
+
+static const pn_option options[] = {
+	PN_FLAG(0, "subgraphs", &ho.subgraphs,
+		"print every distinct subgraph hash the partition strategies find, sorted, one per "
+		"line"),
+	PN_FLAG(0, "list", &ho.list,
+		"print every cut instead: hash, strategy, ops in canonical order and nodes"),
+	PN_CALLBACK(0, "dim", "NAME=V", &ho.bind, pn_opt_dim, "1", "value of a symbolic input dim"),
+	PN_OPT_TABLE_END,
+};
+
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	hash_opts o = {.json = cli->json};
-	const char *v;
-	int nfiles = 0, rc = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--subgraphs")) {
-			o.subgraphs = 1;
-		} else if (!strcmp(argv[i], "--list")) {
-			o.subgraphs = o.list = 1;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
-			if (pn_parse_dim(&o.bind, v))
-				return pn_die("--dim wants NAME=V, got '%s'", v);
-		} else if (argv[i][0] == '-') {
-			fputs(usage, stderr);
-			return 2;
-		} else {
-			nfiles++;
-		}
-	}
-	if (!nfiles) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-') {
-			if (!strcmp(argv[i], "--dim"))
-				i++;
-			continue;
-		}
-		if (hash_one(argv[i], &o))
+	int rc = 0;
+	ho.json = ctx->json;
+	if (ho.list)
+		ho.subgraphs = 1;
+	for (int i = 0; i < ctx->argc; i++)
+		if (hash_one(ctx->argv[i], &ho))
 			rc = 1;
-	}
-	pn_dimbind_free(&o.bind);
+	pn_dimbind_free(&ho.bind);
 	return rc;
 }
+
+const pn_cmd_spec pn_cmd_hash = {
+	.options = options,
+	.args = "FILE...",
+	.min_args = 1,
+	.max_args = -1,
+	.summary = "canonical hash of a model file's graph or of its subgraphs",
+	.description = "canonical hash and pattern hash of a model file's graph, or the set of "
+		       "subgraph hashes the strategies find in it (no store involved)",
+	.details = "Prints the canonical hash and the pattern hash of each model's graph (all\n"
+		   "its compute nodes as one cut; weights count by shape, as in the store).\n",
+	.run = run,
+};

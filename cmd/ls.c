@@ -13,21 +13,6 @@
 #include "store/query.h"
 #include "store/subgraphs.h"
 
-static const char usage[] =
-	"usage: passnet ls [--source NAME] [--status ok|warning|failed]\n"
-	"       passnet ls --subgraphs [--model KEY] [--strategy S] [--flag F]\n"
-	"\n"
-	"Lists stored models: key, status, nodes, ai.onnx opset, source and path\n"
-	"(the canonical place when the same bytes were found at several).\n"
-	"--status failed lists the places whose model could not be stored, with\n"
-	"the reason.\n"
-	"--subgraphs lists the unique subgraphs instead (those found in one model,\n"
-	"or by one strategy, or flagged F by the profiler: slow, fusible,\n"
-	"overhead-bound, parallel-slowdown, failed, unstable): hash, pattern,\n"
-	"nodes, occurrences, the profiled median time and the ops; with --json\n"
-	"also the bounds, flags and the reason of a failed profile.\n"
-	"--json prints one object per line.\n";
-
 typedef struct ls_opts {
 	const char *source, *status, *strategy, *flag;
 	int json;
@@ -213,64 +198,75 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-int cmd_ls(int argc, char **argv, const pn_cli *cli)
+static ls_opts lo;
+static const char *model_prefix;
+
+static const pn_option options[] = {
+	PN_STRING(0, "source", "NAME", &lo.source, NULL, "only models of this source"),
+	PN_STRING(0, "status", "ok|warning|failed", &lo.status, NULL,
+		  "only models of this status; failed lists the places whose model could not be "
+		  "stored, with the reason"),
+	PN_FLAG(0, "subgraphs", &lo.subgraphs, "list the unique subgraphs instead"),
+	PN_STRING(0, "model", "KEY", &model_prefix, NULL, "with --subgraphs: those found in this model"),
+	PN_STRING(0, "strategy", "S", &lo.strategy, NULL,
+		  "with --subgraphs: those found by this strategy"),
+	PN_STRING(0, "flag", "F", &lo.flag, NULL,
+		  "with --subgraphs: those the profiler flagged F (slow, fusible, overhead-bound, "
+		  "parallel-slowdown, failed, unstable)"),
+	PN_OPT_TABLE_END,
+};
+
+static int check(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	ls_opts o = {.json = cli->json};
-	const char *v, *model_prefix = NULL;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--source")))
-			o.source = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--status")))
-			o.status = v;
-		else if (!strcmp(argv[i], "--subgraphs"))
-			o.subgraphs = 1;
-		else if ((v = pn_opt_value(argc, argv, &i, "--strategy")))
-			o.strategy = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--flag")))
-			o.flag = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--model")))
-			model_prefix = v;
-		else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (o.status && strcmp(o.status, "ok") && strcmp(o.status, "warning") &&
-	    strcmp(o.status, "failed"))
+	(void)ctx;
+	if (lo.status && strcmp(lo.status, "ok") && strcmp(lo.status, "warning") &&
+	    strcmp(lo.status, "failed"))
 		return pn_die("--status must be ok, warning or failed");
-	if (o.flag && pn_flag_index(o.flag) < 0)
+	if (lo.flag && pn_flag_index(lo.flag) < 0)
 		return pn_die("unknown flag '%s' (slow, fusible, overhead-bound, parallel-slowdown, "
-			      "failed, unstable)", o.flag);
-	if (o.strategy) {
-		const pn_strategy *sp = pn_strategy_find(o.strategy);
+			      "failed, unstable)", lo.flag);
+	if (lo.strategy) {
+		const pn_strategy *sp = pn_strategy_find(lo.strategy);
 		if (!sp)
-			return pn_die("unknown strategy '%s'", o.strategy);
-		o.strategy_index = (int)(sp - pn_strategies);
+			return pn_die("unknown strategy '%s'", lo.strategy);
+		lo.strategy_index = (int)(sp - pn_strategies);
 	}
-	pn_store *st;
-	pn_rtxn *t;
-	if (pn_open_for_reading(cli->db, &st, &t))
-		return 1;
-	o.t = t;
-	char err[PN_ERRLEN];
-	if (model_prefix) {
-		int rc = pn_find_key(t, PN_T_MODELS, model_prefix, &o.model, err);
-		if (rc) {
-			pn_rtxn_end(t);
-			pn_store_close(st);
-			return pn_die("%s", rc > 0 ? "no such model" : err);
-		}
-		o.has_model = 1;
-	}
-	if (o.subgraphs)
-		pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, list_subgraph, &o);
-	else if (o.status && !strcmp(o.status, "failed"))
-		pn_foreach(t, PN_T_ERRORS, NULL, 0, list_failed, &o);
-	else
-		pn_foreach(t, PN_T_MODELS, NULL, 0, list_model, &o);
-	pn_rtxn_end(t);
-	pn_store_close(st);
 	return 0;
 }
+
+static int run(pn_ctx *ctx)
+{
+	lo.json = ctx->json;
+	lo.t = ctx->txn;
+	char err[PN_ERRLEN];
+	if (model_prefix) {
+		int rc = pn_find_key(lo.t, PN_T_MODELS, model_prefix, &lo.model, err);
+		if (rc)
+			return pn_die("%s", rc > 0 ? "no such model" : err);
+		lo.has_model = 1;
+	}
+	if (lo.subgraphs)
+		pn_foreach(lo.t, PN_T_SUBGRAPHS, NULL, 0, list_subgraph, &lo);
+	else if (lo.status && !strcmp(lo.status, "failed"))
+		pn_foreach(lo.t, PN_T_ERRORS, NULL, 0, list_failed, &lo);
+	else
+		pn_foreach(lo.t, PN_T_MODELS, NULL, 0, list_model, &lo);
+	return 0;
+}
+
+const pn_cmd_spec pn_cmd_ls = {
+	.options = options,
+	.summary = "list models in the store",
+	.description = "list stored models (or the places that failed, with the reason); with "
+		       "`--subgraphs` the unique subgraphs (of one model, strategy, or profiler "
+		       "flag): hash, pattern, nodes, occurrences, median time, ops (`--json`: one "
+		       "object each, with bounds, flags and a failure's reason)",
+	.details = "Lists stored models: key, status, nodes, ai.onnx opset, source and path\n"
+		   "(the canonical place when the same bytes were found at several).\n"
+		   "--subgraphs lists the unique subgraphs instead: hash, pattern, nodes,\n"
+		   "occurrences, the profiled median time and the ops; with --json also the\n"
+		   "bounds, flags and the reason of a failed profile.\n"
+		   "--json prints one object per line.\n",
+	.check = check,
+	.run = run,
+};

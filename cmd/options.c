@@ -1,8 +1,10 @@
-/* options.c - the small option parser the subcommands share. */
+/* options.c - option helpers the subcommands share: --dim bindings, and
+ * the parser of the commands written before the tables (parse_options.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "common/err.h"
 #include "schemas/ir.h"
 
 #include <stdlib.h>
@@ -61,4 +63,11 @@ void pn_dimbind_free(pn_dimbind *b)
 	b->n = 0;
 	b->names = NULL;
 	b->values = NULL;
+}
+
+int pn_opt_dim(void *dest, const char *value, char *err)
+{
+	if (pn_parse_dim(dest, value))
+		return pn_fail(err, "wants NAME=V, got '%s'", value);
+	return 0;
 }

@@ -2,7 +2,6 @@
  * partition.c - `passnet partition` and `passnet dedup`.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -10,27 +9,6 @@
 #include "partition/partition.h"
 #include "partition/stage.h"
 #include "dedup/dedup.h"
-
-static const char partition_usage[] =
-	"usage: passnet partition [--strategy fusion,anchor,window,sole]\n"
-	"\n"
-	"Cuts every stored model into candidate subgraphs with each strategy\n"
-	"(default: all) and stores them.  Models already cut with a strategy are\n"
-	"skipped, so rerunning does nothing new.\n"
-	"  fusion  TVM FuseOps-style groups over the post-dominator tree\n"
-	"  anchor  each Conv/ConvTranspose/MatMul/Gemm with its elementwise\n"
-	"          prologue and epilogue\n"
-	"  window  connected, convex runs of 2..8 ops in canonical topological order\n"
-	"  sole    every single op\n"
-	"Every candidate is convex, with at most 64 nodes, 16 inputs and 8 outputs.\n";
-
-static const char dedup_usage[] =
-	"usage: passnet dedup\n"
-	"\n"
-	"Gives every candidate its canonical hash and stores each distinct\n"
-	"computation once (subgraphs), with every place it occurs (occurrences).\n"
-	"A hash equal to a stored one whose canonical bytes differ is reported as\n"
-	"a collision and never merged.\n";
 
 void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 {
@@ -58,65 +36,76 @@ void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 	}
 }
 
-int pn_run_partition(const pn_cli *cli, char *strategies)
+int pn_run_partition(pn_ctx *ctx, const char *strategies)
 {
 	unsigned mask = 0;
 	if (strategies && pn_strategy_mask(strategies, &mask))
 		return pn_die("--strategy: unknown strategy in '%s'", strategies);
-	pn_store *st;
-	char err[PN_ERRLEN];
-	if (pn_store_open(&st, cli->db, 0, err))
-		return pn_die("%s", err);
 	pn_stage_stats s;
-	int rc = pn_partition_stage(st, mask, cli->threads, &s, err);
-	pn_store_close(st);
-	if (rc)
+	char err[PN_ERRLEN];
+	if (pn_partition_stage(ctx->store, mask, ctx->threads, &s, err))
 		return pn_die("partition: %s", err);
-	pn_print_stage("partition", &s, cli->json);
+	pn_print_stage("partition", &s, ctx->json);
 	return 0;
 }
 
-int pn_run_dedup(const pn_cli *cli)
+int pn_run_dedup(pn_ctx *ctx)
 {
-	pn_store *st;
-	char err[PN_ERRLEN];
-	if (pn_store_open(&st, cli->db, 0, err))
-		return pn_die("%s", err);
 	pn_stage_stats s;
-	int rc = pn_dedup_stage(st, cli->threads, &s, err);
-	pn_store_close(st);
-	if (rc)
+	char err[PN_ERRLEN];
+	if (pn_dedup_stage(ctx->store, ctx->threads, &s, err))
 		return pn_die("dedup: %s", err);
-	pn_print_stage("dedup", &s, cli->json);
+	pn_print_stage("dedup", &s, ctx->json);
 	return 0;
 }
 
-int cmd_partition(int argc, char **argv, const pn_cli *cli)
+static const char *strategies;
+
+static const pn_option partition_options[] = {
+	PN_STRING(0, "strategy", "fusion,anchor,window,sole", &strategies, "all",
+		  "the strategies to cut with"),
+	PN_OPT_TABLE_END,
+};
+
+static int check_partition(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, partition_usage))
-		return 0;
-	char *strategies = NULL;
-	const char *v;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--strategy"))) {
-			strategies = strdup(v);
-		} else {
-			fputs(partition_usage, stderr);
-			return 2;
-		}
-	}
-	int rc = pn_run_partition(cli, strategies);
-	free(strategies);
-	return rc;
+	(void)ctx;
+	unsigned mask;
+	if (strategies && pn_strategy_mask(strategies, &mask))
+		return pn_die("--strategy: unknown strategy in '%s'", strategies);
+	return 0;
 }
 
-int cmd_dedup(int argc, char **argv, const pn_cli *cli)
+static int run_partition(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, dedup_usage))
-		return 0;
-	if (argc != 1) {
-		fputs(dedup_usage, stderr);
-		return 2;
-	}
-	return pn_run_dedup(cli);
+	return pn_run_partition(ctx, strategies);
 }
+
+const pn_cmd_spec pn_cmd_partition = {
+	.options = partition_options,
+	.summary = "cut stored models into candidate subgraphs",
+	.description = "cut every stored model into candidate subgraphs (convex, at most 64 nodes, "
+		       "16 inputs, 8 outputs); only (model, strategy) pairs not yet done",
+	.details = "Cuts every stored model into candidate subgraphs with each strategy\n"
+		   "(default: all) and stores them.  Models already cut with a strategy are\n"
+		   "skipped, so rerunning does nothing new.\n"
+		   "  fusion  TVM FuseOps-style groups over the post-dominator tree\n"
+		   "  anchor  each Conv/ConvTranspose/MatMul/Gemm with its elementwise\n"
+		   "          prologue and epilogue\n"
+		   "  window  connected, convex runs of 2..8 ops in canonical topological order\n"
+		   "  sole    every single op\n"
+		   "Every candidate is convex, with at most 64 nodes, 16 inputs and 8 outputs.\n",
+	.check = check_partition,
+	.run = run_partition,
+};
+
+const pn_cmd_spec pn_cmd_dedup = {
+	.summary = "hash candidates canonically and store each subgraph once",
+	.description = "hash every candidate canonically and store each distinct computation once, "
+		       "with all its occurrences",
+	.details = "Gives every candidate its canonical hash and stores each distinct\n"
+		   "computation once (subgraphs), with every place it occurs (occurrences).\n"
+		   "A hash equal to a stored one whose canonical bytes differ is reported as\n"
+		   "a collision and never merged.\n",
+	.run = pn_run_dedup,
+};

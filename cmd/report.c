@@ -2,6 +2,7 @@
  * report.c - `passnet report --out DIR`: an HTML page on the profiled
  * subgraphs (export/report.c writes it).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,54 +13,34 @@
 #include "export/report.h"
 #include "store/query.h"
 
-static const char usage[] =
-	"usage: passnet report --out DIR [--top N]\n"
-	"\n"
-	"Writes DIR/index.html, one self-contained page (inline CSS and SVG, no\n"
-	"script, nothing fetched) on the store's profiled subgraphs: headline\n"
-	"figures and the machine calibration, a histogram of time / fused roofline\n"
-	"bound, the share of each flag, time against bound (log-log), the slowest\n"
-	"patterns with their ops and shapes, and a summary per source.  The same\n"
-	"store gives the same page byte for byte.\n"
-	"  --out DIR  where to write (created if missing)\n"
-	"  --top N    rows in the slow-pattern table (default 25)\n";
+static pn_report_opts ro;
+static int top = INT_MIN;   /* INT_MIN: not given, the page's default */
 
-int cmd_report(int argc, char **argv, const pn_cli *cli)
+static const pn_option options[] = {
+	PN_REQUIRED(0, "out", "DIR", &ro.out_dir, "where to write (created if missing)"),
+	PN_INT(0, "top", "N", &top, "25", "rows in the slow-pattern table"),
+	PN_OPT_TABLE_END,
+};
+
+static int check(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	pn_report_opts o = {0};
-	const char *v;
-	for (int i = 1; i < argc; i++) {
-		char *end;
-		if ((v = pn_opt_value(argc, argv, &i, "--out"))) {
-			o.out_dir = v;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--top"))) {
-			long n = strtol(v, &end, 10);
-			if (*end || end == v || n < 1 || n > 100000)
-				return pn_die("--top wants a count from 1 to 100000, not '%s'", v);
-			o.top = (int)n;
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	if (!o.out_dir || !*o.out_dir) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	pn_store *st;
-	pn_rtxn *t;
-	if (pn_open_for_reading(cli->db, &st, &t))
-		return 1;
+	if (!*ro.out_dir)
+		return pn_usage_error(ctx->usage, "--out wants a directory");
+	if (top != INT_MIN && (top < 1 || top > 100000))
+		return pn_die("--top wants a count from 1 to 100000, not '%d'", top);
+	ro.top = top == INT_MIN ? 0 : top;
+	return 0;
+}
+
+static int run(pn_ctx *ctx)
+{
+	pn_rtxn *t = ctx->txn;
 	char err[PN_ERRLEN];
 	pn_report_summary s;
-	int rc = pn_report_write(t, &o, &s, err);
-	pn_rtxn_end(t);
-	pn_store_close(st);
+	int rc = pn_report_write(t, &ro, &s, err);
 	if (rc)
 		return pn_die("report: %s", err);
-	if (cli->json) {
+	if (ctx->json) {
 		printf("{\"report\":");
 		pn_json_str(stdout, s.path);
 		printf(",\"models\":%lld,\"sources\":%lld,\"subgraphs\":%lld,\"patterns\":%lld,"
@@ -74,3 +55,20 @@ int cmd_report(int argc, char **argv, const pn_cli *cli)
 	}
 	return 0;
 }
+
+const pn_cmd_spec pn_cmd_report = {
+	.options = options,
+	.summary = "write an HTML report of the profiled subgraphs",
+	.description = "write DIR/index.html, a self-contained page (inline SVG, no script) on the "
+		       "profiled subgraphs: headline figures, histogram of time / fused roofline "
+		       "bound, flag shares, time against bound, the slowest patterns with ops and "
+		       "shapes, a summary per source",
+	.details = "Writes DIR/index.html, one self-contained page (inline CSS and SVG, no\n"
+		   "script, nothing fetched) on the store's profiled subgraphs: headline\n"
+		   "figures and the machine calibration, a histogram of time / fused roofline\n"
+		   "bound, the share of each flag, time against bound (log-log), the slowest\n"
+		   "patterns with their ops and shapes, and a summary per source.  The same\n"
+		   "store gives the same page byte for byte.\n",
+	.check = check,
+	.run = run,
+};

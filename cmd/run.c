@@ -15,32 +15,30 @@
 #include "extract/ingest.h"
 #include "store/query.h"
 
-static const char usage[] =
-	"usage: passnet run MODEL_OR_KEY [--inputs DIR] [--outputs DIR] [--write-inputs DIR]\n"
-	"                   [--seed S] [--dim NAME=V]... [--check-shapes]\n"
-	"\n"
-	"Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
-	"folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
-	"weights kept as metadata are regenerated from their statistics.\n"
-	"  --inputs DIR   input_N.pb files (default: the model's test_data_set_0,\n"
-	"                 else seeded random inputs)\n"
-	"  --outputs DIR  write output_N.pb files there (created if missing)\n"
-	"  --write-inputs DIR  write the inputs the model ran on as input_N.pb\n"
-	"                 there; with --outputs DIR, the same DIR becomes a\n"
-	"                 backend-test set other runtimes can be checked on\n"
-	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
-	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
-	"  --check-shapes infer every value's shape from the inputs' shapes, then\n"
-	"                 compare with the shapes the run produces (exit 1 on a\n"
-	"                 mismatch; values inference leaves open are counted)\n"
-	"Prints one line per output: name, type, and summary statistics.\n";
-
 typedef struct run_opts {
 	const char *target, *inputs, *outputs, *write_inputs;
 	uint64_t seed;
 	pn_dimbind bind;
 	int check_shapes;
 } run_opts;
+
+static run_opts ro = {.seed = 1};
+
+static const pn_option options[] = {
+	PN_STRING(0, "inputs", "DIR", &ro.inputs, "the model's test_data_set_0, else seeded random inputs",
+		  "input_N.pb files"),
+	PN_STRING(0, "outputs", "DIR", &ro.outputs, NULL,
+		  "write output_N.pb files there (created if missing)"),
+	PN_STRING(0, "write-inputs", "DIR", &ro.write_inputs, NULL,
+		  "write the inputs the model ran on as input_N.pb there; with --outputs DIR, the "
+		  "same DIR becomes a backend-test set other runtimes can be checked on"),
+	PN_UINT64(0, "seed", "S", &ro.seed, "1", "seed for regenerated weights and random inputs"),
+	PN_CALLBACK(0, "dim", "NAME=V", &ro.bind, pn_opt_dim, "1", "value of a symbolic input dim"),
+	PN_FLAG(0, "check-shapes", &ro.check_shapes,
+		"infer every value's shape from the inputs' shapes, then compare with the shapes "
+		"the run produces (exit 1 on a mismatch; values inference leaves open are counted)"),
+	PN_OPT_TABLE_END,
+};
 
 /* --check-shapes: inferred types beside what the run produced. */
 typedef struct shape_check {
@@ -177,39 +175,28 @@ static int execute(const run_opts *o, const pn_cli *cli, char *err)
 	return rc;
 }
 
-int cmd_run(int argc, char **argv, const pn_cli *cli)
+/* The store is opened (read-only) only when MODEL_OR_KEY is not a file. */
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	run_opts o = {.seed = 1};
-	const char *v;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--inputs")))
-			o.inputs = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--outputs")))
-			o.outputs = v;
-		else if ((v = pn_opt_value(argc, argv, &i, "--write-inputs")))
-			o.write_inputs = v;
-		else if (!strcmp(argv[i], "--check-shapes"))
-			o.check_shapes = 1;
-		else if ((v = pn_opt_value(argc, argv, &i, "--seed")))
-			o.seed = strtoull(v, NULL, 10);
-		else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
-			if (pn_parse_dim(&o.bind, v))
-				return pn_die("--dim wants NAME=V, got '%s'", v);
-		} else if (argv[i][0] == '-' || o.target) {
-			fputs(usage, stderr);
-			return 2;
-		} else {
-			o.target = argv[i];
-		}
-	}
-	if (!o.target) {
-		fputs(usage, stderr);
-		return 2;
-	}
 	char err[PN_ERRLEN] = "";
-	int rc = execute(&o, cli, err);
-	pn_dimbind_free(&o.bind);
+	ro.target = ctx->argv[0];
+	int rc = execute(&ro, ctx, err);
+	pn_dimbind_free(&ro.bind);
 	return rc ? pn_die("run: %s", err) : 0;
 }
+
+const pn_cmd_spec pn_cmd_run = {
+	.options = options,
+	.args = "MODEL_OR_KEY",
+	.min_args = 1,
+	.max_args = 1,
+	.summary = "run a model on the reference executor",
+	.description = "run a model file or a stored model on the executor, write outputs (and with "
+		       "`--write-inputs` the inputs it ran on) as TensorProto `.pb` files; "
+		       "`--check-shapes` compares inferred shapes with the executed ones",
+	.details = "Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
+		   "folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
+		   "weights kept as metadata are regenerated from their statistics.\n"
+		   "Prints one line per output: name, type, and summary statistics.\n",
+	.run = run,
+};

@@ -12,19 +12,13 @@
 #include "common/err.h"
 #include "export/score.h"
 
-static const char usage[] =
-	"usage: passnet score RESULTS.jsonl [--p P] [--b B] [--json]\n"
-	"\n"
-	"Computes ES_t for t = -10..4 and their weighted aggregate over the\n"
-	"samples (one per line) of `passnet check` results.  At level t a sample\n"
-	"is correct when its error_class is none and pass_level <= t (from t = 1\n"
-	"on: <= 1); its rectified speedup is s, or s^(p+1) when s < 1; a sample\n"
-	"that is not correct scores b, or 1 from t = 1 when its error class is\n"
-	"tolerated there (accuracy from 1; nan_inf, shape, dtype from 2; runtime\n"
-	"from 3; cheat never).  ES_t is the geometric mean.\n"
-	"  --p P     penalty exponent for slowdowns (default 0)\n"
-	"  --b B     score of a failed sample (default 0.1)\n"
-	"  --json    one JSON object instead of the table\n";
+static double p = 0, b = 0.1;
+
+static const pn_option options[] = {
+	PN_DOUBLE(0, "p", "P", &p, "0", "penalty exponent for slowdowns"),
+	PN_DOUBLE(0, "b", "B", &b, "0.1", "score of a failed sample"),
+	PN_OPT_TABLE_END,
+};
 
 typedef struct samples {
 	pn_sample *v;
@@ -89,30 +83,17 @@ static void print_table(const double *es, double agg, size_t n, double p, double
 	printf("aggregate  %.6g  (%zu samples, p %g, b %g)\n", agg, n, p, b);
 }
 
-int cmd_score(int argc, char **argv, const pn_cli *cli)
+static int check(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	const char *path = NULL, *v;
-	double p = 0, b = 0.1;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--p"))) {
-			p = atof(v);
-		} else if ((v = pn_opt_value(argc, argv, &i, "--b"))) {
-			b = atof(v);
-		} else if ((argv[i][0] == '-' && argv[i][1]) || path) {
-			fputs(usage, stderr);
-			return 2;
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path) {
-		fputs(usage, stderr);
-		return 2;
-	}
+	(void)ctx;
 	if (!(b > 0) || !(p >= 0))
 		return pn_die("--b must be positive and --p non-negative");
+	return 0;
+}
+
+static int run(pn_ctx *ctx)
+{
+	const char *path = ctx->argv[0];
 	samples s = {0};
 	if (read_samples(path, &s)) {
 		free(s.v);
@@ -122,10 +103,30 @@ int cmd_score(int argc, char **argv, const pn_cli *cli)
 	for (int i = 0; i < PN_N_LEVELS; i++)
 		es[i] = pn_es_t(s.v, s.n, PN_TOL_MIN_LEVEL + i, p, b);
 	double agg = pn_es_aggregate(es);
-	if (cli->json)
+	if (ctx->json)
 		print_json(es, agg, s.n, p, b);
 	else
 		print_table(es, agg, s.n, p, b);
 	free(s.v);
 	return 0;
 }
+
+const pn_cmd_spec pn_cmd_score = {
+	.options = options,
+	.args = "RESULTS.jsonl",
+	.min_args = 1,
+	.max_args = 1,
+	.summary = "compute ES_t scores from check results",
+	.description = "ES_t for t = -10..4 and the weighted aggregate of `check` results "
+		       "(export/score.h)",
+	.details = "Computes ES_t for t = -10..4 and their weighted aggregate over the\n"
+		   "samples (one per line; - reads stdin) of `passnet check` results.  At\n"
+		   "level t a sample is correct when its error_class is none and pass_level\n"
+		   "<= t (from t = 1 on: <= 1); its rectified speedup is s, or s^(p+1) when\n"
+		   "s < 1; a sample that is not correct scores b, or 1 from t = 1 when its\n"
+		   "error class is tolerated there (accuracy from 1; nan_inf, shape, dtype\n"
+		   "from 2; runtime from 3; cheat never).  ES_t is the geometric mean.\n"
+		   "With --json, one JSON object instead of the table.\n",
+	.check = check,
+	.run = run,
+};

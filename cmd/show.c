@@ -12,17 +12,6 @@
 #include "store/query.h"
 #include "store/subgraphs.h"
 
-static const char usage[] =
-	"usage: passnet show KEY\n"
-	"\n"
-	"Shows a stored model: source, path and every other place it was found,\n"
-	"opsets, inputs and outputs with shapes, its op histogram and warnings.\n"
-	"Or a subgraph: its pattern, its nodes with their edges and shapes, and\n"
-	"every model and strategy it was found by, and its profile when `passnet\n"
-	"exec` has measured it.\n"
-	"KEY is a model key or a subgraph hash, or a unique prefix of at least 4\n"
-	"hex digits of one.\n";
-
 typedef struct places {
 	pn_key key;
 	int n;
@@ -276,31 +265,21 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 	return rc;
 }
 
-int cmd_show(int argc, char **argv, const pn_cli *cli)
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
-	if (argc != 2) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	pn_store *st;
-	pn_rtxn *t;
-	if (pn_open_for_reading(cli->db, &st, &t))
-		return 1;
+	pn_rtxn *t = ctx->txn;
+	const char *arg = ctx->argv[0];
 	char err[PN_ERRLEN];
 	pn_key key;
-	int rc = pn_find_key(t, PN_T_MODELS, argv[1], &key, err);
+	int rc = pn_find_key(t, PN_T_MODELS, arg, &key, err);
 	if (rc == 1) {
-		rc = pn_find_key(t, PN_T_SUBGRAPHS, argv[1], &key, err);
+		rc = pn_find_key(t, PN_T_SUBGRAPHS, arg, &key, err);
 		if (rc == 0) {
 			rc = show_subgraph(t, &key, err);
-			pn_rtxn_end(t);
-			pn_store_close(st);
 			return rc ? pn_die("show: %s", err) : 0;
 		}
 		if (rc == 1)
-			rc = pn_fail(err, "no model or subgraph with key %s", argv[1]);
+			rc = pn_fail(err, "no model or subgraph with key %s", arg);
 	}
 	pn_bytes val;
 	pn_model *m = NULL;
@@ -315,7 +294,24 @@ int cmd_show(int argc, char **argv, const pn_cli *cli)
 		pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, print_place, &p);
 	}
 	pn_model_free(m);
-	pn_rtxn_end(t);
-	pn_store_close(st);
 	return rc ? pn_die("show: %s", err) : 0;
 }
+
+const pn_cmd_spec pn_cmd_show = {
+	.args = "KEY",
+	.min_args = 1,
+	.max_args = 1,
+	.summary = "show one model or subgraph",
+	.description = "a model (source, every place it was found, opsets, inputs/outputs with "
+		       "shapes, op histogram, warnings) or a subgraph (pattern, nodes with edges and "
+		       "shapes, every occurrence, its profile: times, bounds, assumed dims, flags "
+		       "with their thresholds or why it failed)",
+	.details = "Shows a stored model: source, path and every other place it was found,\n"
+		   "opsets, inputs and outputs with shapes, its op histogram and warnings.\n"
+		   "Or a subgraph: its pattern, its nodes with their edges and shapes, and\n"
+		   "every model and strategy it was found by, and its profile when `passnet\n"
+		   "exec` has measured it.\n"
+		   "KEY is a model key or a subgraph hash, or a unique prefix of at least 4\n"
+		   "hex digits of one.\n",
+	.run = run,
+};

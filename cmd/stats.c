@@ -17,14 +17,15 @@
 #include "exec/profile.h"
 #include "store/query.h"
 
-static const char usage[] =
-	"usage: passnet stats [--unknown | --brief]\n"
-	"\n"
-	"Summarises the store: models by source and opset, the op histogram,\n"
-	"values whose shape is not fully known, and errors by kind.\n"
-	"  --unknown  also list every value with unknown dims, model by model,\n"
-	"             with the op that produces it\n"
-	"  --brief    only the headline figures\n";
+static int opt_unknown, opt_brief;
+
+static const pn_option options[] = {
+	PN_FLAG(0, "unknown", &opt_unknown,
+		"also list every value with unknown dims, model by model, with the op that "
+		"produces it"),
+	PN_FLAG(0, "brief", &opt_brief, "only the headline figures"),
+	PN_OPT_TABLE_END,
+};
 
 typedef struct pattern_stat {
 	uint8_t pattern[16];
@@ -453,26 +454,13 @@ static void print_json(stats *s)
 	printf("}\n");
 }
 
-int cmd_stats(int argc, char **argv, const pn_cli *cli)
+static int run(pn_ctx *ctx)
 {
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
 	stats s;
 	memset(&s, 0, sizeof(s));
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--unknown")) {
-			s.list_unknown = 1;
-		} else if (!strcmp(argv[i], "--brief")) {
-			s.brief = 1;
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
-	pn_store *st;
-	pn_rtxn *t;
-	if (pn_open_for_reading(cli->db, &st, &t))
-		return 1;
+	s.list_unknown = opt_unknown;
+	s.brief = opt_brief;
+	pn_rtxn *t = ctx->txn;
 	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &s);
 	pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, on_place, &s);
 	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);
@@ -483,13 +471,11 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &s);
 	if (s.n_patterns)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
-	pn_rtxn_end(t);
-	pn_store_close(st);
 	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops,  &s.errors,
 			   &s.unknown_ops, &s.roots, &s.gaps, &s.prof_reasons};
 	for (size_t i = 0; i < 8; i++)
 		pn_tally_sort(all[i]);
-	if (cli->json)
+	if (ctx->json)
 		print_json(&s);
 	else if (s.brief)
 		print_brief(&s);
@@ -504,3 +490,14 @@ int cmd_stats(int argc, char **argv, const pn_cli *cli)
 		pn_arena_free(&s.pattern_arena);
 	return 0;
 }
+
+const pn_cmd_spec pn_cmd_stats = {
+	.options = options,
+	.summary = "summarise the store",
+	.description = "counts by source, opset and op type; values with unknown dims, where they "
+		       "start and whether any is an inference gap; errors by kind; candidates and "
+		       "unique subgraphs per strategy, dedup ratio, most frequent patterns, long tail",
+	.details = "Summarises the store: models by source and opset, the op histogram,\n"
+		   "values whose shape is not fully known, and errors by kind.\n",
+	.run = run,
+};

@@ -21,30 +21,21 @@
 #include "runtime/exec.h"
 #include "model/onnx.h"
 
-static const char usage[] =
-	"usage: passnet time [--threads N] [--trials T] [--warmup W] [--seed S]\n"
-	"                    [--dim NAME=V]... [--json] PATH...\n"
-	"\n"
-	"Times the reference executor on models.  PATH is an .onnx file or a\n"
-	"folder holding model.onnx; the inputs are those of its test_data_set_0\n"
-	"when present, else seeded random inputs (symbolic dims bound to 1 unless\n"
-	"--dim says otherwise), as `passnet run` uses.  After W warm-up runs, each\n"
-	"of T runs is timed (wall clock, CLOCK_MONOTONIC, around the run call only).\n"
-	"  -j, --threads N  executor threads (default 1 for this command)\n"
-	"  --trials T     timed runs (default 10)\n"
-	"  --warmup W     untimed runs first (default 3)\n"
-	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
-	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
-	"Prints one line per model: median_ms iqr_ms trials path; with --json one\n"
-	"object per line: path, median_ms, iqr_ms, min_ms, trials, threads.\n"
-	"A PATH that fails is reported on stderr and the others are still timed;\n"
-	"the exit status is then 1.\n";
-
 typedef struct time_opts {
 	int trials, warmup, threads, json;
 	uint64_t seed;
 	pn_dimbind bind;
 } time_opts;
+
+static time_opts to = {.trials = 10, .warmup = 3, .seed = 1};
+
+static const pn_option options[] = {
+	PN_INT(0, "trials", "T", &to.trials, "10", "timed runs"),
+	PN_INT(0, "warmup", "W", &to.warmup, "3", "untimed runs first"),
+	PN_UINT64(0, "seed", "S", &to.seed, "1", "seed for regenerated weights and random inputs"),
+	PN_CALLBACK(0, "dim", "NAME=V", &to.bind, pn_opt_dim, "1", "value of a symbolic input dim"),
+	PN_OPT_TABLE_END,
+};
 
 typedef pn_time_summary time_stats;   /* milliseconds */
 
@@ -118,82 +109,62 @@ static void print_stats(const char *path, const time_stats *st, const time_opts 
 	       st->median, st->iqr, st->min, o->trials, o->threads);
 }
 
-/* A count option: a whole number of at least lo. */
-static int parse_count(const char *name, const char *v, int lo, int *out)
+/* Counts out of range are usage errors, as a malformed one is. */
+static int check(pn_ctx *ctx)
 {
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (*end || end == v || x < lo || x > 1000000) {
-		pn_die("%s wants a whole number >= %d, got '%s'", name, lo, v);
-		return -1;
-	}
-	*out = (int)x;
+	if (to.trials < 1 || to.trials > 1000000)
+		return pn_usage_error(ctx->usage, "--trials wants a whole number >= 1, got '%d'", to.trials);
+	if (to.warmup < 0 || to.warmup > 1000000)
+		return pn_usage_error(ctx->usage, "--warmup wants a whole number >= 0, got '%d'", to.warmup);
 	return 0;
 }
 
-/* Options; the paths are left in paths[0..*n) (argv order). */
-static int parse_args(int argc, char **argv, time_opts *o, char **paths, int *n)
+static int run(pn_ctx *ctx)
 {
-	const char *v;
-	for (int i = 1; i < argc; i++) {
-		if ((v = pn_opt_value(argc, argv, &i, "--trials"))) {
-			if (parse_count("--trials", v, 1, &o->trials))
-				return 2;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--warmup"))) {
-			if (parse_count("--warmup", v, 0, &o->warmup))
-				return 2;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--threads"))) {
-			if (parse_count("--threads", v, 1, &o->threads))
-				return 2;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--seed"))) {
-			o->seed = strtoull(v, NULL, 10);
-		} else if (!strcmp(argv[i], "--json")) {
-			o->json = 1;
-		} else if ((v = pn_opt_value(argc, argv, &i, "--dim"))) {
-			if (pn_parse_dim(&o->bind, v)) {
-				pn_die("--dim wants NAME=V, got '%s'", v);
-				return 2;
-			}
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fputs(usage, stderr);
-			return 2;
-		} else {
-			paths[(*n)++] = argv[i];
-		}
-	}
-	if (!*n) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	return 0;
-}
-
-int cmd_time(int argc, char **argv, const pn_cli *cli)
-{
-	if (pn_wants_help(argc, argv, usage))
-		return 0;
 	/* One thread unless told: single-thread times are the stable ones,
 	 * and what the comparison with other runtimes is made at. */
-	time_opts o = {.trials = 10, .warmup = 3, .seed = 1, .json = cli->json,
-		       .threads = cli->threads > 0 ? cli->threads : 1};
-	char **paths = calloc((size_t)argc + 1, sizeof(char *));
-	int n = 0, failed = 0;
-	int rc = paths ? parse_args(argc, argv, &o, paths, &n) : pn_die("out of memory");
-	for (int i = 0; !rc && i < n; i++) {
+	to.json = ctx->json;
+	to.threads = ctx->threads > 0 ? ctx->threads : 1;
+	int failed = 0;
+	for (int i = 0; i < ctx->argc; i++) {
+		const char *path = ctx->argv[i];
 		char err[PN_ERRLEN] = "";
 		time_stats st;
-		if (time_model(paths[i], &o, &st, err)) {
+		if (time_model(path, &to, &st, err)) {
 			/* Loader messages often start with the path already. */
-			if (strncmp(err, paths[i], strlen(paths[i])))
-				pn_errprefix(err, "%s", paths[i]);
+			if (strncmp(err, path, strlen(path)))
+				pn_errprefix(err, "%s", path);
 			pn_error_line("time: %s", err);
 			failed++;
 			continue;
 		}
-		print_stats(paths[i], &st, &o);
+		print_stats(path, &st, &to);
 		fflush(stdout);
 	}
-	pn_dimbind_free(&o.bind);
-	free(paths);
-	return rc ? rc : failed ? 1 : 0;
+	pn_dimbind_free(&to.bind);
+	return failed ? 1 : 0;
 }
+
+const pn_cmd_spec pn_cmd_time = {
+	.options = options,
+	.args = "PATH...",
+	.min_args = 1,
+	.max_args = -1,
+	.summary = "time ONNX models or backend-test folders on the executor",
+	.description = "time `.onnx` files or backend-test folders on the executor (1 thread unless "
+		       "`-j N`): after W warm-up runs (default 3), T timed runs (default 10) of the "
+		       "run call alone; one line `median_ms iqr_ms trials path` per model, or with "
+		       "`--json` `{\"path\",\"median_ms\",\"iqr_ms\",\"min_ms\",\"trials\",\"threads\"}`",
+	.details = "Times the reference executor on models.  PATH is an .onnx file or a\n"
+		   "folder holding model.onnx; the inputs are those of its test_data_set_0\n"
+		   "when present, else seeded random inputs (symbolic dims bound to 1 unless\n"
+		   "--dim says otherwise), as `passnet run` uses.  After W warm-up runs, each\n"
+		   "of T runs is timed (wall clock, CLOCK_MONOTONIC, around the run call only)\n"
+		   "on -j/--threads N executor threads (default 1 for this command).\n"
+		   "Prints one line per model: median_ms iqr_ms trials path; with --json one\n"
+		   "object per line: path, median_ms, iqr_ms, min_ms, trials, threads.\n"
+		   "A PATH that fails is reported on stderr and the others are still timed;\n"
+		   "the exit status is then 1.\n",
+	.check = check,
+	.run = run,
+};
