@@ -2,7 +2,7 @@
  * time.c - `passnet time PATH...`: wall time of the executor on models.
  *
  * Each PATH (an .onnx file or a backend-test folder) is loaded once, its
- * inputs prepared as `passnet run` prepares them (cmd/feed.h), and one
+ * inputs prepared as `passnet run` prepares them (runtime/feed.h), and one
  * session runs W untimed warm-up runs, then T timed ones.  Only
  * pn_session_run is inside the clock: loading, input preparation and
  * freeing the outputs are not, so the figure is the executor's own cost and

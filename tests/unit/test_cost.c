@@ -1,6 +1,6 @@
 /*
  * test_cost.c - FLOPs and bytes of single nodes against figures computed by
- * hand (the formulas are in exec/ops/cost_*.c), and the fused and unfused
+ * hand (the formulas are in runtime/ops/cost_*.c), and the fused and unfused
  * traffic of a small graph built as an ONNX model with protobuf-c and
  * decoded like any model file.
  */

@@ -1,5 +1,5 @@
 /*
- * test_elemwise.c - elementwise kernels (exec/ops/unary.c, activation.c,
+ * test_elemwise.c - elementwise kernels (runtime/ops/unary.c, activation.c,
  * cast.c, binary.c) run through one-node graphs: broadcasting against a
  * naive reference, results independent of the thread count, integer
  * semantics, legacy (opset < 7) broadcasting, and Cast's string forms.
