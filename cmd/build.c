@@ -11,7 +11,7 @@
 #include "store/query.h"
 
 static const char usage[] =
-	"usage: passnet build [--manifest FILE] [--dim NAME=V]... [--strategy LIST] [PATH...]\n"
+	"usage: passnet build [--manifest FILE [--offline]] [--dim NAME=V]... [--strategy LIST] [PATH...]\n"
 	"\n"
 	"Runs extract (see `passnet extract --help`), partition (with the\n"
 	"strategies of LIST, default all) and dedup, then prints a summary.\n";

@@ -21,6 +21,7 @@ typedef struct pn_cli {
 
 #define PN_CMDS(X)                                                                    \
 	X(build, "extract, partition and dedup in one run")                         \
+	X(fetch, "fetch a manifest's npm, deb and url sources into the cache")      \
 	X(extract, "ingest models from files, directories, archives or a manifest")  \
 	X(ls, "list models in the store")                                            \
 	X(show, "show one model")                                                    \
@@ -44,6 +45,15 @@ typedef struct pn_cli {
 PN_CMDS(PN_DECLARE_CMD)
 
 struct pn_stage_stats;
+struct pn_source_spec;
+struct pn_fetched;
+/* Fetches (offline: only looks up) every npm, deb and url source of
+ * src[0..n) in the cache, fills f[i] and points src[i].fetched at it.
+ * listing: one line per source on stdout (`passnet fetch`); otherwise what
+ * was fetched is noted on stderr and failures are left to extract, which
+ * reports and records them.  Returns how many failed or are missing. */
+int  pn_fetch_remote(struct pn_source_spec *src, int n, int offline, int listing,
+		     struct pn_fetched *f);
 /* Stage runners shared by their commands and `passnet build`. */
 int  pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *usage, char **strategy);
 int  pn_run_partition(const pn_cli *cli, char *strategies);

@@ -12,14 +12,17 @@
 #include "schemas/ir.h"
 
 static const char usage[] =
-	"usage: passnet extract [--manifest FILE] [--dim NAME=V]... [PATH...]\n"
+	"usage: passnet extract [--manifest FILE [--offline]] [--dim NAME=V]... [PATH...]\n"
 	"\n"
 	"Ingests every *.onnx model found in the sources into the store: .onnx\n"
 	"files, directories (recursive) and archives (.tar, .tar.gz, .tgz, .tar.xz,\n"
 	".tar.bz2, .zip, nested too).  Only new or changed files are decoded; a\n"
 	"second run over the same sources reports 0 new models.\n"
 	"  --manifest FILE  the sources listed in FILE (see data-manifest.txt);\n"
-	"                   checksums are verified, a mismatch skips that source\n"
+	"                   checksums are verified, a mismatch skips that source;\n"
+	"                   npm, deb and url sources not in the cache are fetched\n"
+	"                   first (see `passnet fetch --help`)\n"
+	"  --offline        use the cache only; a source not there is an error\n"
 	"  PATH             a source named after the path\n"
 	"  --dim NAME=V     value of a symbolic input dim for shape inference\n"
 	"                   (default 1); recorded with each model stored\n"
@@ -61,7 +64,7 @@ int pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *use, ch
 {
 	const char *manifest = NULL, *v;
 	pn_dimbind bind = {0};
-	int n = 0;
+	int n = 0, offline = 0;
 	pn_source_spec *src = calloc((size_t)argc + 1, sizeof(*src));
 	char **names = calloc((size_t)argc + 1, sizeof(char *));
 	for (int i = 1; i < argc; i++) {
@@ -73,6 +76,8 @@ int pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *use, ch
 		} else if (strategy && (v = pn_opt_value(argc, argv, &i, "--strategy"))) {
 			free(*strategy);
 			*strategy = strdup(v);
+		} else if (!strcmp(argv[i], "--offline")) {
+			offline = 1;
 		} else if (argv[i][0] == '-') {
 			fputs(use, stderr);
 			return 2;
@@ -94,12 +99,16 @@ int pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *use, ch
 		src = all;
 		for (int i = 0; i < nme; i++)
 			src[n++] = (pn_source_spec){me[i].name, me[i].kind, me[i].location,
-						    me[i].sha256, me[i].licence, me[i].note};
+						    me[i].checksum, me[i].licence, me[i].note, NULL};
 	}
 	if (!n) {
 		fputs(use, stderr);
 		return 2;
 	}
+	pn_fetched *fetched = calloc((size_t)n, sizeof *fetched);
+	if (!fetched)
+		return pn_die("out of memory");
+	pn_fetch_remote(src, n, offline, 0, fetched);
 	pn_store *st = NULL;
 	if (pn_store_open(&st, cli->db, 0, err))
 		return pn_die("%s", err);
@@ -112,6 +121,9 @@ int pn_run_extract(int argc, char **argv, const pn_cli *cli, const char *use, ch
 	for (int i = 0; names[i]; i++)
 		free(names[i]);
 	free(names);
+	for (int i = 0; i < n; i++)
+		pn_fetched_clear(&fetched[i]);
+	free(fetched);
 	free(src);
 	pn_manifest_free(me, nme);
 	return rc ? pn_die("extract: %s", err) : 0;

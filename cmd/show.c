@@ -13,7 +13,7 @@
 #include "store/subgraphs.h"
 
 static const char usage[] =
-	"usage: passnet show KEY\n"
+	"usage: passnet show KEY | SOURCE\n"
 	"\n"
 	"Shows a stored model: source, path and every other place it was found,\n"
 	"opsets, inputs and outputs with shapes, its op histogram and warnings.\n"
@@ -21,7 +21,9 @@ static const char usage[] =
 	"every model and strategy it was found by, and its profile when `passnet\n"
 	"exec` has measured it.\n"
 	"KEY is a model key or a subgraph hash, or a unique prefix of at least 4\n"
-	"hex digits of one.\n";
+	"hex digits of one.  SOURCE is a source's name (an exact name wins over a\n"
+	"key prefix): its kind, location, checksum, licence, where it was fetched\n"
+	"from, what its last scan found, and its errors.\n";
 
 typedef struct places {
 	pn_key key;
@@ -276,6 +278,47 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 	return rc;
 }
 
+/* --- sources -------------------------------------------------------------------- */
+
+static int print_source_error(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	const char *name = ud;
+	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
+	if (!e)
+		return 0;
+	if (e->source && !strcmp(e->source, name))
+		printf("error      %s: %s%s%s\n", e->stage, e->path && *e->path ? e->path : "",
+		       e->path && *e->path ? ": " : "", e->message);
+	passnet__error__free_unpacked(e, NULL);
+	return 0;
+}
+
+/* 0 shown, 1 no source of that name. */
+static int show_source(pn_rtxn *t, const char *name)
+{
+	pn_bytes val;
+	if (pn_get(t, PN_T_SOURCES, name, strlen(name), &val) != 0)
+		return 1;
+	Passnet__Source *s = passnet__source__unpack(NULL, val.len, val.data);
+	if (!s)
+		return 1;
+	printf("source     %s\nkind       %s\nlocation   %s\n", s->name, s->kind, s->location);
+	printf("checksum   %s\n", s->checksum ? s->checksum : s->sha256 ? s->sha256 : "-");
+	if (s->origin)
+		printf("origin     %s\n", *s->origin ? s->origin : "(not known: the cache does not say)");
+	printf("licence    %s\n", s->licence ? s->licence : "");
+	if (s->note && *s->note)
+		printf("note       %s\n", s->note);
+	printf("models     %llu stored, %llu failed, of %llu model files (%s)\n",
+	       (unsigned long long)s->models_ok, (unsigned long long)s->models_failed,
+	       (unsigned long long)s->files_seen,
+	       s->complete ? "the last scan was complete" : "the last scan did not finish");
+	passnet__source__free_unpacked(s, NULL);
+	pn_foreach(t, PN_T_ERRORS, NULL, 0, print_source_error, (void *)name);
+	return 0;
+}
+
 int cmd_show(int argc, char **argv, const pn_cli *cli)
 {
 	if (pn_wants_help(argc, argv, usage))
@@ -289,8 +332,16 @@ int cmd_show(int argc, char **argv, const pn_cli *cli)
 	if (pn_open_for_reading(cli->db, &st, &t))
 		return 1;
 	char err[PN_ERRLEN];
+	if (show_source(t, argv[1]) == 0) {
+		pn_rtxn_end(t);
+		pn_store_close(st);
+		return 0;
+	}
 	pn_key key;
-	int rc = pn_find_key(t, PN_T_MODELS, argv[1], &key, err);
+	size_t len = strlen(argv[1]);
+	int rc = strspn(argv[1], "0123456789abcdefABCDEF") == len
+		 ? pn_find_key(t, PN_T_MODELS, argv[1], &key, err)
+		 : pn_fail(err, "no source named '%s', and it is not a key (4 to 32 hex digits)", argv[1]);
 	if (rc == 1) {
 		rc = pn_find_key(t, PN_T_SUBGRAPHS, argv[1], &key, err);
 		if (rc == 0) {
@@ -300,7 +351,7 @@ int cmd_show(int argc, char **argv, const pn_cli *cli)
 			return rc ? pn_die("show: %s", err) : 0;
 		}
 		if (rc == 1)
-			rc = pn_fail(err, "no model or subgraph with key %s", argv[1]);
+			rc = pn_fail(err, "no source, model or subgraph %s", argv[1]);
 	}
 	pn_bytes val;
 	pn_model *m = NULL;

@@ -82,9 +82,19 @@ typedef struct pn_walk_cb {
  * non-zero value on_unit stopped it with. */
 int pn_source_walk(const char *source, const char *location, const pn_walk_cb *cb, char *err);
 
-/* One line of data-manifest.txt. */
+/* Walks a fetched file (extract/fetch.h: a cached copy named by its
+ * checksum) as the file name it stands for: paths start with name, as if
+ * the file were called so ("tiny-1.0.0.tgz!package/a.onnx"), and no report
+ * names disk.  A name ending in .onnx is one model (in a folder of its own:
+ * nothing beside it in the cache is visible to it); anything else is an
+ * archive, and with deb set also an ar archive (a Debian package, whose
+ * data.tar.* is walked as an archive inside it). */
+int pn_source_walk_fetched(const char *source, const char *disk, const char *name, int deb,
+                           const pn_walk_cb *cb, char *err);
+
+/* One line of data-manifest.txt (format: manifest.c). */
 typedef struct pn_manifest_entry {
-	char *name, *kind, *location, *sha256, *licence, *note;
+	char *name, *kind, *location, *checksum, *licence, *note;
 	int line;
 } pn_manifest_entry;
 
@@ -92,7 +102,7 @@ typedef struct pn_manifest_entry {
  * folder.  A malformed line is an error naming the file and line. */
 int  pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *err);
 void pn_manifest_free(pn_manifest_entry *e, int n);
-/* Hex SHA-256 of a file (streamed). */
-int  pn_sha256_file(const char *path, char hex[65], char *err);
+/* True for the kinds fetched into the cache first: npm, deb, url. */
+int  pn_kind_is_remote(const char *kind);
 
 #endif

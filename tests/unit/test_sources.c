@@ -912,6 +912,9 @@ static void test_nesting_limit(void **state)
 
 /* --- manifest -------------------------------------------------------------------- */
 
+/* npm's integrity of a real tarball (an `npm pack` of a two-file package). */
+#define INTEGRITY "sha512-PRE/crf8fUNCTABnmaijtk+1lAoaR+kI2E2ntYwrzGtNg3oeOsjn+jprtPDGmwF18De7a3yFTHoLhpu8/bMp9g=="
+
 static void test_manifest_good(void **state)
 {
 	(void)state;
@@ -921,7 +924,10 @@ static void test_manifest_good(void **state)
 	         "   # indented comment\n"
 	         "zoo   archive zoo/a.tar.gz 0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef BSD-3-Clause  zoo archive, see #12  \n"
 	         "models\tdir\t/abs/models\t-\tMIT\r\n"
-	         "one file m.onnx ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff unknown\n");
+	         "one file m.onnx ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff unknown\n"
+	         "pkg npm @scope/tiny-models@1.0.0-rc.1 " INTEGRITY " MIT from npm\n"
+	         "deb deb libonnx-testdata=1:1.12.0-2~bpo1 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff Apache-2.0\n"
+	         "web url https://example.org/zoo.tar.gz?x=1 FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF MIT\n");
 	pn_manifest_entry *e;
 	int n;
 	char err[PN_ERRLEN];
@@ -929,23 +935,32 @@ static void test_manifest_good(void **state)
 	if (rc)
 		print_message("%s\n", err);
 	assert_int_equal(rc, 0);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 6);
 	assert_string_equal(e[0].name, "zoo");
 	assert_string_equal(e[0].kind, "archive");
 	assert_string_equal(e[0].location, at("mf/zoo/a.tar.gz"));
-	assert_string_equal(e[0].sha256, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	assert_string_equal(e[0].checksum, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 	assert_string_equal(e[0].licence, "BSD-3-Clause");
 	assert_string_equal(e[0].note, "zoo archive, see #12");
 	assert_int_equal(e[0].line, 4);
 	assert_string_equal(e[1].name, "models");
 	assert_string_equal(e[1].kind, "dir");
 	assert_string_equal(e[1].location, "/abs/models");
-	assert_string_equal(e[1].sha256, "-");
+	assert_string_equal(e[1].checksum, "-");
 	assert_string_equal(e[1].licence, "MIT");
 	assert_string_equal(e[1].note, "");
 	assert_int_equal(e[1].line, 5);
 	assert_string_equal(e[2].location, at("mf/m.onnx"));
 	assert_int_equal(e[2].line, 6);
+	/* Remote locations are names, not paths: kept as written. */
+	assert_string_equal(e[3].kind, "npm");
+	assert_string_equal(e[3].location, "@scope/tiny-models@1.0.0-rc.1");
+	assert_string_equal(e[3].checksum, INTEGRITY);
+	assert_string_equal(e[4].location, "libonnx-testdata=1:1.12.0-2~bpo1");
+	assert_string_equal(e[5].location, "https://example.org/zoo.tar.gz?x=1");
+	assert_string_equal(e[5].checksum, "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
+	assert_true(pn_kind_is_remote(e[3].kind) && pn_kind_is_remote(e[4].kind) && pn_kind_is_remote(e[5].kind));
+	assert_false(pn_kind_is_remote(e[0].kind) || pn_kind_is_remote(e[1].kind));
 	pn_manifest_free(e, n);
 
 	/* A manifest named without a folder keeps locations as written. */
@@ -964,15 +979,31 @@ static void test_manifest_good(void **state)
 	pn_manifest_free(e, n);
 }
 
+/* The base64 of INTEGRITY (64 bytes). */
+#define B64 "PRE/crf8fUNCTABnmaijtk+1lAoaR+kI2E2ntYwrzGtNg3oeOsjn+jprtPDGmwF18De7a3yFTHoLhpu8/bMp9g=="
+
 static void test_manifest_bad(void **state)
 {
 	(void)state;
 	static const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	static const struct { const char *line, *problem; } bad[] = {
-		{ "a archive x.tar", "missing field 'sha256'" },
+		{ "a archive x.tar", "missing field 'checksum'" },
 		{ "a", "missing field 'kind'" },
 		{ "a tarball x.tar SHA MIT", "bad kind 'tarball'" },
-		{ "a archive x.tar - MIT", "sha256 '-' is only allowed for kind dir, not archive" },
+		{ "a archive x.tar - MIT", "checksum '-' is only allowed for kind dir, not archive" },
+		{ "a dir d SHA MIT", "a dir takes checksum '-'" },
+		{ "a url https://h/x.onnx - MIT", "only allowed for kind dir, not url" },
+		{ "a url ftp://h/x.onnx SHA MIT", "bad url 'ftp://h/x.onnx'" },
+		{ "a url https:///x SHA MIT", "bad url" },
+		{ "a deb libfoo SHA MIT", "bad deb location 'libfoo' (expected NAME=VERSION)" },
+		{ "a deb libfoo=1.0 sha512-" B64 " MIT", "bad sha256" },
+		{ "a npm tiny SHA MIT", "bad npm location 'tiny'" },
+		{ "a npm tiny@^1.0.0 SHA MIT", "an exact version" },
+		{ "a npm @scope@1.0.0 SHA MIT", "bad npm location" },
+		{ "a npm tiny@1.0.0 SHA MIT", "bad npm integrity" },
+		{ "a npm tiny@1.0.0 sha256-" B64 " MIT", "bad npm integrity" },
+		{ "a npm tiny@1.0.0 sha512-AAAA MIT", "bad npm integrity" },
+		{ "a npm tiny@1.0.0 sha512-" B64 "x MIT", "bad npm integrity" },
 		{ "a file x.onnx - MIT", "only allowed for kind dir" },
 		{ "a archive x.tar 0123 MIT", "bad sha256 '0123'" },
 		{ "a archive x.tar SHAg MIT", "bad sha256" },
