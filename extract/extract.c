@@ -26,7 +26,7 @@ typedef struct item {
 	pn_unit *u;
 	pn_key model, place;
 	int fate;
-	int stored_status;     /* FATE_DUPLICATE: status of the stored model */
+	int stored_status;     /* FATE_KNOWN, FATE_DUPLICATE: status of the stored model */
 	pn_ingest result;
 } item;
 
@@ -84,13 +84,17 @@ static int place_less(const char *s1, const char *p1, const char *s2, const char
 	return c < 0 || (c == 0 && strcmp(p1, p2) < 0);
 }
 
-static int known_place(pn_writer *w, const item *it)
+/* The place holds the same bytes as last time; *status is what they gave
+ * then (a failed model is known too, and stays failed). */
+static int known_place(pn_writer *w, const item *it, int *status)
 {
 	pn_bytes v;
 	if (pn_wget(w, PN_T_MODEL_PATHS, it->place.b, 16, &v) != 0)
 		return 0;
 	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, v.len, v.data);
 	int same = mp && mp->has_model && mp->model.len == 16 && !memcmp(mp->model.data, it->model.b, 16);
+	if (same)
+		*status = (int)mp->status;
 	if (mp)
 		passnet__model_path__free_unpacked(mp, NULL);
 	return same;
@@ -102,7 +106,7 @@ static int screen(extractor *x, item *it)
 {
 	it->model = pn_key_of(it->u->bytes, it->u->len);
 	it->place = pn_place_key(it->u->source, it->u->path);
-	if (known_place(x->w, it))
+	if (known_place(x->w, it, &it->stored_status))
 		return FATE_KNOWN;
 	char *s = NULL, *p = NULL;
 	int rc = stored_place(x->w, &it->model, &s, &p, &it->stored_status);
@@ -168,8 +172,13 @@ static int commit_ok(extractor *x, item *it)
 static int commit(extractor *x, item *it)
 {
 	if (it->fate == FATE_KNOWN) {
+		/* Counted as the first run counted it, so that the source's
+		 * record comes out the same. */
 		x->stats->known++;
-		x->ok++;
+		if (it->stored_status == PASSNET__MODEL_STATUS__MODEL_FAILED)
+			x->failed++;
+		else
+			x->ok++;
 		return 0;
 	}
 	if (it->fate == FATE_DUPLICATE) {
