@@ -319,8 +319,7 @@ static int extract_source(extractor *x)
 	char werr[PN_ERRLEN];
 	const pn_fetched *f = x->src->fetched;
 	if (pn_kind_is_remote(x->src->kind))
-		rc = pn_source_walk_fetched(x->src->name, f->disk, f->display, !strcmp(x->src->kind, "deb"),
-					    &cb, werr);
+		rc = pn_source_walk_fetched(x->src->name, f->disk, f->display, &cb, werr);
 	else
 		rc = pn_source_walk(x->src->name, x->src->location, &cb, werr);
 	if (!x->failed_hard && x->n)

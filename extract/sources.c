@@ -453,7 +453,9 @@ int pn_source_walk(const char *source, const char *location, const pn_walk_cb *c
 		}
 		return w.stop;
 	}
-	/* Anything else must be an archive, whatever its name says. */
+	/* Anything else must be an archive, whatever its name says; a .deb
+	 * is an ar archive, which no other name lets in. */
+	w.ar_format = pn_has_suffix_ci(base, ".deb");
 	if (pn_walk_archive_file(&w, location, base, st.st_size, err)) {
 		pn_errprefix(err, "%s: not a .onnx file, a directory or a readable archive", location);
 		return -1;
@@ -490,9 +492,10 @@ static int pn_walk_lone_model(pn_walker *w, const char *disk, const char *name, 
 	return 0;
 }
 
-int pn_source_walk_fetched(const char *source, const char *disk, const char *name, int deb,
+int pn_source_walk_fetched(const char *source, const char *disk, const char *name,
                            const pn_walk_cb *cb, char *err)
 {
+	int deb = pn_has_suffix_ci(name, ".deb");
 	pn_walker w = { .source = source, .cb = cb, .ar_format = deb };
 	struct stat st;
 	if (stat(disk, &st) || !S_ISREG(st.st_mode))

@@ -14,7 +14,8 @@
  * with its file name ("model.onnx", "zoo.tar.gz!a/model.onnx").
  *
  * Archives (.tar, .tar.gz/.tgz, .tar.xz/.txz, .tar.bz2/.tbz2, .zip, and the
- * same found inside archives) are read with libarchive as streams; nothing is
+ * same found inside archives; a source that is a .deb, an ar archive, with
+ * its data.tar.* inside) are read with libarchive as streams; nothing is
  * unpacked to disk.  Members are held in memory until every unit that
  * refers to the archive is freed.
  *
@@ -87,9 +88,10 @@ int pn_source_walk(const char *source, const char *location, const pn_walk_cb *c
  * the file were called so ("tiny-1.0.0.tgz!package/a.onnx"), and no report
  * names disk.  A name ending in .onnx is one model (in a folder of its own:
  * nothing beside it in the cache is visible to it); anything else is an
- * archive, and with deb set also an ar archive (a Debian package, whose
- * data.tar.* is walked as an archive inside it). */
-int pn_source_walk_fetched(const char *source, const char *disk, const char *name, int deb,
+ * archive, and a name ending in .deb an ar archive (a Debian package, whose
+ * data.tar.* is walked as an archive inside it), as it is for
+ * pn_source_walk. */
+int pn_source_walk_fetched(const char *source, const char *disk, const char *name,
                            const pn_walk_cb *cb, char *err);
 
 /* One line of data-manifest.txt (format: manifest.c). */
