@@ -182,35 +182,64 @@ static char *read_text(const char *path)
 	return s;
 }
 
-/* The first line of <file>.origin, or "" (a cache filled by other means). */
-static char *read_origin(const char *disk)
+/*
+ * <file>.origin: where the bytes came from, one line per manifest location
+ * that fetched them ("LOCATION\tORIGIN"): the same bytes may be fetched for
+ * two sources from two places, and each source's record must name its own,
+ * whichever was fetched first.  NULL when the location has no line.
+ */
+static char *read_origin(const char *disk, const char *location)
 {
 	char *p = NULL;
 	if (asprintf(&p, "%s.origin", disk) < 0)
-		return strdup("");
+		return NULL;
 	char *s = read_text(p);
 	free(p);
-	if (!s)
-		return strdup("");
-	s[strcspn(s, "\r\n")] = '\0';
-	return s;
+	char *found = NULL;
+	size_t ll = strlen(location);
+	for (char *line = s; line && *line && !found;) {
+		size_t n = strcspn(line, "\n");
+		if (n > ll && !strncmp(line, location, ll) && line[ll] == '\t')
+			found = strndup(line + ll + 1, n - ll - 1);
+		line += n;
+		if (*line)
+			line++;
+	}
+	free(s);
+	return found;
 }
 
-/* Writes <file>.origin through a temporary name. */
-static int write_origin(const char *disk, const char *origin, char *err)
+/* Sets location's line of <file>.origin, keeping the others; written
+ * through a temporary name. */
+static int write_origin(const char *disk, const char *location, const char *origin, char *err)
 {
 	char *final = NULL, *tmp = NULL;
 	if (asprintf(&final, "%s.origin", disk) < 0 || asprintf(&tmp, "%s.origin.tmp-%d", disk, (int)getpid()) < 0) {
 		free(final);
 		return pn_fail(err, "out of memory");
 	}
+	char *old = read_text(final);
 	FILE *f = fopen(tmp, "w");
-	int rc = 0;
-	if (!f || fprintf(f, "%s\n", origin) < 0 || fclose(f) || rename(tmp, final)) {
+	int rc = 0, bad = !f;
+	size_t ll = strlen(location);
+	for (char *line = old; f && line && *line;) {
+		size_t n = strcspn(line, "\n");
+		if (n && !(n > ll && !strncmp(line, location, ll) && line[ll] == '\t'))
+			bad |= fprintf(f, "%.*s\n", (int)n, line) < 0;
+		line += n;
+		if (*line)
+			line++;
+	}
+	if (f) {
+		bad |= fprintf(f, "%s\t%s\n", location, origin) < 0;
+		bad |= fclose(f) != 0;
+	}
+	if (bad || rename(tmp, final)) {
 		rc = pn_fail(err, "cannot write to the cache: %s", strerror(errno));
 		if (f)
 			unlink(tmp);
 	}
+	free(old);
 	free(final);
 	free(tmp);
 	return rc;
@@ -328,6 +357,24 @@ static int line_after(const char *text, const char *prefix, const char *skip, ch
 
 /* --- npm --------------------------------------------------------------------------- */
 
+/* Where the registry serves spec's tarball (`npm view SPEC dist.tarball`),
+ * for the record; NULL when it does not say, which is no reason to fail. */
+static char *npm_origin(const char *tmpdir, const char *spec)
+{
+	char *view[] = {"npm", "view", "--json", (char *)spec, "dist.tarball", NULL};
+	char err[PN_ERRLEN];
+	child_out c;
+	char *origin = NULL;
+	if (!run_in(tmpdir, view, &c, err) && !c.status) {
+		json_object *u = pn_json_parse(c.out, strlen(c.out), err);
+		if (u && json_object_is_type(u, json_type_string))
+			origin = strdup(json_object_get_string(u));
+		json_object_put(u);
+	}
+	child_out_clear(&c);
+	return origin;
+}
+
 static int fetch_npm(const char *tmpdir, const char *spec, char **file, char **origin, char *err)
 {
 	char *pack[] = {"npm", "pack", "--json", "--ignore-scripts", "--pack-destination", (char *)tmpdir,
@@ -361,17 +408,7 @@ static int fetch_npm(const char *tmpdir, const char *spec, char **file, char **o
 	child_out_clear(&c);
 	if (rc)
 		return -1;
-	/* Where npm took it from, for the record; a registry that does not
-	 * say leaves the origin empty, which is no reason to fail. */
-	char *view[] = {"npm", "view", "--json", (char *)spec, "dist.tarball", NULL};
-	char verr[PN_ERRLEN];
-	if (!run_in(tmpdir, view, &c, verr) && !c.status) {
-		json_object *u = pn_json_parse(c.out, strlen(c.out), verr);
-		if (u && json_object_is_type(u, json_type_string))
-			*origin = strdup(json_object_get_string(u));
-		json_object_put(u);
-	}
-	child_out_clear(&c);
+	*origin = npm_origin(tmpdir, spec);
 	return 0;
 }
 
@@ -388,29 +425,33 @@ static int apt_failure(const child_out *c, const char *what, char *err)
 	return pn_fail(err, "%s failed: %s", what, line);
 }
 
-static int fetch_deb(const char *tmpdir, const char *spec, char **file, char **origin, char *err)
+/* `apt-get download --print-uris` downloads nothing; it says which URL
+ * and file name apt would use: "'URL' FILE SIZE SHA256:HEX". */
+static int deb_uris(const char *tmpdir, const char *spec, char url[4096], char name[1024], char *err)
 {
-	/* --print-uris downloads nothing; it says which URL and file name
-	 * apt would use: "'URL' FILE SIZE SHA256:HEX". */
 	char *uris[] = {"apt-get", "-q", "download", "--print-uris", (char *)spec, NULL};
 	child_out c;
 	if (run_in(tmpdir, uris, &c, err))
 		return -1;
-	if (c.status) {
-		apt_failure(&c, "apt-get download", err);
-		child_out_clear(&c);
-		return -1;
-	}
-	char url[4096] = "", name[1024] = "";
 	int rc = 0;
-	if (sscanf(c.out, "'%4095[^']' %1023s", url, name) != 2 || strchr(name, '/'))
+	if (c.status)
+		rc = apt_failure(&c, "apt-get download", err);
+	else if (sscanf(c.out, "'%4095[^']' %1023s", url, name) != 2 || strchr(name, '/'))
 		rc = pn_fail(err, "apt-get download --print-uris gave no file for %s", spec);
 	child_out_clear(&c);
-	if (rc)
+	return rc;
+}
+
+static int fetch_deb(const char *tmpdir, const char *spec, char **file, char **origin, char *err)
+{
+	char url[4096] = "", name[1024] = "";
+	if (deb_uris(tmpdir, spec, url, name, err))
 		return -1;
 	char *get[] = {"apt-get", "-q", "download", (char *)spec, NULL};
+	child_out c;
 	if (run_in(tmpdir, get, &c, err))
 		return -1;
+	int rc = 0;
 	if (c.status)
 		rc = apt_failure(&c, "apt-get download", err);
 	else if (asprintf(file, "%s/%s", tmpdir, name) < 0)
@@ -502,6 +543,61 @@ static int fetch_url(const char *dir, const char *url, char **file, char **origi
 	return rc;
 }
 
+/* Where url leads, redirects followed, asked with a HEAD request; NULL if
+ * the server does not say. */
+static char *url_origin(const char *url)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		return NULL;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "passnet");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+	char *eff = NULL, *origin = NULL;
+	if (curl_easy_perform(c) == CURLE_OK && curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK &&
+	    eff)
+		origin = strdup(eff);
+	curl_easy_cleanup(c);
+	return origin;
+}
+
+/*
+ * The origin of bytes already cached that this location never fetched
+ * (another source, or another manifest, fetched the same bytes first):
+ * asked of the location itself, without downloading, so that a source's
+ * record does not depend on which source came first.  Offline only apt can
+ * answer (from its lists); otherwise "".
+ */
+static char *lookup_origin(const char *kind, const char *location, const char *dir, int offline)
+{
+	char *origin = NULL;
+	if (!strcmp(kind, "url")) {
+		if (!offline)
+			origin = url_origin(location);
+	} else if (!strcmp(kind, "deb") || !offline) {
+		char *tmpdir = NULL;
+		if (asprintf(&tmpdir, "%s/.%s-XXXXXX", dir, !strcmp(kind, "npm") ? "npm" : "apt") >= 0 &&
+		    mkdtemp(tmpdir)) {
+			char url[4096], name[1024], err[PN_ERRLEN];
+			if (!strcmp(kind, "npm"))
+				origin = npm_origin(tmpdir, location);
+			else if (!deb_uris(tmpdir, location, url, name, err))
+				origin = strdup(url);
+			remove_flat_dir(tmpdir);
+		}
+		free(tmpdir);
+	}
+	return origin ? origin : strdup("");
+}
+
 /* --- one source ---------------------------------------------------------------------- */
 
 void pn_fetch_global_init(void)
@@ -569,7 +665,7 @@ static int fetch_into_cache(const char *kind, const char *location, const want *
 	/* The origin goes first: a kill between the renames leaves an origin
 	 * without a file, which the next fetch simply rewrites. */
 	if (!rc)
-		rc = write_origin(out->disk, origin ? origin : "", err);
+		rc = write_origin(out->disk, location, origin ? origin : "", err);
 	if (!rc && rename(file, out->disk))
 		rc = pn_fail(err, "cannot write to the cache: %s", strerror(errno));
 	if (!rc) {
@@ -613,7 +709,14 @@ int pn_fetch_source(const char *kind, const char *location, const char *checksum
 		if (!verify(out->disk, &w, verr)) {
 			out->state = PN_FETCH_CACHED;
 			out->bytes = (uint64_t)st.st_size;
-			out->origin = read_origin(out->disk);
+			out->origin = read_origin(out->disk, location);
+			if (!out->origin) {
+				out->origin = lookup_origin(kind, location, dir, offline);
+				/* Remembered, so that the question is asked once;
+				 * a cache that cannot be written is no error here. */
+				if (*out->origin)
+					write_origin(out->disk, location, out->origin, verr);
+			}
 			free(dir);
 			return out->state;
 		}

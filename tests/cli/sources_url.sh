@@ -5,7 +5,7 @@
 # one line naming the source and are recorded, and the rest goes on.  A
 # second run fetches nothing and changes nothing in the store; --offline
 # works from the cache and names what is missing; a corrupted cache file is
-# fetched again.
+# fetched again; the order of the sources does not change the store.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
 MK="$ROOT/build/tools/mkarchive"
@@ -42,6 +42,7 @@ zeros=0000000000000000000000000000000000000000000000000000000000000000
 cat > "$TEST_TMP/manifest.txt" <<EOF
 # url sources of every kind of outcome
 web-model   url $base/files/model.onnx   $(sha "$srv/files/model.onnx") MIT a model
+web-copy    url $base/files/copy.onnx    $(sha "$srv/files/copy.onnx") MIT the same bytes elsewhere
 web-zoo     url $base/files/zoo.tar.gz   $(sha "$srv/files/zoo.tar.gz") Apache-2.0 an archive
 web-moved   url $base/redirect/moved.onnx $(sha "$srv/files/moved.onnx") MIT behind a redirect
 web-escape  url $base/files/escape.tar   $(sha "$srv/files/escape.tar") MIT a member escaping
@@ -64,21 +65,22 @@ expect_contains "$out" "web-escape: escape.tar!../evil.onnx: member name contain
 for s in bad-sum bad-404 bad-cut web-escape; do
 	expect_eq "$(echo "$out" | grep -c "error: $s: ")" 1 "one line for $s"
 done
-# good.onnx's bytes from web-model, good2.onnx's from three sources.
-expect_contains "$out" "4 model files: 2 new models, 0 already stored, 2 duplicates, 0 failed" "the good sources land"
+# good.onnx's bytes from two sources, good2.onnx's from three.
+expect_contains "$out" "5 model files: 2 new models, 0 already stored, 3 duplicates, 0 failed" "the good sources land"
 # Nothing half-fetched is left in the cache, under its name or another.
 [ ! -e "$PASSNET_CACHE/sha256/$(sha "$srv/files/cut.tar.gz")" ] || fail "a truncated download is in the cache"
 [ ! -e "$PASSNET_CACHE/sha256/$zeros" ] || fail "a file with the wrong checksum is in the cache"
 [ -z "$(ls -A "$PASSNET_CACHE/sha256" | grep '^\.')" ] || fail "temporary files left: $(ls -A "$PASSNET_CACHE/sha256")"
 
 pn --db "$db" ls
-expect_contains "$out" "web-model: model.onnx" "a model from a url"
+expect_contains "$out" "web-copy: copy.onnx" "a model from a url"
 key=$(echo "$out" | grep "web-escape: escape.tar!ok/inner.onnx" | cut -c1-32)
 [ -n "$key" ] || fail "the good member of the escaping archive is not listed: $out"
 pn --db "$db" show "$key"
 expect_contains "$out" "found at   web-zoo: zoo.tar.gz!zoo/resnet/model.onnx" "a model inside an archive from a url"
 expect_contains "$out" "found at   web-moved: moved.onnx" "the redirected model, named after the manifest's URL"
 pn --db "$db" stats
+expect_contains "$out" "web-model (stored)" "the same bytes from another url"
 expect_contains "$out" "web-moved (stored)" "the redirected model is stored"
 expect_contains "$out" "web-escape (stored)" "the good member of the escaping archive is stored"
 pn --db "$db" ls --status failed
@@ -95,6 +97,9 @@ expect_contains "$out" "location   $base/redirect/moved.onnx" "location"
 expect_contains "$out" "checksum   $(sha "$srv/files/moved.onnx")" "checksum"
 expect_contains "$out" "origin     $base/files/moved.onnx" "origin after the redirect"
 expect_contains "$out" "licence    MIT" "licence"
+# The same bytes, fetched once, keep each source's own origin.
+pn --db "$db" show web-copy
+expect_contains "$out" "origin     $base/files/copy.onnx" "origin of bytes another source fetched"
 pn --db "$db" show bad-404
 expect_contains "$out" "error      extract: HTTP 404" "show names the source's error"
 pn --db "$db" stats
@@ -121,7 +126,7 @@ pn fetch --manifest "$TEST_TMP/manifest.txt"
 [ "$status" -eq 1 ] || fail "fetch with failing sources exited $status"
 expect_contains "$out" "web-model: cached" "fetch: cached"
 expect_contains "$out" "bad-404: failed: HTTP 404" "fetch: failed"
-expect_eq "$(echo "$out" | wc -l)" 7 "one line per source"
+expect_eq "$(echo "$out" | wc -l)" 8 "one line per source"
 
 # --offline: the cache only; every missing source is named, nothing is
 # requested, and a fresh store gets the same models.
@@ -132,7 +137,7 @@ for s in bad-sum bad-404 bad-cut; do
 	expect_contains "$out" "$s: missing: not in the cache (offline): sha256/" "offline fetch names $s"
 done
 pn --db "$TEST_TMP/db2" extract --manifest "$TEST_TMP/manifest.txt" --offline
-expect_contains "$out" "4 model files: 2 new models" "offline extract from the cache"
+expect_contains "$out" "5 model files: 2 new models" "offline extract from the cache"
 expect_contains "$out" "bad-404: $base/files/nope.onnx: not in the cache (offline): sha256/" "offline extract names what is missing"
 expect_eq "$(wc -l < "$log")" "$after" "offline runs make no request"
 
@@ -151,4 +156,10 @@ pn --db "$db" extract --manifest "$TEST_TMP/manifest.txt"
 expect_contains "$out" " 0 new models" "after refetching, nothing new"
 mdb_dump -a "$db" > "$TEST_TMP/dump3"
 cmp -s "$TEST_TMP/dump1" "$TEST_TMP/dump3" || fail "refetching changed the store"
+# The order of the sources does not matter: the manifest reversed, into
+# a fresh cache and store, gives the same store.
+grep -v '^#' "$TEST_TMP/manifest.txt" | tac > "$TEST_TMP/reversed.txt"
+PASSNET_CACHE="$TEST_TMP/cache-rev" pn --db "$TEST_TMP/db-rev" extract --manifest "$TEST_TMP/reversed.txt"
+mdb_dump -a "$TEST_TMP/db-rev" > "$TEST_TMP/dump-rev"
+cmp -s "$TEST_TMP/dump1" "$TEST_TMP/dump-rev" || fail "the reversed manifest gave another store: $(diff "$TEST_TMP/dump1" "$TEST_TMP/dump-rev" | head -4)"
 echo "sources_url: ok, bad checksum, 404, truncated, redirect, '..', cache, offline, corrupt cache"
