@@ -5,7 +5,8 @@
 # one line naming the source and are recorded, and the rest goes on.  A
 # second run fetches nothing and changes nothing in the store; --offline
 # works from the cache and names what is missing; a corrupted cache file is
-# fetched again; the order of the sources does not change the store.
+# fetched again; a killed fetch leaves no half file under the final name;
+# the order of the sources does not change the store.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
 MK="$ROOT/build/tools/mkarchive"
@@ -156,6 +157,27 @@ pn --db "$db" extract --manifest "$TEST_TMP/manifest.txt"
 expect_contains "$out" " 0 new models" "after refetching, nothing new"
 mdb_dump -a "$db" > "$TEST_TMP/dump3"
 cmp -s "$TEST_TMP/dump1" "$TEST_TMP/dump3" || fail "refetching changed the store"
+# A fetch killed half way leaves nothing under the final name, and the
+# next fetch of the same bytes is not misled by what it left.
+"$MK" "$srv/files/big.tar" tar "big/model.onnx=$m/good.onnx" "big/pad.onnx=@zeros:4000000"
+big=$(sha "$srv/files/big.tar")
+echo "big url $base/stall/big.tar $big MIT stalls half way" > "$TEST_TMP/stall.txt"
+"$PASSNET" fetch --manifest "$TEST_TMP/stall.txt" > "$TEST_TMP/stall.out" 2>&1 &
+fetcher=$!
+i=0
+until [ "$(cat "$PASSNET_CACHE"/sha256/.part-* 2>/dev/null | wc -c)" -ge 1000000 ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { kill -9 $fetcher; fail "the stalled fetch never wrote half the file"; }
+	sleep 0.1
+done
+kill -9 $fetcher
+wait $fetcher 2>/dev/null || true
+[ ! -e "$PASSNET_CACHE/sha256/$big" ] || fail "a killed fetch left a file under the final name"
+echo "big url $base/files/big.tar $big MIT whole" > "$TEST_TMP/whole.txt"
+pn fetch --manifest "$TEST_TMP/whole.txt"
+expect_contains "$out" "big: fetched (" "the next fetch gets the whole file"
+expect_eq "$(sha "$PASSNET_CACHE/sha256/$big")" "$big" "the cache holds the whole file"
+
 # The order of the sources does not matter: the manifest reversed, into
 # a fresh cache and store, gives the same store.
 grep -v '^#' "$TEST_TMP/manifest.txt" | tac > "$TEST_TMP/reversed.txt"

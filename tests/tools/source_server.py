@@ -10,6 +10,8 @@ as "METHOD PATH", so that a test can count what was fetched.  Routes:
   /redirect/NAME       302 to /files/NAME
   /truncated/NAME      ROOT/files/NAME with a Content-Length 1000 bytes larger
                        than the body, then the connection is closed
+  /stall/NAME          the headers and the first half of ROOT/files/NAME, then
+                       nothing more (for a fetch that is killed half way)
   /NAME                an npm registry: ROOT/registry/NAME/index.json (the
                        package document), or a file under ROOT/registry/
                        (tarballs at /NAME/-/NAME-VERSION.tgz)
@@ -17,6 +19,7 @@ as "METHOD PATH", so that a test can count what was fetched.  Routes:
 import http.server
 import os
 import sys
+import time
 import urllib.parse
 
 root, portfile, logfile = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -71,6 +74,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if body is None:
                 return self.not_found()
             return self.send_bytes(200, body, length=len(body) + 1000)
+        if len(parts) == 2 and parts[0] == "stall":
+            body = self.read("files", parts[1])
+            if body is None:
+                return self.not_found()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            time.sleep(600)
+            return None
         if len(parts) == 1:
             body = self.read("registry", parts[0], "index.json")
             return self.send_bytes(200, body, "application/json") if body is not None else self.not_found()
@@ -83,6 +97,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True  # a stalled reply does not keep the server alive
+
     def handle_error(self, request, client_address):
         # A client that hangs up on a truncated body is what the test wants.
         if not isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
