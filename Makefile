@@ -8,7 +8,7 @@
 #                     ONNX Runtime, needs node and npm)
 
 CC      ?= gcc
-PKGS    := libarchive libprotobuf-c lmdb libxxhash
+PKGS    := libarchive libprotobuf-c lmdb libxxhash nettle libcurl json-c
 ONNX_PROTO_DIR ?= /usr/include
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT) -g
@@ -21,13 +21,17 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  += $(PKG_LIBS) -lm
 LDFLAGS += -fopenmp
 
-# Debian packages: building, the store tools the tests read with, the test
-# framework, the oracles (ONNX backend tests, python3-onnx checker), and a
-# headless browser that renders the HTML report.
+# Debian packages: building (nettle: SHA-256/512 and base64; libcurl: url
+# sources; json-c: npm's answers, task.json, results), the store tools the
+# tests read with, the test framework, the oracles (ONNX backend tests,
+# python3-onnx checker), the tools the source tests build a .deb and a local
+# apt repository with (dpkg-dev), and a headless browser that renders the
+# HTML report.
 DEB_BUILD := gcc make pkg-config libarchive-dev libprotobuf-c-dev protobuf-c-compiler \
-             liblmdb-dev libxxhash-dev libonnx-dev
+             liblmdb-dev libxxhash-dev libonnx-dev nettle-dev libcurl4-openssl-dev \
+             libjson-c-dev
 DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-numpy \
-             zip unzip xz-utils bzip2 chromium
+             zip unzip xz-utils bzip2 dpkg-dev chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GEN_DIR   := build/gen
@@ -51,7 +55,8 @@ all: bin/passnet
 deps:
 	@missing=""; for p in $(DEB_BUILD) $(DEB_TEST); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	command -v node >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

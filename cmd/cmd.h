@@ -65,6 +65,7 @@ typedef struct pn_cmd_spec {
  * help --markdown` (README's command table) come from this list. */
 #define PN_CMDS(X)                                                                \
 	X(build, "build", PN_WRITES_STORE | PN_USES_THREADS)                        \
+	X(fetch, "fetch", 0)                                                        \
 	X(extract, "extract", PN_WRITES_STORE | PN_USES_THREADS)                    \
 	X(ls, "ls", PN_NEEDS_STORE)                                                 \
 	X(show, "show", PN_NEEDS_STORE)                                             \
@@ -88,6 +89,15 @@ typedef struct pn_cmd_spec {
 PN_CMDS(PN_DECLARE_CMD)
 
 struct pn_stage_stats;
+struct pn_source_spec;
+struct pn_fetched;
+/* Fetches (offline: only looks up) every npm, deb and url source of
+ * src[0..n) in the cache, fills f[i] and points src[i].fetched at it.
+ * listing: one line per source on stdout (`passnet fetch`); otherwise what
+ * was fetched is noted on stderr and failures are left to extract, which
+ * reports and records them.  Returns how many failed or are missing. */
+int  pn_fetch_remote(struct pn_source_spec *src, int n, int offline, int listing,
+		     struct pn_fetched *f);
 struct pn_dimbind;
 struct pn_profile_opts;
 /* Stage runners shared by their commands and `passnet build` (on

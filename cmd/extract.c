@@ -21,12 +21,17 @@ static struct {
 	int n;
 	pn_manifest_entry *me;
 	int nme;
+	int offline;
+	pn_fetched *fetched;     /* npm, deb and url sources, from the cache */
 } xo;
 
 const pn_option pn_extract_options[] = {
 	PN_STRING(0, "manifest", "FILE", &xo.manifest, NULL,
 		  "the sources listed in FILE (see data-manifest.txt); checksums are verified, a "
-		  "mismatch skips that source"),
+		  "mismatch skips that source; npm, deb and url sources not in the cache are "
+		  "fetched first (see `passnet fetch --help`)"),
+	PN_FLAG(0, "offline", &xo.offline,
+		"use the cache only: a remote source not there is an error of that source"),
 	PN_CALLBACK(0, "dim", "NAME=V", &xo.bind, pn_opt_dim, "1",
 		    "value of a symbolic input dim for shape inference; recorded with each model "
 		    "stored"),
@@ -86,7 +91,8 @@ int pn_check_extract(pn_ctx *ctx)
 		xo.src = all;
 		for (int i = 0; i < xo.nme; i++)
 			xo.src[n++] = (pn_source_spec){xo.me[i].name, xo.me[i].kind, xo.me[i].location,
-						       xo.me[i].sha256, xo.me[i].licence, xo.me[i].note};
+						       xo.me[i].checksum, xo.me[i].licence, xo.me[i].note,
+						       NULL};
 	}
 	if (!n)
 		return pn_usage_error(ctx->usage, "PATH or --manifest FILE wanted");
@@ -98,6 +104,11 @@ int pn_check_extract(pn_ctx *ctx)
 int pn_run_extract(pn_ctx *ctx)
 {
 	char err[PN_ERRLEN] = "";
+	xo.fetched = calloc((size_t)xo.n + 1, sizeof *xo.fetched);
+	if (!xo.fetched)
+		return pn_die("out of memory");
+	/* failures are reported and recorded by pn_extract, source by source */
+	pn_fetch_remote(xo.src, xo.n, xo.offline, 0, xo.fetched);
 	pn_extract_stats stats;
 	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, &stats, err);
 	pn_dimbind_free(&xo.bind);
@@ -106,6 +117,9 @@ int pn_run_extract(pn_ctx *ctx)
 	for (int i = 0; xo.names[i]; i++)
 		free(xo.names[i]);
 	free(xo.names);
+	for (int i = 0; i < xo.n; i++)
+		pn_fetched_clear(&xo.fetched[i]);
+	free(xo.fetched);
 	free(xo.src);
 	pn_manifest_free(xo.me, xo.nme);
 	return rc ? pn_die("extract: %s", err) : 0;

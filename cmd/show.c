@@ -265,13 +265,59 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 	return rc;
 }
 
+/* --- sources -------------------------------------------------------------------- */
+
+static int print_source_error(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	const char *name = ud;
+	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
+	if (!e)
+		return 0;
+	if (e->source && !strcmp(e->source, name))
+		printf("error      %s: %s%s%s\n", e->stage, e->path && *e->path ? e->path : "",
+		       e->path && *e->path ? ": " : "", e->message);
+	passnet__error__free_unpacked(e, NULL);
+	return 0;
+}
+
+/* 0 shown, 1 no source of that name. */
+static int show_source(pn_rtxn *t, const char *name)
+{
+	pn_bytes val;
+	if (pn_get(t, PN_T_SOURCES, name, strlen(name), &val) != 0)
+		return 1;
+	Passnet__Source *s = passnet__source__unpack(NULL, val.len, val.data);
+	if (!s)
+		return 1;
+	printf("source     %s\nkind       %s\nlocation   %s\n", s->name, s->kind, s->location);
+	printf("checksum   %s\n", s->checksum ? s->checksum : s->sha256 ? s->sha256 : "-");
+	if (s->origin)
+		printf("origin     %s\n", *s->origin ? s->origin : "(not known: the cache does not say)");
+	printf("licence    %s\n", s->licence ? s->licence : "");
+	if (s->note && *s->note)
+		printf("note       %s\n", s->note);
+	printf("models     %llu stored, %llu failed, of %llu model files (%s)\n",
+	       (unsigned long long)s->models_ok, (unsigned long long)s->models_failed,
+	       (unsigned long long)s->files_seen,
+	       s->complete ? "the last scan was complete" : "the last scan did not finish");
+	passnet__source__free_unpacked(s, NULL);
+	pn_foreach(t, PN_T_ERRORS, NULL, 0, print_source_error, (void *)name);
+	return 0;
+}
+
 static int run(pn_ctx *ctx)
 {
 	pn_rtxn *t = ctx->txn;
 	const char *arg = ctx->argv[0];
 	char err[PN_ERRLEN];
+	if (show_source(t, arg) == 0)
+		return 0;
 	pn_key key;
-	int rc = pn_find_key(t, PN_T_MODELS, arg, &key, err);
+	size_t len = strlen(arg);
+	int rc = strspn(arg, "0123456789abcdefABCDEF") == len
+		 ? pn_find_key(t, PN_T_MODELS, arg, &key, err)
+		 : pn_fail(err, "no source named '%s', and it is not a key (4 to 32 hex digits)", arg);
 	if (rc == 1) {
 		rc = pn_find_key(t, PN_T_SUBGRAPHS, arg, &key, err);
 		if (rc == 0) {
@@ -279,7 +325,7 @@ static int run(pn_ctx *ctx)
 			return rc ? pn_die("show: %s", err) : 0;
 		}
 		if (rc == 1)
-			rc = pn_fail(err, "no model or subgraph with key %s", arg);
+			rc = pn_fail(err, "no source, model or subgraph %s", arg);
 	}
 	pn_bytes val;
 	pn_model *m = NULL;
@@ -298,11 +344,12 @@ static int run(pn_ctx *ctx)
 }
 
 const pn_cmd_spec pn_cmd_show = {
-	.args = "KEY",
+	.args = "KEY | SOURCE",
 	.min_args = 1,
 	.max_args = 1,
-	.summary = "show one model or subgraph",
-	.description = "a model (source, every place it was found, opsets, inputs/outputs with "
+	.summary = "show one model, subgraph or source",
+	.description = "a source (kind, location, checksum, licence, where it was fetched from, "
+		       "what its last scan found, its errors), a model (source, every place it was found, opsets, inputs/outputs with "
 		       "shapes, op histogram, warnings) or a subgraph (pattern, nodes with edges and "
 		       "shapes, every occurrence, its profile: times, bounds, assumed dims, flags "
 		       "with their thresholds or why it failed)",
@@ -312,6 +359,8 @@ const pn_cmd_spec pn_cmd_show = {
 		   "every model and strategy it was found by, and its profile when `passnet\n"
 		   "exec` has measured it.\n"
 		   "KEY is a model key or a subgraph hash, or a unique prefix of at least 4\n"
-		   "hex digits of one.\n",
+		   "hex digits of one.  SOURCE is a source's name (an exact name wins over a\n"
+		   "key prefix): its kind, location, checksum, licence, where it was fetched\n"
+		   "from, what its last scan found, and its errors.\n",
 	.run = run,
 };

@@ -49,6 +49,8 @@ typedef struct stats {
 	pn_arena pattern_arena;
 	pn_rtxn *t;
 	int list_unknown, brief;
+	Passnet__Source **srcs;      /* the sources table, in name order */
+	size_t n_srcs;
 } stats;
 
 static void count_graph_ops(stats *s, const Onnx__GraphProto *g)
@@ -198,6 +200,64 @@ static int on_error(void *ud, pn_bytes key, pn_bytes val)
 	pn_tally_add(&s->errors, name, 1);
 	passnet__error__free_unpacked(e, NULL);
 	return 0;
+}
+
+static int on_source(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	stats *s = ud;
+	Passnet__Source *r = passnet__source__unpack(NULL, val.len, val.data);
+	Passnet__Source **v = r ? realloc(s->srcs, (s->n_srcs + 1) * sizeof *v) : NULL;
+	if (!v) {
+		if (r)
+			passnet__source__free_unpacked(r, NULL);
+		return 0;
+	}
+	s->srcs = v;
+	s->srcs[s->n_srcs++] = r;
+	return 0;
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Provenance of every source: what it is, where it came from, its licence. */
+static void print_sources(const stats *s)
+{
+	printf("sources     %zu\n", s->n_srcs);
+	for (size_t i = 0; i < s->n_srcs; i++) {
+		const Passnet__Source *r = s->srcs[i];
+		printf("  %s  %s %s  %s  licence %s  %llu stored, %llu failed%s", r->name, or_empty(r->kind),
+		       or_empty(r->location), r->checksum ? r->checksum : or_empty(r->sha256),
+		       or_empty(r->licence), (unsigned long long)r->models_ok,
+		       (unsigned long long)r->models_failed, r->complete ? "" : ", incomplete");
+		if (r->origin && *r->origin)
+			printf("  from %s", r->origin);
+		putchar('\n');
+	}
+}
+
+static void print_sources_json(const stats *s)
+{
+	printf("\"source_records\":[");
+	for (size_t i = 0; i < s->n_srcs; i++) {
+		const Passnet__Source *r = s->srcs[i];
+		printf("%s{\"name\":", i ? "," : "");
+		pn_json_str(stdout, or_empty(r->name));
+		const char *f[] = {"kind", or_empty(r->kind), "location", or_empty(r->location),
+				   "checksum", r->checksum ? r->checksum : or_empty(r->sha256),
+				   "licence", or_empty(r->licence), "origin", or_empty(r->origin)};
+		for (size_t k = 0; k < sizeof f / sizeof *f; k += 2) {
+			printf(",\"%s\":", f[k]);
+			pn_json_str(stdout, f[k + 1]);
+		}
+		printf(",\"models_ok\":%llu,\"models_failed\":%llu,\"complete\":%s}",
+		       (unsigned long long)r->models_ok, (unsigned long long)r->models_failed,
+		       r->complete ? "true" : "false");
+	}
+	printf("]");
 }
 
 /* --- subgraphs ------------------------------------------------------------------ */
@@ -405,6 +465,7 @@ static void print_text(stats *s)
 	printf("values      %lld, %lld with unknown dims\n", (long long)s->values,
 	       (long long)s->unknown);
 	printf("weights     %lld kept as metadata\n", (long long)s->weights);
+	print_sources(s);
 	pn_tally_print(&s->sources, "places by source:", 0, stdout);
 	pn_tally_print(&s->opsets, "models by opset:", 0, stdout);
 	pn_tally_print(&s->ops, "op histogram:", 0, stdout);
@@ -426,6 +487,8 @@ static void print_json(stats *s)
 	       (long long)s->models, (long long)s->places, (long long)s->failed, (long long)s->nodes,
 	       (long long)s->values, (long long)s->unknown, (long long)s->weights);
 	pn_tally_json(&s->sources, "sources", stdout);
+	putchar(',');
+	print_sources_json(s);
 	putchar(',');
 	pn_tally_json(&s->opsets, "opsets", stdout);
 	putchar(',');
@@ -464,6 +527,7 @@ static int run(pn_ctx *ctx)
 	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &s);
 	pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, on_place, &s);
 	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);
+	pn_foreach(t, PN_T_SOURCES, NULL, 0, on_source, &s);
 	s.t = t;
 	pn_foreach(t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, &s);
 	close_hash(&s);
@@ -483,6 +547,9 @@ static int run(pn_ctx *ctx)
 		print_text(&s);
 	for (size_t i = 0; i < 8; i++)
 		pn_tally_free(all[i]);
+	for (size_t i = 0; i < s.n_srcs; i++)
+		passnet__source__free_unpacked(s.srcs[i], NULL);
+	free(s.srcs);
 	for (int i = 0; i < s.n_patterns; i++)
 		free(s.patterns[i].ops);
 	free(s.patterns);

@@ -19,11 +19,11 @@
 #include <xxhash.h>
 
 #include "common/err.h"
+#include "common/jsonc.h"
 #include "common/util.h"
 #include "runtime/exec.h"
 #include "export/check_impl.h"
 #include "export/export.h"
-#include "export/jsonread.h"
 #include "export/score.h"
 #include "model/onnx.h"
 
@@ -37,7 +37,7 @@ typedef struct task {
 	int n_var;
 	char **var;              /* variant folder names */
 	const char *only;        /* the one variant to check, or NULL for all */
-	pn_jv *json;             /* task.json, or NULL */
+	json_object *json;       /* task.json, or NULL */
 	/* every exported output of every variant, for the constant scan */
 	int n_exp;
 	pn_tensor **exp;
@@ -135,20 +135,20 @@ static int read_task_json(task *t, char *err)
 	}
 	if (rc < 0)
 		return -1;
-	pn_jv *j = pn_jparse(data, len, err);
+	json_object *j = pn_json_parse(data, len, err);
 	free(data);
 	if (!j) {
 		pn_errprefix(err, "%s", path);
 		return -1;
 	}
 	t->json = j;
-	if (pn_jstr(j, "task"))
-		snprintf(t->id, sizeof t->id, "%s", pn_jstr(j, "task"));
-	if (pn_ju64(j, "seed", &t->seed))
+	if (pn_json_str_of(j, "task"))
+		snprintf(t->id, sizeof t->id, "%s", pn_json_str_of(j, "task"));
+	if (pn_json_u64(j, "seed", &t->seed))
 		pn_warn("%s: no integer seed; fresh inputs use export seed 0", path);
-	const pn_jv *vars = pn_jget(j, "variants");
-	for (int i = 0; !rc && vars && vars->type == PN_JARR && i < vars->n; i++) {
-		const char *name = pn_jstr(vars->items[i], "name");
+	json_object *vars = pn_json_get(j, "variants");
+	for (size_t i = 0; !rc && i < pn_json_len(vars); i++) {
+		const char *name = pn_json_str_of(pn_json_item(vars, i), "name");
 		if (name && !strchr(name, '/') && strcmp(name, "..") && strcmp(name, "."))
 			rc = add_variant(t, name);
 	}
@@ -203,7 +203,7 @@ static void task_free(task *t)
 	free(t->exp_label);
 	free(t->exp_var);
 	free(t->exp_out);
-	pn_jfree(t->json);
+	json_object_put(t->json);
 }
 
 /* TASKDIR is a task folder (task.json) or one of its variant folders. */
@@ -357,28 +357,31 @@ static int check_outputs(const pn_model *ref, const char *dir, verdict *v, char 
  * "values": [...] (a small integer input). */
 static int json_range(const task *t, const char *var, int i, pn_range *r)
 {
-	const pn_jv *vars = t->json ? pn_jget(t->json, "variants") : NULL;
-	for (int k = 0; vars && vars->type == PN_JARR && k < vars->n; k++) {
-		const char *name = pn_jstr(vars->items[k], "name");
+	json_object *vars = pn_json_get(t->json, "variants");
+	for (size_t k = 0; k < pn_json_len(vars); k++) {
+		const char *name = pn_json_str_of(pn_json_item(vars, k), "name");
 		if (!name || strcmp(name, var))
 			continue;
-		const pn_jv *ins = pn_jget(vars->items[k], "inputs");
-		const pn_jv *in = ins && ins->type == PN_JARR && i < ins->n ? ins->items[i] : NULL;
-		const pn_jv *rg = in ? pn_jget(in, "range") : NULL;
-		const pn_jv *vals = in ? pn_jget(in, "values") : NULL;
+		json_object *in = pn_json_item(pn_json_get(pn_json_item(vars, k), "inputs"), (size_t)i);
+		json_object *rg = pn_json_get(in, "range");
+		json_object *vals = pn_json_get(in, "values");
+		json_object *lo = pn_json_item(rg, 0), *hi = pn_json_item(rg, 1);
 		*r = (pn_range){.rank = -1};
-		if (rg && rg->type == PN_JARR && rg->n == 2 && rg->items[0]->type == PN_JNUM &&
-		    rg->items[1]->type == PN_JNUM && rg->items[0]->num <= rg->items[1]->num) {
-			r->lo = rg->items[0]->num;
-			r->hi = rg->items[1]->num;
+		if (pn_json_len(rg) == 2 && pn_json_is_num(lo) && pn_json_is_num(hi) &&
+		    json_object_get_double(lo) <= json_object_get_double(hi)) {
+			r->lo = json_object_get_double(lo);
+			r->hi = json_object_get_double(hi);
 			r->known = 1;
 		}
-		for (int e = 0; vals && vals->type == PN_JARR && vals->n <= PN_SEEN_INTS && e < vals->n; e++) {
-			if (vals->items[e]->type != PN_JNUM) {
+		size_t nv = pn_json_len(vals);
+		for (size_t e = 0; nv <= PN_SEEN_INTS && e < nv; e++) {
+			json_object *x = pn_json_item(vals, e);
+			if (!pn_json_is_num(x)) {
 				r->n_ints = 0;
 				break;
 			}
-			r->ints[r->n_ints++] = (int64_t)vals->items[e]->num;
+			r->ints[r->n_ints++] = json_object_is_type(x, json_type_int)
+					       ? json_object_get_int64(x) : (int64_t)json_object_get_double(x);
 		}
 		return r->known || r->n_ints;
 	}

@@ -6,6 +6,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
+#include <nettle/sha2.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 #include <xxhash.h>
 
 #include "common/err.h"
-#include "common/sha256.h"
 #include "common/util.h"
 #include "export/write.h"
 #include "model/onnx.h"
@@ -79,14 +79,14 @@ static int hash_file(const char *path, uint64_t *size, char xxh[33], char sha[65
 		return pn_fail(err, "%s: %s", path, strerror(errno));
 	XXH3_state_t *x = XXH3_createState();
 	XXH3_128bits_reset(x);
-	pn_sha256 s;
-	pn_sha256_init(&s);
+	struct sha256_ctx s;
+	sha256_init(&s);
 	unsigned char buf[1 << 16];
 	size_t n;
 	*size = 0;
 	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
 		XXH3_128bits_update(x, buf, n);
-		pn_sha256_update(&s, buf, n);
+		sha256_update(&s, n, buf);
 		*size += n;
 	}
 	fclose(f);
@@ -94,9 +94,9 @@ static int hash_file(const char *path, uint64_t *size, char xxh[33], char sha[65
 	XXH128_canonicalFromHash(&c, XXH3_128bits_digest(x));
 	XXH3_freeState(x);
 	pn_hex(c.digest, 16, xxh);
-	uint8_t d[32];
-	pn_sha256_final(&s, d);
-	pn_sha256_hex(d, sha);
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_digest(&s, sizeof d, d);
+	pn_hex(d, sizeof d, sha);
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "export/jsonread.h"
+#include "common/jsonc.h"
 
 static const char *const ec_names[PN_EC_COUNT] = {
 	"none", "accuracy", "nan_inf", "shape", "dtype", "runtime", "cheat",
@@ -102,29 +102,31 @@ double pn_es_aggregate(const double es[PN_N_LEVELS])
 
 int pn_sample_parse(const char *line, size_t len, pn_sample *s, char *err)
 {
-	pn_jv *v = pn_jparse(line, len, err);
+	json_object *v = pn_json_parse(line, len, err);
 	if (!v)
 		return -1;
 	int rc = 0;
-	const pn_jv *lvl = pn_jget(v, "pass_level"), *sp = pn_jget(v, "speedup");
-	s->error_class = pn_err_class_from_name(pn_jstr(v, "error_class"));
+	json_object *lvl = pn_json_get(v, "pass_level"), *sp = pn_json_get(v, "speedup");
+	s->error_class = pn_err_class_from_name(pn_json_str_of(v, "error_class"));
 	s->pass_level = PN_NO_LEVEL;
 	s->speedup = NAN;
-	if (v->type != PN_JOBJ)
+	double level = pn_json_is_num(lvl) ? json_object_get_double(lvl) : 0;
+	if (!json_object_is_type(v, json_type_object))
 		rc = pn_fail(err, "not a JSON object");
 	else if (s->error_class < 0)
 		rc = pn_fail(err, "missing or unknown error_class");
-	else if (lvl && lvl->type == PN_JNUM)
-		s->pass_level = (int)lvl->num;
-	else if (lvl && lvl->type != PN_JNULL)
+	else if (pn_json_is_num(lvl))
+		s->pass_level = (int)level;
+	else if (lvl && !json_object_is_type(lvl, json_type_null))
 		rc = pn_fail(err, "pass_level is neither a number nor null");
-	if (!rc && sp && sp->type == PN_JNUM)
-		s->speedup = sp->num;
-	if (!rc && lvl && lvl->type == PN_JNUM &&
-	    (lvl->num != s->pass_level || s->pass_level < PN_TOL_MIN_LEVEL ||
+	if (!rc && pn_json_is_num(sp))
+		s->speedup = json_object_get_double(sp);
+	if (!rc && pn_json_is_num(lvl) &&
+	    (level != s->pass_level || s->pass_level < PN_TOL_MIN_LEVEL ||
 	     s->pass_level > PN_TOL_MAX_LEVEL))
-		rc = pn_fail(err, "pass_level %s is not an integer in %d..%d", lvl->str,
+		rc = pn_fail(err, "pass_level %s is not an integer in %d..%d",
+			     json_object_to_json_string_ext(lvl, JSON_C_TO_STRING_PLAIN),
 			     PN_TOL_MIN_LEVEL, PN_TOL_MAX_LEVEL);
-	pn_jfree(v);
+	json_object_put(v);
 	return rc;
 }

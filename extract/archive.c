@@ -349,12 +349,16 @@ static int pn_load(pn_loader *L, char *err)
 
 /* Formats and filters passnet reads (see sources.h).  Not support_*_all:
  * that would also take cpio, ISO images or mtree text files for archives,
- * and hand some filters to external programs. */
-static struct archive *pn_archive_new(void)
+ * and hand some filters to external programs.  ar only where a .deb is
+ * expected (its members, data.tar.xz and the like, are walked as nested
+ * archives). */
+static struct archive *pn_archive_new(int ar)
 {
 	struct archive *a = archive_read_new();
 	if (!a)
 		return NULL;
+	if (ar)
+		archive_read_support_format_ar(a);
 	archive_read_support_format_tar(a);
 	archive_read_support_format_zip(a);
 	archive_read_support_filter_gzip(a);
@@ -416,7 +420,7 @@ static int pn_archive_load(pn_walker *w, const char *disk_path, const void *data
 	pn_locale loc;
 	pn_locale_enter(&loc);
 	int rc = -1;
-	struct archive *a = pn_archive_new();
+	struct archive *a = pn_archive_new(disk_path && w->ar_format);
 	if (!a) {
 		pn_fail(err, "out of memory");
 	} else if ((disk_path ? archive_read_open_filename(a, disk_path, 1 << 16)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/digest.h"
 #include "common/err.h"
 #include "common/util.h"
 #include "extract/ingest.h"
@@ -25,7 +26,7 @@ typedef struct item {
 	pn_unit *u;
 	pn_key model, place;
 	int fate;
-	int stored_status;     /* FATE_DUPLICATE: status of the stored model */
+	int stored_status;     /* FATE_KNOWN, FATE_DUPLICATE: status of the stored model */
 	pn_ingest result;
 } item;
 
@@ -83,13 +84,17 @@ static int place_less(const char *s1, const char *p1, const char *s2, const char
 	return c < 0 || (c == 0 && strcmp(p1, p2) < 0);
 }
 
-static int known_place(pn_writer *w, const item *it)
+/* The place holds the same bytes as last time; *status is what they gave
+ * then (a failed model is known too, and stays failed). */
+static int known_place(pn_writer *w, const item *it, int *status)
 {
 	pn_bytes v;
 	if (pn_wget(w, PN_T_MODEL_PATHS, it->place.b, 16, &v) != 0)
 		return 0;
 	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, v.len, v.data);
 	int same = mp && mp->has_model && mp->model.len == 16 && !memcmp(mp->model.data, it->model.b, 16);
+	if (same)
+		*status = (int)mp->status;
 	if (mp)
 		passnet__model_path__free_unpacked(mp, NULL);
 	return same;
@@ -101,7 +106,7 @@ static int screen(extractor *x, item *it)
 {
 	it->model = pn_key_of(it->u->bytes, it->u->len);
 	it->place = pn_place_key(it->u->source, it->u->path);
-	if (known_place(x->w, it))
+	if (known_place(x->w, it, &it->stored_status))
 		return FATE_KNOWN;
 	char *s = NULL, *p = NULL;
 	int rc = stored_place(x->w, &it->model, &s, &p, &it->stored_status);
@@ -167,8 +172,13 @@ static int commit_ok(extractor *x, item *it)
 static int commit(extractor *x, item *it)
 {
 	if (it->fate == FATE_KNOWN) {
+		/* Counted as the first run counted it, so that the source's
+		 * record comes out the same. */
 		x->stats->known++;
-		x->ok++;
+		if (it->stored_status == PASSNET__MODEL_STATUS__MODEL_FAILED)
+			x->failed++;
+		else
+			x->ok++;
 		return 0;
 	}
 	if (it->fate == FATE_DUPLICATE) {
@@ -254,7 +264,14 @@ static int put_source(extractor *x, int complete)
 	rec.name = (char *)s->name;
 	rec.kind = (char *)(s->kind ? s->kind : "auto");
 	rec.location = (char *)s->location;
-	rec.sha256 = (char *)(s->sha256 ? s->sha256 : "-");
+	/* sha256 keeps its meaning (a SHA-256, or "-"); checksum holds what
+	 * the manifest gave, whatever its kind. */
+	const char *sum = s->checksum ? s->checksum : "-";
+	if (strncmp(sum, "sha512-", 7))
+		rec.sha256 = (char *)sum;
+	rec.checksum = (char *)sum;
+	if (s->fetched && s->fetched->origin)
+		rec.origin = s->fetched->origin;
 	rec.licence = (char *)(s->licence ? s->licence : "");
 	rec.note = (char *)(s->note ? s->note : "");
 	rec.has_files_seen = rec.has_models_ok = rec.has_models_failed = rec.has_complete = 1;
@@ -265,18 +282,27 @@ static int put_source(extractor *x, int complete)
 	return pn_put_msg(x->w, PN_T_SOURCES, s->name, strlen(s->name), &rec.base, x->err);
 }
 
+/* A local file or archive must match its checksum; a remote source must
+ * have been fetched (and so verified).  0 to go on, 1 when the source is
+ * skipped (recorded in errors), -1 on a store error. */
 static int verify_checksum(extractor *x)
 {
 	const pn_source_spec *s = x->src;
-	if (!s->sha256 || !strcmp(s->sha256, "-"))
-		return 0;
 	char hex[65], msg[PN_ERRLEN];
-	if (pn_sha256_file(s->location, hex, msg))
-		;
-	else if (strcasecmp(hex, s->sha256))
-		snprintf(msg, sizeof msg, "sha256 mismatch: manifest says %s, file is %s", s->sha256, hex);
-	else
+	if (pn_kind_is_remote(s->kind)) {
+		const pn_fetched *f = s->fetched;
+		if (f && (f->state == PN_FETCH_CACHED || f->state == PN_FETCH_FETCHED))
+			return 0;
+		snprintf(msg, sizeof msg, "%s", f ? f->err : "not fetched");
+	} else if (!s->checksum || !strcmp(s->checksum, "-")) {
 		return 0;
+	} else if (pn_sha256_file(s->location, hex, msg)) {
+		;
+	} else if (strcasecmp(hex, s->checksum)) {
+		snprintf(msg, sizeof msg, "sha256 mismatch: manifest says %s, file is %s", s->checksum, hex);
+	} else {
+		return 0;
+	}
 	pn_error_line("%s: %s: %s", s->name, s->location, msg);
 	x->stats->source_errors++;
 	pn_key id = pn_place_key(s->name, "");
@@ -291,7 +317,11 @@ static int extract_source(extractor *x)
 		return rc < 0 ? -1 : put_source(x, 0);
 	pn_walk_cb cb = {on_unit, on_error, x};
 	char werr[PN_ERRLEN];
-	rc = pn_source_walk(x->src->name, x->src->location, &cb, werr);
+	const pn_fetched *f = x->src->fetched;
+	if (pn_kind_is_remote(x->src->kind))
+		rc = pn_source_walk_fetched(x->src->name, f->disk, f->display, &cb, werr);
+	else
+		rc = pn_source_walk(x->src->name, x->src->location, &cb, werr);
 	if (!x->failed_hard && x->n)
 		flush_batch(x);
 	if (x->failed_hard)

@@ -14,16 +14,20 @@
 
 #include <stdint.h>
 
+#include "extract/fetch.h"
 #include "schemas/ir.h"
 #include "store/store.h"
 
 typedef struct pn_source_spec {
 	const char *name;
-	const char *kind;       /* file, dir, archive, or NULL to detect */
+	const char *kind;       /* file, dir, archive, npm, deb, url, or NULL to detect */
 	const char *location;
-	const char *sha256;     /* hex, "-" or NULL: not verified */
+	const char *checksum;   /* hex SHA-256, npm's sha512-BASE64, "-" or NULL: not verified */
 	const char *licence;
 	const char *note;
+	/* npm, deb, url: what pn_fetch_source made of it (NULL: not fetched,
+	 * an error).  Read from the cache; its checksum is verified there. */
+	const pn_fetched *fetched;
 } pn_source_spec;
 
 typedef struct pn_extract_stats {

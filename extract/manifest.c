@@ -1,23 +1,27 @@
 /*
- * manifest.c - data-manifest.txt, the corpus recipe, and SHA-256 of files.
+ * manifest.c - data-manifest.txt, the corpus recipe.
  *
  * Format: one source per line, fields separated by blanks (spaces or tabs):
  *
- *     name  kind  location  sha256  licence  note...
+ *     name  kind  location  checksum  licence  note...
  *
  *   name      the source's key in the store: 1-128 characters from
  *             [A-Za-z0-9._+-] (no '/' or '!', which are path separators);
  *             unique within the manifest.
- *   kind      file (one .onnx file), dir (a directory, walked recursively)
- *             or archive (.tar, .tar.gz/.tgz, .tar.xz/.txz, .tar.bz2/.tbz2,
- *             .zip).
- *   location  a path, relative to the folder the manifest is in unless it
- *             starts with '/'.  It is handed back resolved.  It cannot
- *             contain blanks.
- *   sha256    the SHA-256 of the file or archive as 64 hex digits (either
- *             case; handed back in lower case), or '-' meaning "not
- *             checked", which only a dir may use (a directory has no single
- *             checksum).
+ *   kind      local: file (one .onnx file), dir (a directory, walked
+ *             recursively) or archive (.tar, .tar.gz/.tgz, .tar.xz/.txz,
+ *             .tar.bz2/.tbz2, .zip); remote, fetched into the cache first
+ *             (extract/fetch.h): npm, deb or url.
+ *   location  file, dir, archive: a path, relative to the folder the
+ *             manifest is in unless it starts with '/' (handed back
+ *             resolved); npm: NAME@VERSION (NAME may be @scope/name; an
+ *             exact version, since the checksum pins the bytes); deb:
+ *             NAME=VERSION; url: an http:// or https:// URL.  No blanks.
+ *   checksum  what the bytes must hash to: for file, archive, deb and url
+ *             the SHA-256 as 64 hex digits (either case; handed back in
+ *             lower case); for npm the registry's integrity string
+ *             "sha512-BASE64"; for a dir '-' (a directory has no single
+ *             checksum), which no other kind may use.
  *   licence   an SPDX identifier ("BSD-3-Clause", "Apache-2.0") or another
  *             single token such as "unknown".
  *   note      the rest of the line, free text (may be empty; may contain '#').
@@ -25,15 +29,16 @@
  * A line whose first non-blank character is '#' is a comment; blank lines
  * are ignored; a trailing '\r' is dropped.  Any other line that does not fit
  * is an error "FILE:LINE: problem", and so is a name used twice.  The file is
- * only parsed here: checking that locations exist and match their checksums
- * is the extract stage's job (with pn_sha256_file).
+ * only parsed here: fetching and checking checksums is the fetch and extract
+ * stages' job.
  */
 #include "extract/sources.h"
 
+#include "common/digest.h"
 #include "common/err.h"
-#include "common/sha256.h"
 
 #include <ctype.h>
+#include <strings.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -76,7 +81,7 @@ static int pn_name_ok(const char *s)
 	return 1;
 }
 
-static int pn_sha_ok(char *s)
+static int pn_hex_sha256_ok(char *s)
 {
 	if (strlen(s) != 64)
 		return 0;
@@ -86,6 +91,52 @@ static int pn_sha_ok(char *s)
 		*s = (char)tolower((unsigned char)*s);
 	}
 	return 1;
+}
+
+/* "sha512-" and the base64 of a 64-byte digest, as npm's registry writes
+ * dist.integrity. */
+static int pn_integrity_ok(const char *s)
+{
+	uint8_t d[PN_DIGEST_MAX];
+	return !strncmp(s, "sha512-", 7) && pn_base64_decode(s + 7, d, sizeof d) == 64;
+}
+
+static int pn_chars_ok(const char *s, size_t n, const char *extra)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr(extra, s[i]))
+			return 0;
+	return 1;
+}
+
+/* npm: [@scope/]name@version, the version exact (no range characters). */
+static int pn_npm_spec_ok(const char *s)
+{
+	const char *name = s, *at = strrchr(s, '@');
+	if (!at || at == s)
+		return 0;
+	if (*s == '@') {
+		const char *slash = strchr(s, '/');
+		if (!slash || slash > at || !pn_chars_ok(s + 1, (size_t)(slash - s - 1), "-._~"))
+			return 0;
+		name = slash + 1;
+	}
+	return pn_chars_ok(name, (size_t)(at - name), "-._~") && pn_chars_ok(at + 1, strlen(at + 1), "-.+");
+}
+
+/* deb: name=version, with Debian's characters for each. */
+static int pn_deb_spec_ok(const char *s)
+{
+	const char *eq = strchr(s, '=');
+	return eq && pn_chars_ok(s, (size_t)(eq - s), "+-.") && pn_chars_ok(eq + 1, strlen(eq + 1), "+-.~:");
+}
+
+static int pn_url_ok(const char *s)
+{
+	size_t n = !strncasecmp(s, "http://", 7) ? 7 : !strncasecmp(s, "https://", 8) ? 8 : 0;
+	return n && s[n] && s[n] != '/';
 }
 
 /* location relative to the manifest's folder (the first baselen bytes of
@@ -106,7 +157,7 @@ static void pn_entry_clear(pn_manifest_entry *e)
 	free(e->name);
 	free(e->kind);
 	free(e->location);
-	free(e->sha256);
+	free(e->checksum);
 	free(e->licence);
 	free(e->note);
 }
@@ -124,22 +175,39 @@ void pn_manifest_free(pn_manifest_entry *e, int n)
  * problem (the caller adds FILE:LINE). */
 static int pn_parse_line(char *s, const char *base, size_t baselen, pn_manifest_entry *e, char *err)
 {
-	static const char *what[] = { "name", "kind", "location", "sha256", "licence" };
+	static const char *what[] = { "name", "kind", "location", "checksum", "licence" };
 	char *f[5];
 	for (int i = 0; i < 5; i++)
 		if (!(f[i] = pn_field(&s)))
-			return pn_fail(err, "missing field '%s' (expected: name kind location sha256 licence note...)",
+			return pn_fail(err, "missing field '%s' (expected: name kind location checksum licence note...)",
 			               what[i]);
 	if (!pn_name_ok(f[0]))
 		return pn_fail(err, "bad source name '%s' (1-%d characters from A-Z a-z 0-9 . _ + -)",
 		               f[0], PN_MANIFEST_NAME_MAX);
-	if (strcmp(f[1], "file") && strcmp(f[1], "dir") && strcmp(f[1], "archive"))
-		return pn_fail(err, "bad kind '%s' (expected file, dir or archive)", f[1]);
+	static const char *kinds[] = { "file", "dir", "archive", "npm", "deb", "url" };
+	size_t k = 0;
+	while (k < sizeof kinds / sizeof *kinds && strcmp(f[1], kinds[k]))
+		k++;
+	if (k == sizeof kinds / sizeof *kinds)
+		return pn_fail(err, "bad kind '%s' (expected file, dir, archive, npm, deb or url)", f[1]);
+	int remote = pn_kind_is_remote(f[1]);
+	if (!strcmp(f[1], "npm") && !pn_npm_spec_ok(f[2]))
+		return pn_fail(err, "bad npm location '%s' (expected NAME@VERSION, an exact version)", f[2]);
+	if (!strcmp(f[1], "deb") && !pn_deb_spec_ok(f[2]))
+		return pn_fail(err, "bad deb location '%s' (expected NAME=VERSION)", f[2]);
+	if (!strcmp(f[1], "url") && !pn_url_ok(f[2]))
+		return pn_fail(err, "bad url '%s' (expected http://... or https://...)", f[2]);
 	if (strcmp(f[3], "-") == 0) {
 		if (strcmp(f[1], "dir"))
-			return pn_fail(err, "sha256 '-' is only allowed for kind dir, not %s", f[1]);
-	} else if (!pn_sha_ok(f[3])) {
-		return pn_fail(err, "bad sha256 '%s' (expected 64 hex digits, or '-' for a dir)", f[3]);
+			return pn_fail(err, "checksum '-' is only allowed for kind dir, not %s", f[1]);
+	} else if (!strcmp(f[1], "dir")) {
+		return pn_fail(err, "a dir takes checksum '-' (a directory has no single checksum), not '%s'", f[3]);
+	} else if (!strcmp(f[1], "npm")) {
+		if (!pn_integrity_ok(f[3]))
+			return pn_fail(err, "bad npm integrity '%s' (expected sha512-BASE64 of 64 bytes, as the registry's dist.integrity)",
+			               f[3]);
+	} else if (!pn_hex_sha256_ok(f[3])) {
+		return pn_fail(err, "bad sha256 '%s' (expected 64 hex digits)", f[3]);
 	}
 	while (pn_blank(*s))
 		s++;
@@ -148,11 +216,11 @@ static int pn_parse_line(char *s, const char *base, size_t baselen, pn_manifest_
 		s[--nl] = '\0';
 	e->name = strdup(f[0]);
 	e->kind = strdup(f[1]);
-	e->location = pn_resolve(base, baselen, f[2]);
-	e->sha256 = strdup(f[3]);
+	e->location = remote ? strdup(f[2]) : pn_resolve(base, baselen, f[2]);
+	e->checksum = strdup(f[3]);
 	e->licence = strdup(f[4]);
 	e->note = strdup(s);
-	if (!e->name || !e->kind || !e->location || !e->sha256 || !e->licence || !e->note) {
+	if (!e->name || !e->kind || !e->location || !e->checksum || !e->licence || !e->note) {
 		pn_entry_clear(e);
 		return pn_fail(err, "out of memory");
 	}
@@ -227,37 +295,7 @@ int pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *er
 	return 0;
 }
 
-int pn_sha256_file(const char *path, char hex[65], char *err)
+int pn_kind_is_remote(const char *kind)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pn_fail(err, "%s: %s", path, strerror(errno));
-	pn_sha256 s;
-	pn_sha256_init(&s);
-	static const size_t bufsize = 1 << 16;
-	unsigned char *buf = malloc(bufsize);
-	if (!buf) {
-		close(fd);
-		return pn_fail(err, "%s: out of memory", path);
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf, bufsize);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return pn_fail(err, "%s: read error: %s", path, strerror(e));
-		}
-		if (r == 0)
-			break;
-		pn_sha256_update(&s, buf, (size_t)r);
-	}
-	free(buf);
-	close(fd);
-	uint8_t d[32];
-	pn_sha256_final(&s, d);
-	pn_sha256_hex(d, hex);
-	return 0;
+	return kind && (!strcmp(kind, "npm") || !strcmp(kind, "deb") || !strcmp(kind, "url"));
 }

@@ -453,9 +453,63 @@ int pn_source_walk(const char *source, const char *location, const pn_walk_cb *c
 		}
 		return w.stop;
 	}
-	/* Anything else must be an archive, whatever its name says. */
+	/* Anything else must be an archive, whatever its name says; a .deb
+	 * is an ar archive, which no other name lets in. */
+	w.ar_format = pn_has_suffix_ci(base, ".deb");
 	if (pn_walk_archive_file(&w, location, base, st.st_size, err)) {
 		pn_errprefix(err, "%s: not a .onnx file, a directory or a readable archive", location);
+		return -1;
+	}
+	return w.stop;
+}
+
+/* A model file alone in an in-memory folder: an archive of one member. */
+static int pn_walk_lone_model(pn_walker *w, const char *disk, const char *name, char *err)
+{
+	void *bytes;
+	size_t len;
+	int rc = pn_disk_read(disk, &bytes, &len, err);
+	if (rc)
+		return rc > 0 ? pn_fail(err, "%s", strerror(ENOENT)) : -1;
+	pn_archive *ar = calloc(1, sizeof *ar);
+	pn_member *m = calloc(1, sizeof *m);
+	char *mname = strdup(name);
+	if (!ar || !m || !mname) {
+		free(ar);
+		free(m);
+		free(mname);
+		free(bytes);
+		return pn_fail(err, "out of memory");
+	}
+	atomic_init(&ar->refs, 1);
+	*m = (pn_member){ mname, bytes, len, 0 };
+	ar->m = m;
+	ar->n = 1;
+	pn_budget b;
+	pn_budget_init(&b, len);
+	pn_walk_archive(w, ar, "", 1, &b);
+	pn_archive_release(ar);
+	return 0;
+}
+
+int pn_source_walk_fetched(const char *source, const char *disk, const char *name,
+                           const pn_walk_cb *cb, char *err)
+{
+	int deb = pn_has_suffix_ci(name, ".deb");
+	pn_walker w = { .source = source, .cb = cb, .ar_format = deb };
+	struct stat st;
+	if (stat(disk, &st) || !S_ISREG(st.st_mode))
+		return pn_fail(err, "%s: the cached file is gone", name);
+	if (!deb && pn_is_onnx_name(name)) {
+		if (pn_walk_lone_model(&w, disk, name, err)) {
+			pn_errprefix(err, "%s", name);
+			return -1;
+		}
+		return w.stop;
+	}
+	if (pn_walk_archive_file(&w, disk, name, st.st_size, err)) {
+		pn_errprefix(err, "%s: not %s", name, deb ? "a Debian package (an ar archive)"
+		                                         : "a .onnx file or a readable archive");
 		return -1;
 	}
 	return w.stop;

@@ -14,7 +14,8 @@
  * with its file name ("model.onnx", "zoo.tar.gz!a/model.onnx").
  *
  * Archives (.tar, .tar.gz/.tgz, .tar.xz/.txz, .tar.bz2/.tbz2, .zip, and the
- * same found inside archives) are read with libarchive as streams; nothing is
+ * same found inside archives; a source that is a .deb, an ar archive, with
+ * its data.tar.* inside) are read with libarchive as streams; nothing is
  * unpacked to disk.  Members are held in memory until every unit that
  * refers to the archive is freed.
  *
@@ -82,9 +83,20 @@ typedef struct pn_walk_cb {
  * non-zero value on_unit stopped it with. */
 int pn_source_walk(const char *source, const char *location, const pn_walk_cb *cb, char *err);
 
-/* One line of data-manifest.txt. */
+/* Walks a fetched file (extract/fetch.h: a cached copy named by its
+ * checksum) as the file name it stands for: paths start with name, as if
+ * the file were called so ("tiny-1.0.0.tgz!package/a.onnx"), and no report
+ * names disk.  A name ending in .onnx is one model (in a folder of its own:
+ * nothing beside it in the cache is visible to it); anything else is an
+ * archive, and a name ending in .deb an ar archive (a Debian package, whose
+ * data.tar.* is walked as an archive inside it), as it is for
+ * pn_source_walk. */
+int pn_source_walk_fetched(const char *source, const char *disk, const char *name,
+                           const pn_walk_cb *cb, char *err);
+
+/* One line of data-manifest.txt (format: manifest.c). */
 typedef struct pn_manifest_entry {
-	char *name, *kind, *location, *sha256, *licence, *note;
+	char *name, *kind, *location, *checksum, *licence, *note;
 	int line;
 } pn_manifest_entry;
 
@@ -92,7 +104,7 @@ typedef struct pn_manifest_entry {
  * folder.  A malformed line is an error naming the file and line. */
 int  pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *err);
 void pn_manifest_free(pn_manifest_entry *e, int n);
-/* Hex SHA-256 of a file (streamed). */
-int  pn_sha256_file(const char *path, char hex[65], char *err);
+/* True for the kinds fetched into the cache first: npm, deb, url. */
+int  pn_kind_is_remote(const char *kind);
 
 #endif

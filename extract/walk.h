@@ -43,6 +43,7 @@ typedef struct pn_walker {
 	const char *source;
 	const pn_walk_cb *cb;
 	int stop;
+	int ar_format;   /* the outermost archive may be an ar archive (a .deb) */
 } pn_walker;
 
 /* on_error with a formatted message; control characters in the place and

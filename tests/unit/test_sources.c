@@ -106,7 +106,7 @@ static void random_bytes(void *p, size_t n, unsigned seed)
 	}
 }
 
-enum fx_fmt { FX_TAR, FX_TGZ, FX_TXZ, FX_TBZ2, FX_ZIP };
+enum fx_fmt { FX_TAR, FX_TGZ, FX_TXZ, FX_TBZ2, FX_ZIP, FX_AR };
 enum fx_kind { FX_FILE, FX_DIR, FX_SYMLINK, FX_HARDLINK, FX_ZEROS };
 
 /* One member to write.  FX_ZEROS writes len zero bytes without holding
@@ -148,6 +148,9 @@ static void *fx_archive(enum fx_fmt fmt, const fx_entry *e, int n, size_t *len)
 	assert_non_null(a);
 	if (fmt == FX_ZIP) {
 		assert_int_equal(archive_write_set_format_zip(a), ARCHIVE_OK);
+	} else if (fmt == FX_AR) {
+		/* What dpkg-deb writes: a plain ar archive. */
+		assert_int_equal(archive_write_set_format_ar_svr4(a), ARCHIVE_OK);
 	} else {
 		assert_int_equal(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
 		if (fmt == FX_TGZ)
@@ -910,7 +913,95 @@ static void test_nesting_limit(void **state)
 	collect_free(&c);
 }
 
+/* --- fetched files ----------------------------------------------------------------- */
+
+static int walk_fetched(collect *c, const char *disk, const char *name, char *err)
+{
+	static const pn_walk_cb cb0 = { on_unit, on_error, NULL };
+	pn_walk_cb cb = cb0;
+	cb.ud = c;
+	return pn_source_walk_fetched(c->source, disk, name, &cb, err);
+}
+
+/* A cached file is walked as the name it stands for, never as its cache
+ * name, and sees nothing else of the cache. */
+static void test_fetched_files(void **state)
+{
+	(void)state;
+	char err[PN_ERRLEN] = "";
+	put_text(at("cache/sha256/aaaa"), "model bytes");
+	put_text(at("cache/sha256/bbbb"), "a neighbour in the cache");
+	collect c = { .source = "web" };
+	assert_int_equal(walk_fetched(&c, at("cache/sha256/aaaa"), "model.onnx", err), 0);
+	static const char *const w1[] = { "model.onnx" };
+	expect_units(&c, w1, 1);
+	expect_bytes(c.u[0], "model bytes");
+	assert_string_equal(c.u[0]->model_name, "model.onnx");
+	void *d;
+	size_t l;
+	assert_int_equal(pn_folder_read(c.u[0]->folder, "bbbb", &d, &l, err), 1);
+	char **names;
+	assert_int_equal(pn_folder_list(c.u[0]->folder, "", &names, err), 1);
+	assert_string_equal(names[0], "model.onnx");
+	free(names[0]);
+	free(names);
+	collect_free(&c);
+
+	/* An npm tarball: members under the tarball's own name. */
+	const fx_entry pkg[] = { FILE_ENTRY("package/models/a.onnx", "A"),
+	                         FILE_ENTRY("package/README.md", "not a model") };
+	put_archive(at("cache/sha512/cccc"), FX_TGZ, pkg, 2);
+	c = (collect){ .source = "npm" };
+	assert_int_equal(walk_fetched(&c, at("cache/sha512/cccc"), "tiny-1.0.0.tgz", err), 0);
+	static const char *const w2[] = { "tiny-1.0.0.tgz!package/models/a.onnx" };
+	expect_units(&c, w2, 1);
+	assert_int_equal(c.ne, 0);
+	collect_free(&c);
+
+	/* A .deb: an ar archive whose data.tar.xz is walked inside it. */
+	const fx_entry data[] = { FILE_ENTRY("./usr/share/m/b.onnx", "B") };
+	const fx_entry control[] = { FILE_ENTRY("./control", "Package: tiny\n") };
+	size_t dlen, clen, arlen;
+	void *dp = fx_archive(FX_TXZ, data, 1, &dlen);
+	void *cp = fx_archive(FX_TXZ, control, 1, &clen);
+	const fx_entry deb[] = { FILE_ENTRY("debian-binary", "2.0\n"), { "control.tar.xz", cp, clen, FX_FILE },
+	                         { "data.tar.xz", dp, dlen, FX_FILE } };
+	void *ar = fx_archive(FX_AR, deb, 3, &arlen);
+	put_file(at("cache/sha256/dddd"), ar, arlen);
+	c = (collect){ .source = "deb" };
+	assert_int_equal(walk_fetched(&c, at("cache/sha256/dddd"), "tiny_1.0-1.deb", err), 0);
+	static const char *const w3[] = { "tiny_1.0-1.deb!data.tar.xz!usr/share/m/b.onnx" };
+	expect_units(&c, w3, 1);
+	expect_bytes(c.u[0], "B");
+	collect_free(&c);
+	/* ar is let in for a .deb only, and no report names the cache file. */
+	c = (collect){ .source = "web" };
+	assert_int_equal(walk_fetched(&c, at("cache/sha256/dddd"), "tiny.tar", err), -1);
+	assert_non_null(strstr(err, "tiny.tar: not a .onnx file or a readable archive"));
+	assert_null(strstr(err, "dddd"));
+	assert_int_equal(c.nu, 0);
+	collect_free(&c);
+	/* The same .deb as a local archive source. */
+	put_file(at("local/tiny_1.0-1_all.deb"), ar, arlen);
+	c = (collect){ .source = "file" };
+	assert_int_equal(walk(&c, at("local/tiny_1.0-1_all.deb")), 0);
+	static const char *const w4[] = { "tiny_1.0-1_all.deb!data.tar.xz!usr/share/m/b.onnx" };
+	expect_units(&c, w4, 1);
+	collect_free(&c);
+	free(ar);
+	free(dp);
+	free(cp);
+
+	c = (collect){ .source = "web" };
+	assert_int_equal(walk_fetched(&c, at("cache/sha256/gone"), "model.onnx", err), -1);
+	assert_string_equal(err, "model.onnx: the cached file is gone");
+	collect_free(&c);
+}
+
 /* --- manifest -------------------------------------------------------------------- */
+
+/* npm's integrity of a real tarball (an `npm pack` of a two-file package). */
+#define INTEGRITY "sha512-PRE/crf8fUNCTABnmaijtk+1lAoaR+kI2E2ntYwrzGtNg3oeOsjn+jprtPDGmwF18De7a3yFTHoLhpu8/bMp9g=="
 
 static void test_manifest_good(void **state)
 {
@@ -921,7 +1012,10 @@ static void test_manifest_good(void **state)
 	         "   # indented comment\n"
 	         "zoo   archive zoo/a.tar.gz 0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef BSD-3-Clause  zoo archive, see #12  \n"
 	         "models\tdir\t/abs/models\t-\tMIT\r\n"
-	         "one file m.onnx ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff unknown\n");
+	         "one file m.onnx ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff unknown\n"
+	         "pkg npm @scope/tiny-models@1.0.0-rc.1 " INTEGRITY " MIT from npm\n"
+	         "deb deb libonnx-testdata=1:1.12.0-2~bpo1 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff Apache-2.0\n"
+	         "web url https://example.org/zoo.tar.gz?x=1 FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF MIT\n");
 	pn_manifest_entry *e;
 	int n;
 	char err[PN_ERRLEN];
@@ -929,23 +1023,32 @@ static void test_manifest_good(void **state)
 	if (rc)
 		print_message("%s\n", err);
 	assert_int_equal(rc, 0);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 6);
 	assert_string_equal(e[0].name, "zoo");
 	assert_string_equal(e[0].kind, "archive");
 	assert_string_equal(e[0].location, at("mf/zoo/a.tar.gz"));
-	assert_string_equal(e[0].sha256, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	assert_string_equal(e[0].checksum, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 	assert_string_equal(e[0].licence, "BSD-3-Clause");
 	assert_string_equal(e[0].note, "zoo archive, see #12");
 	assert_int_equal(e[0].line, 4);
 	assert_string_equal(e[1].name, "models");
 	assert_string_equal(e[1].kind, "dir");
 	assert_string_equal(e[1].location, "/abs/models");
-	assert_string_equal(e[1].sha256, "-");
+	assert_string_equal(e[1].checksum, "-");
 	assert_string_equal(e[1].licence, "MIT");
 	assert_string_equal(e[1].note, "");
 	assert_int_equal(e[1].line, 5);
 	assert_string_equal(e[2].location, at("mf/m.onnx"));
 	assert_int_equal(e[2].line, 6);
+	/* Remote locations are names, not paths: kept as written. */
+	assert_string_equal(e[3].kind, "npm");
+	assert_string_equal(e[3].location, "@scope/tiny-models@1.0.0-rc.1");
+	assert_string_equal(e[3].checksum, INTEGRITY);
+	assert_string_equal(e[4].location, "libonnx-testdata=1:1.12.0-2~bpo1");
+	assert_string_equal(e[5].location, "https://example.org/zoo.tar.gz?x=1");
+	assert_string_equal(e[5].checksum, "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
+	assert_true(pn_kind_is_remote(e[3].kind) && pn_kind_is_remote(e[4].kind) && pn_kind_is_remote(e[5].kind));
+	assert_false(pn_kind_is_remote(e[0].kind) || pn_kind_is_remote(e[1].kind));
 	pn_manifest_free(e, n);
 
 	/* A manifest named without a folder keeps locations as written. */
@@ -964,15 +1067,31 @@ static void test_manifest_good(void **state)
 	pn_manifest_free(e, n);
 }
 
+/* The base64 of INTEGRITY (64 bytes). */
+#define B64 "PRE/crf8fUNCTABnmaijtk+1lAoaR+kI2E2ntYwrzGtNg3oeOsjn+jprtPDGmwF18De7a3yFTHoLhpu8/bMp9g=="
+
 static void test_manifest_bad(void **state)
 {
 	(void)state;
 	static const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 	static const struct { const char *line, *problem; } bad[] = {
-		{ "a archive x.tar", "missing field 'sha256'" },
+		{ "a archive x.tar", "missing field 'checksum'" },
 		{ "a", "missing field 'kind'" },
 		{ "a tarball x.tar SHA MIT", "bad kind 'tarball'" },
-		{ "a archive x.tar - MIT", "sha256 '-' is only allowed for kind dir, not archive" },
+		{ "a archive x.tar - MIT", "checksum '-' is only allowed for kind dir, not archive" },
+		{ "a dir d SHA MIT", "a dir takes checksum '-'" },
+		{ "a url https://h/x.onnx - MIT", "only allowed for kind dir, not url" },
+		{ "a url ftp://h/x.onnx SHA MIT", "bad url 'ftp://h/x.onnx'" },
+		{ "a url https:///x SHA MIT", "bad url" },
+		{ "a deb libfoo SHA MIT", "bad deb location 'libfoo' (expected NAME=VERSION)" },
+		{ "a deb libfoo=1.0 sha512-" B64 " MIT", "bad sha256" },
+		{ "a npm tiny SHA MIT", "bad npm location 'tiny'" },
+		{ "a npm tiny@^1.0.0 SHA MIT", "an exact version" },
+		{ "a npm @scope@1.0.0 SHA MIT", "bad npm location" },
+		{ "a npm tiny@1.0.0 SHA MIT", "bad npm integrity" },
+		{ "a npm tiny@1.0.0 sha256-" B64 " MIT", "bad npm integrity" },
+		{ "a npm tiny@1.0.0 sha512-AAAA MIT", "bad npm integrity" },
+		{ "a npm tiny@1.0.0 sha512-" B64 "x MIT", "bad npm integrity" },
 		{ "a file x.onnx - MIT", "only allowed for kind dir" },
 		{ "a archive x.tar 0123 MIT", "bad sha256 '0123'" },
 		{ "a archive x.tar SHAg MIT", "bad sha256" },
@@ -1044,6 +1163,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gzip_bomb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_junk_bomb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nesting_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fetched_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_manifest_good, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_manifest_bad, setup, teardown),
 	};
