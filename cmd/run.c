@@ -29,7 +29,8 @@ static const char usage[] =
 	"                 there; with --outputs DIR, the same DIR becomes a\n"
 	"                 backend-test set other runtimes can be checked on\n"
 	"  --seed S       seed for regenerated weights and random inputs (default 1)\n"
-	"  --dim NAME=V   value of a symbolic input dim (default 1)\n"
+	"  --dim NAME=V   value of a symbolic input dim (an unnamed one is INPUT:AXIS;\n"
+	"                 default: a stored model's binding, else 1)\n"
 	"  --check-shapes infer every value's shape from the inputs' shapes, then\n"
 	"                 compare with the shapes the run produces (exit 1 on a\n"
 	"                 mismatch; values inference leaves open are counted)\n"
@@ -132,6 +133,22 @@ static void summarise(const char *name, const pn_tensor *t)
 	       sum / (double)t->numel, lo, hi);
 }
 
+/* --dim values first (the first match wins), then the binding a stored
+ * model was ingested with (extract/binding.h), in m's arena. */
+static pn_dimbind with_stored(const pn_dimbind *cli, pn_model *m)
+{
+	int n = cli->n + m->bind.n;
+	pn_dimbind b = {0, pn_arena_alloc(&m->arena, sizeof(char *) * (size_t)(n + 1)),
+			pn_arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(n + 1))};
+	for (int i = 0; b.names && b.values && i < n; i++, b.n++) {
+		const pn_dimbind *from = i < cli->n ? cli : &m->bind;
+		int k = i < cli->n ? i : i - cli->n;
+		b.names[i] = from->names[k];
+		b.values[i] = from->values[k];
+	}
+	return b;
+}
+
 static int execute(const run_opts *o, const pn_cli *cli, char *err)
 {
 	pn_model *m = NULL;
@@ -140,7 +157,8 @@ static int execute(const run_opts *o, const pn_cli *cli, char *err)
 	const pn_graph *g = m->graph;
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
 	pn_feed feed;
-	int rc = pn_feed_prepare(m, o->inputs, &o->bind, o->seed, &feed, err);
+	pn_dimbind bind = with_stored(&o->bind, m);
+	int rc = pn_feed_prepare(m, o->inputs, &bind, o->seed, &feed, err);
 	pn_exec_opts eo = {.seed = o->seed, .threads = cli->threads};
 	pn_session *s = NULL;
 	shape_check sc = {0};

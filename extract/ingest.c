@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extract/binding.h"
 #include "runtime/infer.h"
 #include "store/store.h"
 
@@ -258,8 +259,20 @@ static int record_bind(ctx *c, const pn_dimbind *bind)
 	return 0;
 }
 
+/* How the binding was chosen, the tries it rejected and the inputs' roles. */
+static void record_choice(ctx *c, const pn_binding *b)
+{
+	c->rec->binding_how = (char *)b->how;
+	c->rec->n_binding_tries = (size_t)b->n_tries;
+	c->rec->binding_tries = (char **)b->tries;
+	c->rec->n_input_roles = (size_t)b->n_roles;
+	c->rec->input_roles = (char **)b->roles;
+	if (b->warning)
+		pn_model_warn(c->m, "%s", b->warning);
+}
+
 static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		  const char *path, const pn_dimbind *bind)
+		  const char *path, const pn_dimbind *given)
 {
 	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, c->a, c->err);
 	if (!mp || pn_onnx_resolve_external(mp, io, c->m, c->err) < 0)
@@ -267,6 +280,12 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	pn_decode_opts o = {.weights_as_meta = 1};
 	if (pn_model_from_proto(mp, &o, c->m, c->err))
 		return -1;
+	pn_binding chosen;
+	if (pn_binding_choose(c->m, given, c->a, &chosen, c->err))
+		return -1;
+	/* a model with nothing to bind keeps the --dim list as it was given */
+	const pn_dimbind *bind = chosen.how ? &chosen.bind : given;
+	record_choice(c, &chosen);
 	pn_infer_result r;
 	char ierr[PN_ERRLEN];
 	int inferred = !pn_infer_graph(c->m->graph, bind, NULL, &r, ierr);
