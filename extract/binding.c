@@ -12,8 +12,14 @@
  * the graph's stride, tried smallest first; the first that passes wins.  The
  * whole search stops after PN_BIND_MAX_TRIES tries (the base included).
  *
+ * Dims and scalars the model's own test set shows are taken as it shows
+ * them and never searched; when the test set and --dim give everything,
+ * inference alone validates (the test set is an input the model takes).
+ *
  * A try passes when shape inference of the whole model succeeds with every
  * input static and one run on seeded inputs (seed 1, 1 thread) succeeds.
+ * A model whose inputs cannot be generated (a sequence or string input)
+ * is validated by inference alone, and its record says so.
  * When none passes, the first try inference accepted is kept (the model's
  * run is left to fail where it fails, with the warning saying so), else the
  * base; every rejected try is recorded with its first error.
@@ -25,6 +31,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "model/onnx.h"
 #include "runtime/exec.h"
 #include "runtime/feed.h"
 #include "runtime/infer.h"
@@ -36,6 +43,8 @@ typedef struct var {
 	const char *name;
 	int group;              /* dim kind, or PN_N_DIM_KINDS + scalar rule */
 	int given;              /* index in the --dim list, or -1 */
+	int from_ts;            /* value shown by the test set */
+	int64_t ts_value;
 } var;
 
 typedef struct chooser {
@@ -50,9 +59,11 @@ typedef struct chooser {
 	int tries;
 	int kept;               /* tries index of the first one inference accepted, or -1 */
 	pn_dimbind kept_bind;
+	int infer_only;         /* every variable from the test set or --dim */
+	const char *not_run;    /* why the passing try could not be run */
 } chooser;
 
-enum { TRY_PASS = 0, TRY_INFER, TRY_RUN };
+enum { TRY_PASS = 0, TRY_INFER, TRY_RUN, TRY_NOFEED };
 
 /* --- variables ---------------------------------------------------------------------- */
 
@@ -134,7 +145,16 @@ static void set_bases(chooser *c)
 
 /* --- bindings --------------------------------------------------------------------------- */
 
-/* The --dim entries, then every variable not given; group `vary` at v. */
+static int given_used(const chooser *c, int j)
+{
+	for (int k = 0; k < c->n_vars; k++)
+		if (c->vars[k].given == j)
+			return 1;
+	return 0;
+}
+
+/* The --dim entries this model uses, then every variable not given; group
+ * `vary` at v. */
 static int make_bind(chooser *c, int vary, int64_t v, pn_dimbind *b)
 {
 	int ng = c->given ? c->given->n : 0;
@@ -143,26 +163,29 @@ static int make_bind(chooser *c, int vary, int64_t v, pn_dimbind *b)
 	b->values = pn_arena_alloc(c->a, sizeof(int64_t) * (size_t)(ng + c->n_vars + 1));
 	if (!b->names || !b->values)
 		return -1;
-	for (int j = 0; j < ng; j++) {
-		b->names[b->n] = c->given->names[j];
-		b->values[b->n++] = c->given->values[j];
-	}
-	for (int k = 0; k < c->n_vars; k++)
-		if (c->vars[k].given < 0) {
-			b->names[b->n] = c->vars[k].name;
-			b->values[b->n++] = c->vars[k].group == vary ? v : c->base[c->vars[k].group];
+	for (int j = 0; j < ng; j++)
+		if (given_used(c, j)) {
+			b->names[b->n] = c->given->names[j];
+			b->values[b->n++] = c->given->values[j];
 		}
+	for (int k = 0; k < c->n_vars; k++) {
+		const var *x = &c->vars[k];
+		if (x->given >= 0)
+			continue;
+		b->names[b->n] = x->name;
+		b->values[b->n++] = x->from_ts ? x->ts_value : x->group == vary ? v : c->base[x->group];
+	}
 	return 0;
 }
 
-/* "name=v,name=v" of the chosen (not given) entries, for a try's record. */
+/* "name=v,name=v", for a try's record. */
 static char *bind_text(chooser *c, const pn_dimbind *b)
 {
 	char buf[256];
-	int off = 0, ng = c->given ? c->given->n : 0;
+	int off = 0;
 	buf[0] = 0;
-	for (int k = ng; k < b->n && off < (int)sizeof buf - 1; k++)
-		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%lld", k > ng ? "," : "",
+	for (int k = 0; k < b->n && off < (int)sizeof buf - 1; k++)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%lld", k ? "," : "",
 				b->names[k], (long long)b->values[k]);
 	return pn_arena_strdup(c->a, buf);
 }
@@ -172,7 +195,8 @@ static char *bind_text(chooser *c, const pn_dimbind *b)
 static int inputs_static(const pn_graph *g, const pn_infer_result *r, char *err)
 {
 	for (int i = 0; i < g->n_inputs; i++)
-		if (!pn_type_is_static(&r->v[g->inputs[i]].type))
+		if (r->v[g->inputs[i]].type.kind == PN_KIND_TENSOR &&
+		    !pn_type_is_static(&r->v[g->inputs[i]].type))
 			return pn_fail(err, "input '%s' has no static shape", g->values[g->inputs[i]].name);
 	return 0;
 }
@@ -182,7 +206,7 @@ static int run_once(const pn_model *m, const pn_dimbind *b, char *err)
 	const pn_graph *g = m->graph;
 	pn_feed f;
 	if (pn_feed_prepare(m, NULL, b, 1, &f, err))
-		return -1;
+		return TRY_NOFEED;
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(pn_tensor *));
 	pn_exec_opts eo = {.seed = 1, .threads = 1};
 	pn_session *s = NULL;
@@ -196,10 +220,10 @@ static int run_once(const pn_model *m, const pn_dimbind *b, char *err)
 	free(out);
 	pn_session_free(s);
 	pn_feed_free(&f);
-	return rc;
+	return rc ? TRY_RUN : TRY_PASS;
 }
 
-static int validate(const pn_model *m, const pn_dimbind *b, char *err)
+static int validate(const pn_model *m, const pn_dimbind *b, int infer_only, char *err)
 {
 	pn_infer_result r;
 	if (pn_infer_graph(m->graph, b, NULL, &r, err))
@@ -208,7 +232,7 @@ static int validate(const pn_model *m, const pn_dimbind *b, char *err)
 	pn_infer_result_free(&r);
 	if (rc)
 		return TRY_INFER;
-	return run_once(m, b, err) ? TRY_RUN : TRY_PASS;
+	return infer_only ? TRY_PASS : run_once(m, b, err);
 }
 
 static int note_try(chooser *c, const pn_dimbind *b, const char *why)
@@ -229,8 +253,10 @@ static int try_bind(chooser *c, const pn_dimbind *b)
 {
 	char why[PN_ERRLEN] = "";
 	c->tries++;
-	int rc = validate(c->m, b, why);
-	if (rc == TRY_PASS)
+	int rc = validate(c->m, b, c->infer_only, why);
+	if (rc == TRY_NOFEED)   /* a sequence or string input: inference has the last word */
+		c->not_run = pn_arena_printf(c->a, "%.*s", ERR_SHOWN, why);
+	if (rc == TRY_PASS || rc == TRY_NOFEED)
 		return 0;
 	if (rc == TRY_RUN && c->kept < 0) {
 		c->kept = c->tries;
@@ -268,7 +294,7 @@ static int candidates(const chooser *c, int group, int64_t *out)
 static int group_free(const chooser *c, int group)
 {
 	for (int k = 0; k < c->n_vars; k++)
-		if (c->vars[k].group == group && c->vars[k].given < 0)
+		if (c->vars[k].group == group && c->vars[k].given < 0 && !c->vars[k].from_ts)
 			return 1;
 	return 0;
 }
@@ -303,12 +329,31 @@ static int n_given_vars(const chooser *c)
 	return n;
 }
 
+static int n_ts_vars(const chooser *c)
+{
+	int n = 0;
+	for (int k = 0; k < c->n_vars; k++)
+		n += c->vars[k].given < 0 && c->vars[k].from_ts;
+	return n;
+}
+
+static const char *first_how(const chooser *c)
+{
+	int ng = n_given_vars(c), nt = n_ts_vars(c);
+	if (nt + ng == c->n_vars && nt)
+		return ng ? "test set, with --dim" : "test set";
+	if (ng == c->n_vars)
+		return "given by --dim";
+	if (nt)
+		return ng ? "rule, with test set and --dim" : "rule, with test set";
+	return ng ? "rule, with --dim" : "rule";
+}
+
 static int conclude(chooser *c, int found)
 {
 	pn_binding *o = c->out;
-	int ng = n_given_vars(c);
 	if (found && c->tries == 1)
-		o->how = ng == c->n_vars ? "given by --dim" : ng ? "rule, with --dim" : "rule";
+		o->how = first_how(c);
 	else if (found)
 		o->how = pn_arena_printf(c->a, "searched: passed at try %d (at most %d)", c->tries,
 					 PN_BIND_MAX_TRIES);
@@ -317,13 +362,62 @@ static int conclude(chooser *c, int found)
 					 c->tries, c->kept);
 	else
 		o->how = pn_arena_printf(c->a, "none of %d tries passes inference; kept the base", c->tries);
+	if (found && c->not_run && o->how)
+		o->how = pn_arena_printf(c->a, "%s; inference only, not run: %s", o->how, c->not_run);
 	if (!found)
 		o->warning = pn_arena_printf(c->a, "binding: %s (first: %s)", o->how, o->tries[0]);
 	return o->how && (found || o->warning) ? 0 : -1;
 }
 
-int pn_binding_choose(const pn_model *m, const pn_dimbind *given, pn_arena *a, pn_binding *out,
-		      char *err)
+/* --- the test set ------------------------------------------------------------------------------ */
+
+static void from_testset(chooser *c, int i, const pn_tensor *t)
+{
+	const pn_graph *g = c->m->graph;
+	const pn_value *val = &g->values[g->inputs[i]];
+	char buf[256];
+	for (int k = 0; k < c->n_vars; k++) {
+		var *x = &c->vars[k];
+		if (x->given >= 0 || x->from_ts)
+			continue;
+		if (x->group >= PN_N_DIM_KINDS && !strcmp(x->name, val->name) && t->numel == 1 &&
+		    !pn_dtype_is_float(t->dtype)) {
+			x->from_ts = 1;
+			x->ts_value = (int64_t)pn_tensor_get_f64(t, 0);
+		}
+		for (int d = 0; x->group < PN_N_DIM_KINDS && d < val->type.rank && !x->from_ts; d++)
+			if (val->type.dims[d] < 0 &&
+			    !strcmp(x->name, pn_dim_bind_name(val->name, &val->type, d, buf, sizeof buf))) {
+				x->from_ts = 1;
+				x->ts_value = t->dims[d];
+			}
+	}
+}
+
+/* Values the model's own test set shows; a file that does not decode, or
+ * whose ranks differ from the graph's, shows nothing. */
+static void read_testset(chooser *c, const pn_bind_testset *ts)
+{
+	const pn_graph *g = c->m->graph;
+	for (int i = 0; ts && i < ts->n && i < g->n_inputs; i++) {
+		const pn_value *val = &g->values[g->inputs[i]];
+		pn_tensor *t = NULL;
+		char why[PN_ERRLEN];
+		if (val->type.kind != PN_KIND_TENSOR ||
+		    pn_tensor_read_pb(ts->bytes[i], ts->len[i], PN_KIND_TENSOR, &t, NULL, why))
+			continue;
+		if (t->rank == val->type.rank)
+			from_testset(c, i, t);
+		pn_tensor_free(t);
+	}
+	int all = 1;
+	for (int k = 0; k < c->n_vars; k++)
+		all &= c->vars[k].given >= 0 || c->vars[k].from_ts;
+	c->infer_only = all && n_ts_vars(c) > 0;
+}
+
+int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_testset *ts,
+		      pn_arena *a, pn_binding *out, char *err)
 {
 	memset(out, 0, sizeof *out);
 	chooser c = {.m = m, .given = given, .a = a, .out = out, .kept = -1};
@@ -335,12 +429,13 @@ int pn_binding_choose(const pn_model *m, const pn_dimbind *given, pn_arena *a, p
 		return 0;
 	c.stride = pn_graph_stride(g);
 	set_bases(&c);
+	read_testset(&c, ts);
 	pn_dimbind base;
 	if (make_bind(&c, -1, 0, &base))
 		return pn_fail(err, "out of memory");
 	out->bind = base;
 	int rc = try_bind(&c, &base);
-	if (rc > 0 && n_given_vars(&c) < c.n_vars)
+	if (rc > 0 && n_given_vars(&c) + n_ts_vars(&c) < c.n_vars)
 		rc = search(&c);
 	if (rc < 0)
 		return pn_fail(err, "out of memory");

@@ -90,7 +90,7 @@ int64_t pn_graph_stride(const pn_graph *g);
 /* --- the choice (binding.c) --- */
 
 typedef struct pn_binding {
-	pn_dimbind bind;        /* given (--dim) entries first, then the chosen ones */
+	pn_dimbind bind;        /* the --dim entries it uses first, then the chosen ones */
 	const char *how;        /* NULL: the model has nothing to bind */
 	int n_tries;
 	const char **tries;     /* rejected bindings with their first error */
@@ -99,10 +99,20 @@ typedef struct pn_binding {
 	const char *warning;    /* set when no tried binding passed */
 } pn_binding;
 
+/* The model's own test_data_set_0 inputs (input_K.pb bytes, K in graph
+ * input order), when it has one. */
+typedef struct pn_bind_testset {
+	int n;
+	const void *const *bytes;
+	const size_t *len;
+} pn_bind_testset;
+
 /* Chooses the binding of m (decoded, weights as metadata) with the given
- * --dim values fixed.  Everything is allocated in a.  -1 only when out of
+ * --dim values fixed.  Dims and configuring scalars a test set shows are
+ * bound as it shows them (the model's own example input), validated by
+ * inference alone.  Everything is allocated in a.  -1 only when out of
  * memory; a binding that does not pass is a warning, not an error. */
-int pn_binding_choose(const pn_model *m, const pn_dimbind *given, pn_arena *a, pn_binding *out,
-		      char *err);
+int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_testset *ts,
+		      pn_arena *a, pn_binding *out, char *err);
 
 #endif

@@ -259,6 +259,25 @@ static int record_bind(ctx *c, const pn_dimbind *bind)
 	return 0;
 }
 
+/* test_data_set_0's inputs, for the binding to read (folder order). */
+static pn_bind_testset first_testset(ctx *c)
+{
+	pn_bind_testset ts = {0};
+	const Passnet__TestSet *t = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
+	const void **bytes = t ? pn_arena_alloc(c->a, sizeof(void *) * (t->n_inputs + 1)) : NULL;
+	size_t *len = t ? pn_arena_alloc(c->a, sizeof(size_t) * (t->n_inputs + 1)) : NULL;
+	if (!bytes || !len)
+		return ts;
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		bytes[i] = t->inputs[i].data;
+		len[i] = t->inputs[i].len;
+	}
+	ts.n = (int)t->n_inputs;
+	ts.bytes = bytes;
+	ts.len = len;
+	return ts;
+}
+
 /* How the binding was chosen, the tries it rejected and the inputs' roles. */
 static void record_choice(ctx *c, const pn_binding *b)
 {
@@ -280,8 +299,11 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	pn_decode_opts o = {.weights_as_meta = 1};
 	if (pn_model_from_proto(mp, &o, c->m, c->err))
 		return -1;
+	if (io && read_testsets(c, io))
+		return -1;
 	pn_binding chosen;
-	if (pn_binding_choose(c->m, given, c->a, &chosen, c->err))
+	pn_bind_testset ts = first_testset(c);
+	if (pn_binding_choose(c->m, given, &ts, c->a, &chosen, c->err))
 		return -1;
 	/* a model with nothing to bind keeps the --dim list as it was given */
 	const pn_dimbind *bind = chosen.how ? &chosen.bind : given;
@@ -295,8 +317,6 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	int rc = record_bind(c, bind) || strip_graph(c, mp->graph, c->m->graph);
 	if (!rc && inferred)
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);
-	if (!rc && io)
-		rc = read_testsets(c, io);
 	if (!rc) {
 		record_warnings(c);
 		c->rec->has_nodes = c->rec->has_values = c->rec->has_unknown_dims = 1;

@@ -143,8 +143,8 @@ int pn_input_role(const pn_graph *g, int i)
 	const char *name = g->values[v].name;
 	if (t->kind != PN_KIND_TENSOR || t->rank < 0)
 		return PN_IR_NONE;
-	int scalar = t->rank == 0 || (t->rank == 1 && t->dims[0] == 1);
-	if (scalar && int_type(t->dtype) && pn_scalar_rule_of(name) >= 0)
+	/* rank 0 only: a [1] tensor named steps is Slice's steps operand */
+	if (t->rank == 0 && int_type(t->dtype) && pn_scalar_rule_of(name) >= 0)
 		return PN_IR_CONFIG;
 	if (!symbolic(t))
 		return PN_IR_NONE;
