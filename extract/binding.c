@@ -18,8 +18,9 @@
  *
  * A try passes when shape inference of the whole model succeeds with every
  * input static and one run on seeded inputs (seed 1, 1 thread) succeeds.
- * A model whose inputs cannot be generated (a sequence or string input)
- * is validated by inference alone, and its record says so.
+ * A model whose inputs cannot be generated (a sequence or string input),
+ * or whose weights exceed 1 GiB, is validated by inference alone, and its
+ * record says so.
  * When none passes, the first try inference accepted is kept (the model's
  * run is left to fail where it fails, with the warning saying so), else the
  * base; every rejected try is recorded with its first error.
@@ -37,6 +38,9 @@
 #include "runtime/infer.h"
 
 #define ERR_SHOWN 160       /* chars of a try's error kept in the record */
+/* Weights above this (bytes) are not regenerated for a validation run: the
+ * extract runs models in parallel, each run would hold them all. */
+#define RUN_MAX_WEIGHT_BYTES ((double)(1u << 30))
 #define N_GROUPS (PN_N_DIM_KINDS + 8)
 
 typedef struct var {
@@ -223,6 +227,16 @@ static int run_once(const pn_model *m, const pn_dimbind *b, char *err)
 	return rc ? TRY_RUN : TRY_PASS;
 }
 
+static double weight_bytes(const pn_graph *g)
+{
+	double n = 0;
+	for (int i = 0; i < g->n_inits; i++) {
+		const pn_type *t = &g->values[g->inits[i]].type;
+		n += (double)pn_numel(t->rank, t->dims) * (double)pn_dtype_size(t->dtype);
+	}
+	return n;
+}
+
 static int validate(const pn_model *m, const pn_dimbind *b, int infer_only, char *err)
 {
 	pn_infer_result r;
@@ -232,7 +246,11 @@ static int validate(const pn_model *m, const pn_dimbind *b, int infer_only, char
 	pn_infer_result_free(&r);
 	if (rc)
 		return TRY_INFER;
-	return infer_only ? TRY_PASS : run_once(m, b, err);
+	if (infer_only)
+		return TRY_PASS;
+	if (weight_bytes(m->graph) > RUN_MAX_WEIGHT_BYTES)
+		return pn_fail(err, "weights over 1 GiB are not regenerated for a run"), TRY_NOFEED;
+	return run_once(m, b, err);
 }
 
 static int note_try(chooser *c, const pn_dimbind *b, const char *why)
