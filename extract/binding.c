@@ -375,6 +375,8 @@ static int conclude(chooser *c, int found)
 	else if (found)
 		o->how = pn_arena_printf(c->a, "searched: passed at try %d (at most %d)", c->tries,
 					 PN_BIND_MAX_TRIES);
+	else if (n_given_vars(c) + n_ts_vars(c) == c->n_vars)
+		o->how = pn_arena_printf(c->a, "%s, which fails", first_how(c));
 	else if (c->kept > 0)
 		o->how = pn_arena_printf(c->a, "none of %d tries ran; kept try %d, which inference accepts",
 					 c->tries, c->kept);

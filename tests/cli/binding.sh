@@ -82,6 +82,11 @@ pn --db "$db3" extract --dim N=1 --dim H=64 --dim W=64 "$fx/image.onnx"
 show_of "$db3" image.onnx
 expect_contains "$out" "binding    N=1 H=64 W=64  (given by --dim)" "all dims given"
 expect_contains "$out" "status     ok" "image at 64x64"
+db5="$TEST_TMP/db5"
+pn --db "$db5" extract --dim N=1 --dim H=1 --dim W=1 "$fx/image.onnx"
+show_of "$db5" image.onnx
+expect_contains "$out" "binding    N=1 H=1 W=1  (given by --dim, which fails)" "all dims given, failing"
+expect_contains "$out" "status     warning" "image given 1x1"
 
 # no binding satisfies odd.onnx: stored with every try, never cut
 db4="$TEST_TMP/db4"
