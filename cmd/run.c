@@ -33,7 +33,9 @@ static const pn_option options[] = {
 		  "write the inputs the model ran on as input_N.pb there; with --outputs DIR, the "
 		  "same DIR becomes a backend-test set other runtimes can be checked on"),
 	PN_UINT64(0, "seed", "S", &ro.seed, "1", "seed for regenerated weights and random inputs"),
-	PN_CALLBACK(0, "dim", "NAME=V", &ro.bind, pn_opt_dim, "1", "value of a symbolic input dim"),
+	PN_CALLBACK(0, "dim", "NAME=V", &ro.bind, pn_opt_dim, NULL,
+		    "value of a symbolic input dim (an unnamed one is INPUT:AXIS; default: a stored "
+		    "model's binding, else 1)"),
 	PN_FLAG(0, "check-shapes", &ro.check_shapes,
 		"infer every value's shape from the inputs' shapes, then compare with the shapes "
 		"the run produces (exit 1 on a mismatch; values inference leaves open are counted)"),
@@ -130,6 +132,22 @@ static void summarise(const char *name, const pn_tensor *t)
 	       sum / (double)t->numel, lo, hi);
 }
 
+/* --dim values first (the first match wins), then the binding a stored
+ * model was ingested with (extract/binding.h), in m's arena. */
+static pn_dimbind with_stored(const pn_dimbind *cli, pn_model *m)
+{
+	int n = cli->n + m->bind.n;
+	pn_dimbind b = {0, pn_arena_alloc(&m->arena, sizeof(char *) * (size_t)(n + 1)),
+			pn_arena_alloc(&m->arena, sizeof(int64_t) * (size_t)(n + 1))};
+	for (int i = 0; b.names && b.values && i < n; i++, b.n++) {
+		const pn_dimbind *from = i < cli->n ? cli : &m->bind;
+		int k = i < cli->n ? i : i - cli->n;
+		b.names[i] = from->names[k];
+		b.values[i] = from->values[k];
+	}
+	return b;
+}
+
 static int execute(const run_opts *o, const pn_cli *cli, char *err)
 {
 	pn_model *m = NULL;
@@ -138,7 +156,8 @@ static int execute(const run_opts *o, const pn_cli *cli, char *err)
 	const pn_graph *g = m->graph;
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
 	pn_feed feed;
-	int rc = pn_feed_prepare(m, o->inputs, &o->bind, o->seed, &feed, err);
+	pn_dimbind bind = with_stored(&o->bind, m);
+	int rc = pn_feed_prepare(m, o->inputs, &bind, o->seed, &feed, err);
 	pn_exec_opts eo = {.seed = o->seed, .threads = cli->threads};
 	pn_session *s = NULL;
 	shape_check sc = {0};

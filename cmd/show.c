@@ -71,6 +71,21 @@ static void print_values(const char *what, const pn_graph *g, const int32_t *ids
 	}
 }
 
+/* The binding every stage infers with, how it was chosen (extract/binding.h). */
+static void print_binding(const Passnet__Model *rec)
+{
+	if (!rec->n_bound_dims && !rec->binding_how)
+		return;
+	printf("binding   ");
+	for (size_t i = 0; i < rec->n_bound_dims; i++)
+		printf(" %s", rec->bound_dims[i]);
+	printf("  (%s)\n", rec->binding_how ? rec->binding_how : "given by --dim");
+	for (size_t i = 0; i < rec->n_input_roles; i++)
+		printf("  role     %s\n", rec->input_roles[i]);
+	for (size_t i = 0; i < rec->n_binding_tries; i++)
+		printf("  tried    %s\n", rec->binding_tries[i]);
+}
+
 static void print_model(const pn_key *key, const Passnet__Model *rec, const pn_model *m)
 {
 	char hex[33];
@@ -87,6 +102,7 @@ static void print_model(const pn_key *key, const Passnet__Model *rec, const pn_m
 	printf("status     %s\n", rec->status == PASSNET__MODEL_STATUS__MODEL_WARNING ? "warning" : "ok");
 	for (size_t i = 0; i < rec->n_warnings; i++)
 		printf("warning    %s\n", rec->warnings[i]);
+	print_binding(rec);
 	printf("nodes      %u (with nested graphs)\nvalues     %u, %u with unknown dims\n", rec->nodes,
 	       rec->values, rec->unknown_dims);
 	printf("weights    %zu kept as metadata\ntest sets  %zu\n", rec->n_weights, rec->n_testsets);

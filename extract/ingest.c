@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "extract/binding.h"
 #include "runtime/infer.h"
 #include "store/store.h"
 
@@ -252,8 +253,39 @@ static int record_bind(ctx *c, const pn_dimbind *bind)
 	return 0;
 }
 
+/* test_data_set_0's inputs, for the binding to read (folder order). */
+static pn_bind_testset first_testset(ctx *c)
+{
+	pn_bind_testset ts = {0};
+	const Passnet__TestSet *t = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
+	const void **bytes = t ? pn_arena_alloc(c->a, sizeof(void *) * (t->n_inputs + 1)) : NULL;
+	size_t *len = t ? pn_arena_alloc(c->a, sizeof(size_t) * (t->n_inputs + 1)) : NULL;
+	if (!bytes || !len)
+		return ts;
+	for (size_t i = 0; i < t->n_inputs; i++) {
+		bytes[i] = t->inputs[i].data;
+		len[i] = t->inputs[i].len;
+	}
+	ts.n = (int)t->n_inputs;
+	ts.bytes = bytes;
+	ts.len = len;
+	return ts;
+}
+
+/* How the binding was chosen, the tries it rejected and the inputs' roles. */
+static void record_choice(ctx *c, const pn_binding *b)
+{
+	c->rec->binding_how = (char *)b->how;
+	c->rec->n_binding_tries = (size_t)b->n_tries;
+	c->rec->binding_tries = (char **)b->tries;
+	c->rec->n_input_roles = (size_t)b->n_roles;
+	c->rec->input_roles = (char **)b->roles;
+	if (b->warning)
+		pn_model_warn(c->m, "%s", b->warning);
+}
+
 static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		  const char *path, const pn_dimbind *bind)
+		  const char *path, const pn_dimbind *given)
 {
 	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, c->a, c->err);
 	if (!mp || pn_onnx_resolve_external(mp, io, c->m, c->err) < 0)
@@ -261,6 +293,15 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	pn_decode_opts o = {.weights_as_meta = 1};
 	if (pn_model_from_proto(mp, &o, c->m, c->err))
 		return -1;
+	if (io && read_testsets(c, io))
+		return -1;
+	pn_binding chosen;
+	pn_bind_testset ts = first_testset(c);
+	if (pn_binding_choose(c->m, given, &ts, c->a, &chosen, c->err))
+		return -1;
+	/* a model with nothing to bind keeps the --dim list as it was given */
+	const pn_dimbind *bind = chosen.how ? &chosen.bind : given;
+	record_choice(c, &chosen);
 	pn_infer_result r;
 	char ierr[PN_ERRLEN];
 	int inferred = !pn_infer_graph(c->m->graph, bind, NULL, &r, ierr);
@@ -270,8 +311,6 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	int rc = record_bind(c, bind) || strip_graph(c, mp->graph, c->m->graph);
 	if (!rc && inferred)
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);
-	if (!rc && io)
-		rc = read_testsets(c, io);
 	if (!rc) {
 		record_warnings(c);
 		c->rec->has_nodes = c->rec->has_values = c->rec->has_unknown_dims = 1;

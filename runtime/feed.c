@@ -35,6 +35,21 @@ static int read_inputs(const pn_graph *g, const char *dir, pn_tensor **in, char 
 	return 0;
 }
 
+/* A configuring integer scalar (a sample rate 'sr', a number of steps) is
+ * bound by its own name, like a dim (extract/binding.h): a random value is
+ * not an input such a model takes. */
+static void bound_scalar(const pn_graph *g, int i, const pn_dimbind *bind, pn_tensor *t)
+{
+	if (!bind || t->numel != 1 || pn_dtype_is_float(t->dtype) || t->dtype == PN_BOOL ||
+	    t->dtype == PN_STRING)
+		return;
+	for (int k = 0; k < bind->n; k++)
+		if (!strcmp(bind->names[k], g->values[g->inputs[i]].name)) {
+			pn_tensor_set_f64(t, 0, (double)bind->values[k]);
+			return;
+		}
+}
+
 /* Random inputs need static types: inference binds the symbolic dims. */
 static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t seed, pn_tensor **in,
 			 char *err)
@@ -47,6 +62,8 @@ static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t see
 		in[i] = pn_input_for(g, i, &r.v[g->inputs[i]].type, seed, NULL, err);
 		if (!in[i])
 			rc = -1;
+		else
+			bound_scalar(g, i, bind, in[i]);
 	}
 	pn_infer_result_free(&r);
 	return rc;

@@ -3,7 +3,8 @@
  * backend-test .pb files.  Shared by `passnet run`, `passnet time` and the
  * value-ranges stage, which must agree on what "the model's inputs" are: input_N.pb files from a
  * folder, else the model's test_data_set_0, else seeded random inputs with
- * symbolic dims bound (unbound names are 1).
+ * symbolic dims bound (unbound names are 1) and an integer scalar input the
+ * binding names (a sample rate 'sr', extract/binding.h) at its bound value.
  */
 #ifndef PN_FEED_H
 #define PN_FEED_H

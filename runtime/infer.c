@@ -9,12 +9,16 @@
  * turns Shape -> Gather -> Concat -> Reshape chains into concrete dims: no op
  * needs its own constant-evaluation code.
  *
- * Symbolic input dims are bound first (--dim NAME=V, default 1), so a model
+ * Symbolic input dims are bound first (by the model's binding, see
+ * extract/binding.h, or --dim NAME=V; names bound nowhere are 1), so a model
  * exported with a dynamic batch gets concrete shapes everywhere except where
- * a size depends on float data (NonZero, NonMaxSuppression, ...).
+ * a size depends on float data (NonZero, NonMaxSuppression, ...).  A dim the
+ * file leaves without a name is bound by the name "INPUT:AXIS"
+ * (pn_dim_bind_name).
  */
 #include "runtime/infer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,13 +40,22 @@ static int64_t bound_dim(const pn_dimbind *b, const char *name)
 	return 1;
 }
 
+const char *pn_dim_bind_name(const char *input, const pn_type *t, int axis, char *buf, int n)
+{
+	if (t->dim_names[axis])
+		return t->dim_names[axis];
+	snprintf(buf, (size_t)n, "%s:%d", input ? input : "", axis);
+	return buf;
+}
+
 /* Declared type with every unknown dim of a graph input bound. */
-static pn_type bind_input(const pn_type *t, const pn_dimbind *b)
+static pn_type bind_input(const pn_type *t, const char *input, const pn_dimbind *b)
 {
 	pn_type out = *t;
+	char buf[256];
 	for (int i = 0; i < out.rank; i++)
 		if (out.dims[i] < 0)
-			out.dims[i] = bound_dim(b, out.dim_names[i]);
+			out.dims[i] = bound_dim(b, pn_dim_bind_name(input, t, i, buf, sizeof buf));
 	return out;
 }
 
@@ -234,7 +247,8 @@ static int infer_env(pn_infer_env *env, const pn_type *input_types, char *err)
 	}
 	for (int i = 0; i < g->n_inputs; i++) {
 		pn_tinfo *t = &res->v[g->inputs[i]];
-		t->type = input_types ? input_types[i] : bind_input(&t->type, env->bind);
+		t->type = input_types ? input_types[i]
+				      : bind_input(&t->type, g->values[g->inputs[i]].name, env->bind);
 	}
 	for (int i = 0; i < g->n_nodes; i++)
 		if (infer_node(env, &g->nodes[g->topo[i]], err))

@@ -76,6 +76,12 @@ int  pn_infer_graph(const pn_graph *g, const pn_dimbind *bind, const pn_type *in
 		    pn_infer_result *res, char *err);
 void pn_infer_result_free(pn_infer_result *res);
 
+/* The name by which axis `axis` of graph input `input` (typed t, the dim
+ * unknown) is bound: its symbolic name from the file, or, for a dim the file
+ * leaves unnamed, "INPUT:AXIS" written into buf (e.g. "input:1"), so that
+ * --dim and a model's binding can reach it too. */
+const char *pn_dim_bind_name(const char *input, const pn_type *t, int axis, char *buf, int n);
+
 /* For inference functions of If/Loop/Scan: infers nested graph g with the
  * given input types (its captured values typed from the enclosing graph)
  * and returns the types of its outputs.  Only available while a whole graph
