@@ -92,7 +92,7 @@ int pn_check_extract(pn_ctx *ctx)
 		for (int i = 0; i < xo.nme; i++)
 			xo.src[n++] = (pn_source_spec){xo.me[i].name, xo.me[i].kind, xo.me[i].location,
 						       xo.me[i].checksum, xo.me[i].licence, xo.me[i].note,
-						       NULL};
+						       NULL, xo.me[i].group};
 	}
 	if (!n)
 		return pn_usage_error(ctx->usage, "PATH or --manifest FILE wanted");

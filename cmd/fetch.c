@@ -110,7 +110,7 @@ static int run(pn_ctx *ctx)
 	}
 	for (int i = 0; i < n; i++)
 		src[i] = (pn_source_spec){me[i].name, me[i].kind, me[i].location, me[i].checksum,
-					  me[i].licence, me[i].note, NULL};
+					  me[i].licence, me[i].note, NULL, me[i].group};
 	int bad = pn_fetch_remote(src, n, fo.offline, 1, f);
 	for (int i = 0; i < n; i++)
 		pn_fetched_clear(&f[i]);

@@ -15,6 +15,7 @@
 #include "schemas/ops.h"
 #include "store/subgraphs.h"
 #include "exec/profile.h"
+#include "export/groups.h"
 #include "store/query.h"
 
 static int opt_unknown, opt_brief;
@@ -446,6 +447,45 @@ static void print_subgraph_stats(stats *s)
 	}
 }
 
+/* The store per manifest group, when the sources are grouped: trained
+ * models apart from op tests (export/groups.h). */
+static void print_groups(pn_rtxn *t, int json)
+{
+	pn_group_stat *g;
+	int n;
+	char err[PN_ERRLEN];
+	if (pn_group_stats(t, &g, &n, err)) {
+		pn_warn("stats: groups: %s", err);
+		return;
+	}
+	int named = 0;
+	for (int i = 0; i < n; i++)
+		named |= g[i].name[0] != 0;
+	for (int i = 0; named && i < n; i++) {
+		const pn_group_stat *x = &g[i];
+		const char *name = x->name[0] ? x->name : "(no group)";
+		if (json) {
+			printf("%s", i ? "," : "\"groups\":[");
+			printf("{\"group\":");
+			pn_json_str(stdout, name);
+			printf(",\"sources\":%lld,\"models\":%lld,\"subgraphs\":%lld,\"profiled\":%lld,"
+			       "\"measured\":%lld,\"slow\":%lld}", (long long)x->sources, (long long)x->models,
+			       (long long)x->subgraphs, (long long)x->profiled, (long long)x->measured,
+			       (long long)x->slow);
+			continue;
+		}
+		printf("group %s: %lld sources, %lld models, %lld unique subgraphs", name,
+		       (long long)x->sources, (long long)x->models, (long long)x->subgraphs);
+		if (x->profiled)
+			printf("; %lld profiled, slow: %.1f%% of those measured", (long long)x->profiled,
+			       x->measured ? 100.0 * (double)x->slow / (double)x->measured : 0.0);
+		putchar('\n');
+	}
+	if (json)
+		printf(named ? "]," : "\"groups\":[],");
+	pn_group_stats_free(g, n);
+}
+
 static void print_brief(stats *s)
 {
 	printf("store: %lld models (%lld places, %lld failed), %lld nodes; %lld candidates -> "
@@ -455,6 +495,7 @@ static void print_brief(stats *s)
 	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0, (long long)s->once,
 	       s->n_patterns);
 	print_profile_stats(s);
+	print_groups(s->t, 0);
 }
 
 static void print_text(stats *s)
@@ -466,6 +507,7 @@ static void print_text(stats *s)
 	       (long long)s->unknown);
 	printf("weights     %lld kept as metadata\n", (long long)s->weights);
 	print_sources(s);
+	print_groups(s->t, 0);
 	pn_tally_print(&s->sources, "places by source:", 0, stdout);
 	pn_tally_print(&s->opsets, "models by opset:", 0, stdout);
 	pn_tally_print(&s->ops, "op histogram:", 0, stdout);
@@ -488,6 +530,7 @@ static void print_json(stats *s)
 	       (long long)s->values, (long long)s->unknown, (long long)s->weights);
 	pn_tally_json(&s->sources, "sources", stdout);
 	putchar(',');
+	print_groups(s->t, 1);
 	print_sources_json(s);
 	putchar(',');
 	pn_tally_json(&s->opsets, "opsets", stdout);

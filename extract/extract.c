@@ -274,6 +274,7 @@ static int put_source(extractor *x, int complete)
 		rec.origin = s->fetched->origin;
 	rec.licence = (char *)(s->licence ? s->licence : "");
 	rec.note = (char *)(s->note ? s->note : "");
+	rec.group = (char *)s->group;
 	rec.has_files_seen = rec.has_models_ok = rec.has_models_failed = rec.has_complete = 1;
 	rec.files_seen = x->ok + x->failed;
 	rec.models_ok = x->ok;

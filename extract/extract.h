@@ -28,6 +28,7 @@ typedef struct pn_source_spec {
 	/* npm, deb, url: what pn_fetch_source made of it (NULL: not fetched,
 	 * an error).  Read from the cache; its checksum is verified there. */
 	const pn_fetched *fetched;
+	const char *group;      /* the manifest's [section] (NULL: none) */
 } pn_source_spec;
 
 typedef struct pn_extract_stats {

@@ -26,6 +26,13 @@
  *             single token such as "unknown".
  *   note      the rest of the line, free text (may be empty; may contain '#').
  *
+ * A line "[NAME]" (NAME as for a source) starts a group: the sources after
+ * it, up to the next such line, belong to it, and the store, `passnet
+ * stats` and the report count them apart (the default corpus keeps trained
+ * models and Debian's one-op backend tests apart, so that what real models
+ * give is not lost among op tests).  Sources before the first group line
+ * belong to none.
+ *
  * A line whose first non-blank character is '#' is a comment; blank lines
  * are ignored; a trailing '\r' is dropped.  Any other line that does not fit
  * is an error "FILE:LINE: problem", and so is a name used twice.  The file is
@@ -160,6 +167,7 @@ static void pn_entry_clear(pn_manifest_entry *e)
 	free(e->checksum);
 	free(e->licence);
 	free(e->note);
+	free(e->group);
 }
 
 void pn_manifest_free(pn_manifest_entry *e, int n)
@@ -227,6 +235,29 @@ static int pn_parse_line(char *s, const char *base, size_t baselen, pn_manifest_
 	return 0;
 }
 
+/* "[NAME]" (blanks around it allowed) into *group. */
+static int set_group(const char *s, char **group, char *err)
+{
+	const char *end = strchr(s, ']');
+	if (!end)
+		return pn_fail(err, "a group line is [NAME], got '%s'", s);
+	for (const char *q = end + 1; *q; q++)
+		if (!pn_blank(*q))
+			return pn_fail(err, "nothing may follow a group's ']', got '%s'", s);
+	char *name = strndup(s + 1, (size_t)(end - s - 1));
+	if (!name)
+		return pn_fail(err, "out of memory");
+	if (!pn_name_ok(name)) {
+		pn_fail(err, "bad group name '%s' (1-%d characters from A-Z a-z 0-9 . _ + -)", name,
+			PN_MANIFEST_NAME_MAX);
+		free(name);
+		return -1;
+	}
+	free(*group);
+	*group = name;
+	return 0;
+}
+
 int pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *err)
 {
 	*out = NULL;
@@ -238,6 +269,7 @@ int pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *er
 	size_t baselen = slash ? (size_t)(slash - path) + 1 : 0;
 	pn_manifest_entry *v = NULL;
 	int cnt = 0, cap = 0, lineno = 0, rc = 0;
+	char *group = NULL;
 	char *line = NULL;
 	size_t linecap = 0;
 	ssize_t len;
@@ -254,6 +286,14 @@ int pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *er
 			s++;
 		if (!*s || *s == '#')
 			continue;
+		if (*s == '[') {
+			if (set_group(s, &group, err)) {
+				pn_errprefix(err, "%s:%d", path, lineno);
+				rc = -1;
+				break;
+			}
+			continue;
+		}
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 16;
 			pn_manifest_entry *nv = realloc(v, (size_t)cap * sizeof *v);
@@ -271,6 +311,11 @@ int pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *er
 			break;
 		}
 		e->line = lineno;
+		if (group && !(e->group = strdup(group))) {
+			pn_entry_clear(e);
+			rc = pn_fail(err, "%s:%d: out of memory", path, lineno);
+			break;
+		}
 		cnt++;
 		/* Manifests are short (tens of lines): a linear scan is fine. */
 		for (int i = 0; i < cnt - 1; i++)
@@ -285,6 +330,7 @@ int pn_manifest_read(const char *path, pn_manifest_entry **out, int *n, char *er
 	if (!rc && ferror(fp))
 		rc = pn_fail(err, "%s: read error: %s", path, strerror(errno));
 	free(line);
+	free(group);
 	fclose(fp);
 	if (rc) {
 		pn_manifest_free(v, cnt);

@@ -97,6 +97,7 @@ int pn_source_walk_fetched(const char *source, const char *disk, const char *nam
 /* One line of data-manifest.txt (format: manifest.c). */
 typedef struct pn_manifest_entry {
 	char *name, *kind, *location, *checksum, *licence, *note;
+	char *group;     /* the [section] the line is in, or NULL before any */
 	int line;
 } pn_manifest_entry;
 
