@@ -22,6 +22,7 @@
 #include "canon/decode.h"
 #include "exec/calibrate.h"
 #include "exec/profile.h"
+#include "export/groups.h"
 #include "export/svg.h"
 #include "passnet.pb-c.h"
 #include "store/query.h"
@@ -728,6 +729,40 @@ static int cmp_src_name(const void *a, const void *b)
 	return strcmp(((const rsource *)a)->name, ((const rsource *)b)->name);
 }
 
+/* Trained models apart from op tests: the manifest's groups
+ * (export/groups.h), when the sources are grouped. */
+static void write_groups(FILE *f, report *r)
+{
+	pn_group_stat *g;
+	int n, named = 0;
+	char err[PN_ERRLEN];
+	if (pn_group_stats(r->t, &g, &n, err))
+		return;
+	for (int i = 0; i < n; i++)
+		named |= g[i].name[0] != 0;
+	if (named) {
+		fputs("<section id=\"groups\"><h2>Groups</h2>\n<p class=\"note\">The manifest's "
+		      "groups of sources: a subgraph counts for every group holding a model it was "
+		      "found in.</p>\n<table id=\"group-table\"><thead><tr><th>group</th>"
+		      "<th class=\"n\">sources</th><th class=\"n\">models</th>"
+		      "<th class=\"n\">subgraphs</th><th class=\"n\">profiled</th>"
+		      "<th class=\"n\">slow</th><th class=\"n\">slow share</th></tr></thead><tbody>\n",
+		      f);
+		for (int i = 0; i < n; i++) {
+			fputs("<tr><td>", f);
+			pn_html_escape(f, g[i].name[0] ? g[i].name : "(no group)");
+			fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
+				"<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
+				"<td class=\"n\">%.1f%%</td></tr>\n", (long long)g[i].sources,
+				(long long)g[i].models, (long long)g[i].subgraphs, (long long)g[i].profiled,
+				(long long)g[i].slow,
+				g[i].measured ? 100.0 * (double)g[i].slow / (double)g[i].measured : 0.0);
+		}
+		fputs("</tbody></table></section>\n", f);
+	}
+	pn_group_stats_free(g, n);
+}
+
 static void write_sources(FILE *f, report *r)
 {
 	/* Appended unknown sources join the sorted ones for display. */
@@ -800,6 +835,7 @@ static void write_page(FILE *f, report *r)
 	write_calibration(f, r);
 	write_plots(f, r);
 	write_patterns(f, r);
+	write_groups(f, r);
 	write_sources(f, r);
 	write_measurement(f, r);
 	fputs("<footer class=\"note\">Written by <code>passnet report</code>.</footer>\n"
