@@ -3,9 +3,9 @@
 # nothing left measures nothing.  Profiles hold the fields the report and the
 # export read.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 db="$TEST_TMP/db"
-pn --db "$db" build "$SHARED/models/squeezenet1_1" "$SHARED/models/gpt2_tiny"
+pn --db "$db" build "$CORPUS/models/squeezenet1_1" "$CORPUS/models/gpt2_tiny"
 [ "$status" -eq 0 ] || fail "build: $out"
 pn --db "$db" --json stats
 total=$(echo "$out" | sed 's/.*"subgraphs":\([0-9]*\).*/\1/')
