@@ -2,7 +2,10 @@
 #
 #   make              build bin/passnet
 #   make deps         install the Debian packages passnet needs (apt-get)
-#   make test         deps + build + every test (unit, CLI, conformance)
+#   make test         deps + build + every test (unit, CLI, conformance); the
+#                     tests that read a corpus build a small fixture corpus
+#                     (tests/fixtures/mkcorpus.py) into build/fixture-corpus/
+#   make test-corpus  those tests again on ../shared/corpus (fails without it)
 #   make corpus       deps + build + the main job on the default corpus
 #   make bench-...    benchmarks; each prints its figures (bench-ort: against
 #                     ONNX Runtime, needs node and npm)
@@ -47,7 +50,7 @@ LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
-.PHONY: FORCE all deps test unit-test cli-test conformance-test corpus clean \
+.PHONY: FORCE all deps test test-corpus unit-test cli-test conformance-test corpus clean \
         bench-extract bench-dedup bench-ort bench-kernels bench-deps
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
@@ -132,6 +135,15 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BIN) $(TOOLS)
 	@tests/run-all.sh
+
+# The CLI tests that read a corpus (tests/cli/lib.sh: need_corpus), on
+# ../shared/corpus (SHARED, below) instead of the fixture corpus: the real
+# architectures, for wider coverage.  CI has it beside the clone; without it
+# this target fails rather than skips.
+test-corpus: deps
+	@[ -d "$(SHARED)/models" ] || { echo "test-corpus: no corpus at $(SHARED) (models/ missing)"; exit 1; }
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(TOOLS)
+	@PASSNET_CORPUS="$(abspath $(SHARED))" tests/run-all.sh corpus
 
 unit-test: all $(UNIT_BIN)
 	@tests/run-all.sh unit

@@ -5,8 +5,8 @@
 # tests, compared on dims, type and every value.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-command -v node >/dev/null || { echo "no node on this machine"; exit 77; }
-[ -d "$TESTDATA/node" ] || { echo "no ONNX backend tests at $TESTDATA"; exit 77; }
+command -v node >/dev/null || fail "node is not installed (make deps installs it)"
+[ -d "$TESTDATA/node" ] || fail "no ONNX backend tests at $TESTDATA (make deps installs libonnx-testdata)"
 "$PY" - "$TESTDATA/node" > "$TEST_TMP/expected" <<'PYEOF'
 import glob, json, math, sys
 import onnx

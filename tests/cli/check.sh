@@ -8,11 +8,11 @@
 # errors; candidate outputs are compared on the exported test set; and the
 # scorer's ES_t on these results matches the formula.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 PY=${PYTHON:-/usr/bin/python3}
 db="$TEST_TMP/db"
 
-pn --db "$db" build "$SHARED/models/resnet18"
+pn --db "$db" build "$CORPUS/models/resnet18"
 [ "$status" -eq 0 ] || fail "build: $out"
 pn --db "$db" ls --subgraphs --strategy fusion --json
 [ "$status" -eq 0 ] || fail "ls: $out"

@@ -1,14 +1,41 @@
-# Every model of ../shared/corpus that comes with a complete test set (zoo
-# archives and model folders) reproduces the outputs PyTorch computed, within
-# rtol 1e-3 / atol 1e-4, with 1 and with 2 threads.
+# Every model of the corpus that comes with a complete test set (zoo
+# archives, nested ones included, and model folders) reproduces its expected
+# outputs (PyTorch's in ../shared/corpus, numpy's in the fixture corpus),
+# within rtol 1e-3 / atol 1e-4, with 1 and with 2 threads; every test set
+# the corpus holds is checked.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
+
+# sets_in ARCHIVE: the test sets with an input (test_data_set_0/input_0.pb)
+# in an archive, counted by unpacking it with tar / unzip, nested archives
+# included.
+sets_in() {
+	d=$(mktemp -d "$TEST_TMP/unpack.XXXXXX")
+	case "$1" in
+	*.zip) unzip -q "$1" -d "$d" || fail "unzip $1" ;;
+	*) tar xf "$1" -C "$d" || fail "tar xf $1" ;;
+	esac
+	k=$(find "$d" -path '*/test_data_set_0/input_0.pb' | wc -l)
+	for inner in $(find "$d" -type f \( -name '*.zip' -o -name '*.tar' -o -name '*.tar.gz' -o -name '*.tgz' \)); do
+		k=$((k + $(sets_in "$inner")))
+	done
+	rm -rf "$d"
+	echo "$k"
+}
+want=$(ls "$CORPUS"/models/*/test_data_set_0/input_0.pb | wc -l)
+for a in "$CORPUS"/zoo/*; do
+	want=$((want + $(sets_in "$a")))
+done
+echo "the corpus holds $want complete test sets"
+[ "$want" -ge 10 ] || fail "only $want test sets in $CORPUS"
+
 for t in 1 2; do
-	pn -j "$t" conformance --rtol 1e-3 --atol 1e-4 "$SHARED/zoo" "$SHARED/models"
+	pn -j "$t" conformance --rtol 1e-3 --atol 1e-4 "$CORPUS/zoo" "$CORPUS/models"
 	echo "$out" | grep -v "^SKIP" | tail -n 12
 	[ "$status" -eq 0 ] || fail "a corpus model does not reproduce its outputs with $t threads"
 	expect_contains "$out" "PASS zoo/squeezenet1_1.tar.gz!squeezenet1_1" "zoo archive model ran"
 	expect_contains "$out" "PASS zoo/nested-bundle.tar!gpt2_tiny.zip!gpt2_tiny" "nested archive model ran"
+	expect_contains "$out" "$want passed, 0 failed" "every test set checked"
 	n=$(echo "$out" | grep -c "^PASS")
-	[ "$n" -ge 20 ] || fail "only $n corpus models were checked"
+	expect_eq "$n" "$want" "PASS lines with $t threads"
 done

@@ -3,9 +3,9 @@
 # sources, when a source is added in a later run, and after partition or
 # dedup is killed with SIGKILL and run again.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
-s1="$SHARED/models"
-s2="$SHARED/zoo"
+need_corpus
+s1="$CORPUS/models"
+s2="$CORPUS/zoo"
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 build() {   # db threads sources...
 	db=$1 t=$2
@@ -30,21 +30,26 @@ cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/c.dump" || fail "adding a source later give
 # kill partition and dedup part-way, then finish
 killed=0
 for stage in partition dedup; do
-	for delay in 0.2 0.5; do
+	for delay in 0.05 0.2 0.5; do
 		rm -rf "$TEST_TMP/k"
 		pn --db "$TEST_TMP/k" extract "$s1" "$s2"
 		[ "$stage" = dedup ] && pn --db "$TEST_TMP/k" partition
 		PASSNET_WRITE_BATCH=65536 "$PASSNET" --db "$TEST_TMP/k" -q -j 2 $stage >/dev/null 2>&1 &
 		pid=$!
 		sleep "$delay"
-		if kill -9 "$pid" 2>/dev/null; then killed=$((killed + 1)); fi
+		if kill -9 "$pid" 2>/dev/null; then
+			killed=$((killed + 1))
+			how="killed at ${delay}s"
+		else
+			how="ended before the kill at ${delay}s"
+		fi
 		wait "$pid" 2>/dev/null || true
 		pn --db "$TEST_TMP/k" -j 2 partition
 		pn --db "$TEST_TMP/k" -j 2 dedup
 		[ "$status" -eq 0 ] || fail "resumed dedup: $out"
 		dump "$TEST_TMP/k" "$TEST_TMP/k.dump"
 		cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/k.dump" || fail "store after killing $stage at ${delay}s differs"
-		echo "$stage killed at ${delay}s and resumed: same store"
+		echo "$stage $how, resumed: same store"
 	done
 done
 [ "$killed" -gt 0 ] || fail "no stage was still running when killed"

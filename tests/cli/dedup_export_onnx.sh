@@ -1,20 +1,28 @@
-# `passnet export-onnx` writes every fusion subgraph of ../shared/corpus as a
+# `passnet export-onnx` writes every fusion subgraph of the corpus as a
 # standalone model that onnx's checker (full check, with shape inference)
 # accepts.  Allowed exceptions, each checked: subgraphs whose boundary rank
 # depends on data are refused with that reason, and a subgraph the checker
 # rejects must come from a source model the checker rejects too.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 PY=${PYTHON:-/usr/bin/python3}
 db="$TEST_TMP/db"
-for stage in "extract $SHARED" partition dedup; do
+for stage in "extract $CORPUS" partition dedup; do
 	pn --db "$db" $stage
 	[ "$status" -eq 0 ] || fail "$stage: $out"
 done
 pn --db "$db" ls --subgraphs --strategy fusion
 echo "$out" | cut -c1-32 > "$TEST_TMP/hashes"
 total=$(wc -l < "$TEST_TMP/hashes")
-[ "$total" -ge 1000 ] || fail "only $total fusion subgraphs"
+# every stored model (folders and archive members) has fusion subgraphs
+nmodels=0
+for k in $("$PASSNET" --db "$db" ls | cut -c1-32); do
+	n=$("$PASSNET" --db "$db" ls --subgraphs --model "$k" --strategy fusion | wc -l)
+	[ "$n" -ge 1 ] || fail "model $k has no fusion subgraph"
+	nmodels=$((nmodels + 1))
+done
+[ "$nmodels" -ge "$(ls -d "$CORPUS"/models/*/ | wc -l)" ] || fail "only $nmodels models stored"
+[ "$total" -ge "$nmodels" ] || fail "only $total fusion subgraphs for $nmodels models"
 mkdir -p "$TEST_TMP/onnx"
 refused=0
 while read -r h; do
@@ -33,9 +41,9 @@ while read -r _ f rest; do
 	src=$("$PASSNET" --db "$db" show "$h" | sed -n 's/^  found in  [0-9a-f]* [^:]*: \(.*\)  (.*/\1/p' |
 		grep -v '!' | head -n 1)
 	[ -n "$src" ] || fail "checker rejects $h, found only inside archives"
-	[ -f "$SHARED/$src" ] || fail "$SHARED/$src is not a file"
+	[ -f "$CORPUS/$src" ] || fail "$CORPUS/$src is not a file"
 	echo "checker rejects $h ($rest), found in $src"
-	"$PY" "$ROOT/tests/fixtures/check_onnx.py" "$SHARED/$src" | grep -q '^bad ' ||
+	"$PY" "$ROOT/tests/fixtures/check_onnx.py" "$CORPUS/$src" | grep -q '^bad ' ||
 		fail "the checker rejects subgraph $h but accepts its source model $src"
 done < "$TEST_TMP/bad"
 echo "$total fusion subgraphs: $ok exported and accepted by onnx.checker, $refused refused (data-dependent rank)"

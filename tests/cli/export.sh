@@ -3,10 +3,10 @@
 # checksums, that is byte-identical when exported twice (directory and
 # archive), and whose splits share no pattern and no subgraph.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 PY=${PYTHON:-/usr/bin/python3}
 db="$TEST_TMP/db"
-pn --db "$db" build "$SHARED/zoo" "$SHARED/models/resnet18" "$SHARED/models/mobilenet_v2"
+pn --db "$db" build "$CORPUS/zoo" "$CORPUS/models/resnet18" "$CORPUS/models/mobilenet_v2"
 [ "$status" -eq 0 ] || fail "build: $out"
 pn --db "$db" exec --strategy fusion --min-nodes 2 --limit 250 --warmup 1 --trials 3
 [ "$status" -eq 0 ] || fail "exec: $out"

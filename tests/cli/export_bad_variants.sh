@@ -5,10 +5,10 @@
 # it, a task left with none is dropped, and the splits list only what was
 # written.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 db="$TEST_TMP/db"
-pn --db "$db" build "$SHARED/models/fasterrcnn_mobilenet_v3_large_fpn" \
-	"$SHARED/models/maskrcnn_resnet50_fpn"
+pn --db "$db" build "$CORPUS/models/fasterrcnn_mobilenet_v3_large_fpn" \
+	"$CORPUS/models/maskrcnn_resnet50_fpn"
 [ "$status" -eq 0 ] || fail "build: $out"
 "$ROOT/build/tools/mkprofiles" "$db" >/dev/null || fail "mkprofiles"
 pn --db "$db" export --out "$TEST_TMP/set" --tasks 200

@@ -3,14 +3,14 @@
 # under the float32 tolerance of ES_t level t = -3: rtol 10^(5.886 * -3 / 5)
 # (about 2.9e-4) and atol 10^-3.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 command -v node >/dev/null || fail "node is not installed (make deps installs it)"
 if [ ! -d "$ROOT/bench/ort/node_modules/onnxruntime-node" ]; then
 	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >/dev/null 2>&1) ||
 		fail "npm ci of onnxruntime-node failed"
 fi
 db="$TEST_TMP/db"
-pn --db "$db" build "$SHARED/zoo" "$SHARED/models/resnet18" "$SHARED/models/mobilenet_v3_small"
+pn --db "$db" build "$CORPUS/zoo" "$CORPUS/models/resnet18" "$CORPUS/models/mobilenet_v3_small"
 [ "$status" -eq 0 ] || fail "build: $out"
 pn --db "$db" exec --strategy fusion --min-nodes 2 --limit 200 --warmup 1 --trials 3
 [ "$status" -eq 0 ] || fail "exec: $out"

@@ -2,9 +2,10 @@
 # and 2 threads, for any order of the PATH arguments, and after a run killed
 # with SIGKILL in the middle is resumed.
 . "$ROOT/tests/cli/lib.sh"
+need_corpus
 s1="$TESTDATA/node"
-s2="$TESTDATA/pytorch-converted"
-[ -d "$SHARED" ] && s2="$SHARED"
+s2="$CORPUS"
+[ -d "$s1" ] || fail "no ONNX backend tests at $TESTDATA (make deps installs libonnx-testdata)"
 
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 

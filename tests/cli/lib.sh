@@ -3,8 +3,8 @@
 # stops the script with a readable reason.
 set -eu
 : "${PASSNET:?}" "${TEST_TMP:?}" "${ROOT:?}"
-SHARED=${SHARED:-$ROOT/../shared/corpus}
 TESTDATA=${TESTDATA:-/usr/share/libonnx-testdata/data}
+PY=${PYTHON:-/usr/bin/python3}
 
 fail() { echo "FAILED: $*" >&2; exit 1; }
 
@@ -25,8 +25,29 @@ pn() {
 	set -e
 }
 
-# Exits 77 (skipped, with the reason) when ../shared/corpus is absent: CI
-# has it beside the checkout, a fresh user does not.
-need_shared() {
-	[ -d "$SHARED/models" ] || { echo "no shared corpus at $SHARED"; exit 77; }
+# Sets CORPUS, the corpus of models/<name>/ folders and zoo/ archives the
+# test reads: $PASSNET_CORPUS when set (`make test-corpus` points it at
+# ../shared/corpus), else the fixture corpus tests/fixtures/mkcorpus.py
+# writes, built once into build/fixture-corpus/<hash of the script>/.
+# Never skips: a corpus named but absent is a failure.
+need_corpus() {
+	if [ -n "${PASSNET_CORPUS:-}" ]; then
+		[ -d "$PASSNET_CORPUS/models" ] && [ -d "$PASSNET_CORPUS/zoo" ] ||
+			fail "PASSNET_CORPUS=$PASSNET_CORPUS has no models/ and zoo/"
+		CORPUS=$(cd "$PASSNET_CORPUS" && pwd)
+		return
+	fi
+	gen="$ROOT/tests/fixtures/mkcorpus.py"
+	cache="$ROOT/build/fixture-corpus"
+	CORPUS="$cache/$(sha256sum "$gen" | cut -c1-16)"
+	[ -d "$CORPUS" ] && return
+	mkdir -p "$cache"
+	tmp=$(mktemp -d "$cache/.new.XXXXXX")
+	"$PY" "$gen" "$tmp/corpus" >&2 || { rm -rf "$tmp"; fail "$gen failed"; }
+	# rename: a corpus is complete or absent (another run may win the race)
+	mv -T "$tmp/corpus" "$CORPUS" 2>/dev/null || [ -d "$CORPUS" ] || fail "cannot write $CORPUS"
+	rm -rf "$tmp"
+	for old in "$cache"/*; do
+		[ "$old" = "$CORPUS" ] || rm -rf "$old"
+	done
 }

@@ -5,7 +5,7 @@
 # the three plots, the tables and the headline figures, and a screenshot is
 # far from blank.  A store without profiles gets a page that says so.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 MKPROFILES=${MKPROFILES:-$ROOT/build/tools/mkprofiles}
 PY=${PYTHON:-/usr/bin/python3}
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
@@ -20,8 +20,8 @@ has() {
 db="$TEST_TMP/db"
 odd="$TEST_TMP/src/a<b&c'd"
 mkdir -p "$odd"
-cp "$SHARED/models/resnet18/model.onnx" "$odd/model.onnx"
-pn --db "$db" build "$SHARED/models/resnet18" "$SHARED/models/gpt2_tiny" "$odd"
+cp "$CORPUS/models/resnet18/model.onnx" "$odd/model.onnx"
+pn --db "$db" build "$CORPUS/models/resnet18" "$CORPUS/models/gpt2_tiny" "$odd"
 [ "$status" -eq 0 ] || fail "build: $out"
 models=$("$PASSNET" --db "$db" ls | wc -l)
 subgraphs=$("$PASSNET" --db "$db" ls --subgraphs | wc -l)

@@ -1,11 +1,11 @@
-# Every model of ../shared/corpus gets full shapes: the values whose dims stay
+# Every model of the corpus gets full shapes: the values whose dims stay
 # unknown after inference all depend on data (stats reports no inference gap,
 # and only the detection models, with NonZero/NMS/Loop/If, have any); and the
 # shapes inference gives the zoo models equal the ones their runs produce.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 db="$TEST_TMP/db"
-pn --db "$db" extract "$SHARED"
+pn --db "$db" extract "$CORPUS"
 [ "$status" -eq 0 ] || fail "extract: $out"
 pn --db "$db" --json stats
 expect_contains "$out" '"inference_gaps":0,' "no value is left unknown by a gap in inference"
@@ -23,8 +23,8 @@ done
 z="$TEST_TMP/zoo"
 mkdir -p "$z"
 cd "$z"
-for f in "$SHARED"/zoo/*.tar.gz; do tar xzf "$f"; done
-for f in "$SHARED"/zoo/*.zip; do unzip -q -o "$f"; done
+for f in "$CORPUS"/zoo/*.tar.gz; do tar xzf "$f"; done
+for f in "$CORPUS"/zoo/*.zip; do unzip -q -o "$f"; done
 for d in */; do
 	pn run "$d" --check-shapes
 	[ "$status" -eq 0 ] || fail "$d: $out"

@@ -5,11 +5,11 @@
 # runtimes (bench/ort.sh relies on it).  Times are only checked to be
 # positive and finite: this machine is shared.
 . "$ROOT/tests/cli/lib.sh"
-need_shared
+need_corpus
 PY=${PYTHON:-/usr/bin/python3}
 relu=$TESTDATA/node/test_relu
-model=$SHARED/models/gpt2_tiny
-[ -d "$relu" ] || { echo "no ONNX backend tests at $TESTDATA"; exit 77; }
+model=$CORPUS/models/gpt2_tiny
+[ -d "$relu" ] || fail "no ONNX backend tests at $TESTDATA (make deps installs libonnx-testdata)"
 
 # plain lines: median_ms iqr_ms trials path (default 10 trials)
 pn time "$relu" "$model"
