@@ -4,8 +4,8 @@
 # truncated listing on as complete.
 . "$ROOT/tests/cli/lib.sh"
 relu=$TESTDATA/node/test_relu
-[ -d "$relu" ] || { echo "no ONNX backend tests at $TESTDATA"; exit 77; }
-[ -w /dev/full ] || { echo "no /dev/full on this machine"; exit 77; }
+[ -d "$relu" ] || fail "no ONNX backend tests at $TESTDATA (make deps installs libonnx-testdata)"
+[ -w /dev/full ] || fail "no /dev/full on this machine"
 db="$TEST_TMP/db"
 
 # full_fails WHAT ARGS...: stdout to /dev/full exits non-zero, one stderr line.
