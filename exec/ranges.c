@@ -115,15 +115,7 @@ static int run_model(const pn_model *m, const Passnet__Model *rec, int threads, 
 	for (int i = 0; i < f.n && i < g->n_inputs; i++)
 		see(&vr[g->inputs[i]], f.v[i]);
 	pn_exec_opts eo = {.seed = seed, .threads = threads, .observe = observe, .observe_ud = vr};
-	pn_session *s = NULL;
-	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
-	int rc = out ? pn_session_new(g, &eo, &s, err) : pn_fail(err, "out of memory");
-	if (!rc)
-		rc = pn_session_run(s, f.v, f.n, out, err);
-	for (int i = 0; out && i < g->n_outputs; i++)
-		pn_tensor_free(out[i]);
-	free(out);
-	pn_session_free(s);
+	int rc = pn_run_once(g, &eo, f.v, f.n, err);
 	pn_feed_free(&f);
 	return rc;
 }

@@ -211,18 +211,8 @@ static int run_once(const pn_model *m, const pn_dimbind *b, char *err)
 	pn_feed f;
 	if (pn_feed_prepare(m, NULL, b, 1, &f, err))
 		return TRY_NOFEED;
-	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(pn_tensor *));
 	pn_exec_opts eo = {.seed = 1, .threads = 1};
-	pn_session *s = NULL;
-	int rc = out ? 0 : pn_fail(err, "out of memory");
-	if (!rc)
-		rc = pn_session_new(g, &eo, &s, err);
-	if (!rc)
-		rc = pn_session_run(s, f.v, f.n, out, err);
-	for (int i = 0; out && i < g->n_outputs; i++)
-		pn_tensor_free(out[i]);
-	free(out);
-	pn_session_free(s);
+	int rc = pn_run_once(g, &eo, f.v, f.n, err);
 	pn_feed_free(&f);
 	return rc ? TRY_RUN : TRY_PASS;
 }

@@ -603,3 +603,18 @@ int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_te
 	pn_pool_clear(&s.pool);
 	return rc;
 }
+
+int pn_run_once(const pn_graph *g, const pn_exec_opts *o, pn_tensor *const *inputs, int n_inputs,
+		char *err)
+{
+	pn_session *s = NULL;
+	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(pn_tensor *));
+	int rc = out ? pn_session_new(g, o, &s, err) : pn_fail(err, "out of memory");
+	if (!rc)
+		rc = pn_session_run(s, inputs, n_inputs, out, err);
+	for (int i = 0; out && i < g->n_outputs; i++)
+		pn_tensor_free(out[i]);
+	free(out);
+	pn_session_free(s);
+	return rc;
+}

@@ -37,6 +37,12 @@ void pn_session_set_threads(pn_session *s, int threads);
 int  pn_session_run(pn_session *s, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
 		    char *err);
 
+/* Runs g once in a session of its own on inputs[0..n_inputs) and frees the
+ * outputs: for callers that want only whether it runs, or what o->observe
+ * sees (the binding search, the value-range run). */
+int  pn_run_once(const pn_graph *g, const pn_exec_opts *o, pn_tensor *const *inputs, int n_inputs,
+		 char *err);
+
 /* Runs a single node on the given inputs (outputs are heap tensors); used by
  * constant folding.  seed feeds random ops. */
 int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
