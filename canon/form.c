@@ -175,13 +175,34 @@ static int add_value(builder *b, int v)
 	return slot_put(b, v, k) ? -1 : k;
 }
 
-/* Captured values of node n's nested graphs, in their canonical order. */
+/* Index of n's attribute that comes i-th by name, the order in which the
+ * node's label lists them (labels.c) and the decoder hands its captures
+ * out body by body (decode.c): not the file's order, which would make the
+ * operands of an If whose file lists then_branch first follow the file. */
+static int attr_by_name(const pn_node *n, int i)
+{
+	int rank_of_best = -1;
+	for (int k = 0; k < n->n_attr; k++) {
+		int rank = 0;
+		for (int j = 0; j < n->n_attr; j++)
+			rank += strcmp(n->attrs[j].name, n->attrs[k].name) < 0;
+		if (rank == i)
+			rank_of_best = k;
+	}
+	return rank_of_best;
+}
+
+/* Captured values of node n's nested graphs, in their canonical order:
+ * graph attributes by name, then each graph's own canonical order. */
 static int node_captures(builder *b, const pn_node *n, pn_buf *label, int32_t **caps, int *ncaps)
 {
 	*ncaps = 0;
 	*caps = NULL;
 	for (int i = 0; i < n->n_attr; i++) {
-		const pn_attr *at = &n->attrs[i];
+		int a = attr_by_name(n, i);
+		if (a < 0)
+			continue;   /* two attributes of one name: the file is malformed */
+		const pn_attr *at = &n->attrs[a];
 		int ng = at->type == PN_ATTR_GRAPH ? 1 : at->type == PN_ATTR_GRAPHS ? at->n : 0;
 		for (int k = 0; k < ng; k++) {
 			const pn_graph *sub = at->type == PN_ATTR_GRAPH ? at->g : at->graphs[k];
