@@ -8,10 +8,10 @@
 # unit:   every build/tests/test_* (cmocka programs, one per C test file)
 # cli:    every tests/cli/*.sh, run with PASSNET=bin/passnet and a scratch
 #         directory in TEST_TMP; a script exits 0 on success, anything else
-#         on failure (77 would count as skipped; no test uses it: the tests
-#         that read a corpus build the fixture corpus themselves, see
-#         need_corpus in tests/cli/lib.sh, and what else they need comes
-#         with `make deps`)
+#         on failure.  No test skips: the tests that read a corpus build the
+#         fixture corpus themselves (need_corpus in tests/cli/lib.sh), what
+#         else they need comes with `make deps`, and a test that finds it
+#         missing fails saying so.
 # corpus: the CLI tests that read a corpus (those calling need_corpus),
 #         against $PASSNET_CORPUS, which must be set (`make test-corpus`
 #         points it at ../shared/corpus)
@@ -26,7 +26,6 @@ if [ "$what" = corpus ]; then
 fi
 passed=0
 failed=0
-skipped=0
 failed_names=""
 
 run() {
@@ -37,10 +36,6 @@ run() {
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
 		printf 'PASS %s\n' "$name"
-	elif [ "$rc" -eq 77 ]; then
-		# 77: the test's inputs are not on this machine (it says which)
-		skipped=$((skipped + 1))
-		printf 'SKIP %s: %s\n' "$name" "$(tail -n 1 "$log")"
 	else
 		failed=$((failed + 1))
 		failed_names="$failed_names $name"
@@ -72,9 +67,5 @@ if [ "$what" = cli ] || [ "$what" = all ] || [ "$what" = corpus ]; then
 	done
 fi
 
-if [ "$skipped" -gt 0 ]; then
-	echo "tests: $passed passed, $failed failed, $skipped skipped"
-else
-	echo "tests: $passed passed, $failed failed"
-fi
+echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] || { echo "failed:$failed_names"; exit 1; }

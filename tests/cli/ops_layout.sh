@@ -3,10 +3,8 @@
 # steps, multi-threaded sizes), on one thread and on two.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-if ! "$PY" -c 'import onnx, numpy' 2>/dev/null; then
-	echo "skipped: $PY cannot import onnx and numpy"
-	exit 0
-fi
+"$PY" -c 'import onnx, numpy' 2>/dev/null ||
+	fail "$PY cannot import onnx and numpy (make deps installs python3-onnx and python3-numpy)"
 "$PY" "$ROOT/tests/cli/ops_layout_cases.py" "$TEST_TMP/cases" || fail "case generation"
 for j in 1 2; do
 	pn -j "$j" conformance "$TEST_TMP/cases"
