@@ -102,10 +102,6 @@ static int help(int argc, char **argv)
 	}
 	if (argc == 2 && find_command(argv[1])) {
 		const pn_cmd_entry *e = find_command(argv[1]);
-		if (e->spec->legacy) {
-			char *args[] = {argv[1], "--help", NULL};
-			return e->spec->legacy(2, args, &ctx);
-		}
 		char prog[64];
 		pn_usage u;
 		command_usage(e, &u, prog, sizeof prog);
@@ -150,10 +146,6 @@ static int run_command(const pn_cmd_entry *e, int argc, char **argv)
 	const pn_cmd_spec *s = e->spec;
 	if (!(e->flags & PN_USES_THREADS))
 		ctx.threads = 0;
-	/* A command parsing its own argv opens the store itself too: its
-	 * --help must work without one. */
-	if (s->legacy)
-		return s->legacy(argc, argv, &ctx);
 	char prog[64];
 	pn_usage u;
 	command_usage(e, &u, prog, sizeof prog);

@@ -39,8 +39,6 @@ typedef struct pn_ctx {
 	const pn_usage *usage;   /* for pn_usage_error */
 } pn_ctx;
 
-/* The name commands written before the tables use for their context. */
-typedef pn_ctx pn_cli;
 
 typedef struct pn_cmd_spec {
 	const pn_option *options;
@@ -53,11 +51,6 @@ typedef struct pn_cmd_spec {
 	 * status (0: go on).  NULL: nothing to check. */
 	int (*check)(pn_ctx *ctx);
 	int (*run)(pn_ctx *ctx);
-	/* A command that parses its own argv (argv[0] is its name) with
-	 * pn_opt_value/pn_wants_help: set this, summary, description and args
-	 * (its whole synopsis) only; passnet.c then passes the global options
-	 * (threads per its flags) and neither parses nor opens the store. */
-	int (*legacy)(int argc, char **argv, const pn_cli *cli);
 } pn_cmd_spec;
 
 /* The commands, with the set-up passnet.c does for each: X(identifier,
@@ -116,11 +109,5 @@ int pn_parse_dim(struct pn_dimbind *b, const char *arg);
 void pn_dimbind_free(struct pn_dimbind *b);
 /* --dim NAME=V as a PN_OPT_CALLBACK (dest: a pn_dimbind). */
 int pn_opt_dim(void *dest, const char *value, char *err);
-
-/* The option helpers before the tables (kept for commands not converted
- * yet).  True if argv holds -h or --help; prints usage when so. */
-int pn_wants_help(int argc, char **argv, const char *usage);
-/* Parses "--name VALUE" / "--name=VALUE" at argv[*i]; advances *i. */
-const char *pn_opt_value(int argc, char **argv, int *i, const char *name);
 
 #endif

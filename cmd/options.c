@@ -1,5 +1,5 @@
-/* options.c - option helpers the subcommands share: --dim bindings, and
- * the parser of the commands written before the tables (parse_options.h). */
+/* options.c - option helpers the subcommands share: --dim bindings (the
+ * parser itself is parse_options.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,29 +8,6 @@
 #include "schemas/ir.h"
 
 #include <stdlib.h>
-
-int pn_wants_help(int argc, char **argv, const char *usage)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage, stdout);
-			return 1;
-		}
-	return 0;
-}
-
-const char *pn_opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t l = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, l))
-		return NULL;
-	if (a[l] == '=')
-		return a + l + 1;
-	if (a[l] == 0 && *i + 1 < argc)
-		return argv[++*i];
-	return NULL;
-}
 
 int pn_parse_dim(pn_dimbind *b, const char *arg)
 {

@@ -90,7 +90,7 @@ static int start_shape_check(shape_check *sc, const pn_graph *g, pn_tensor *cons
 	return rc;
 }
 
-static int load_target(const run_opts *o, const pn_cli *cli, pn_model **m, char *err)
+static int load_target(const run_opts *o, const pn_ctx *cli, pn_model **m, char *err)
 {
 	struct stat sb;
 	if (!stat(o->target, &sb))
@@ -148,7 +148,7 @@ static pn_dimbind with_stored(const pn_dimbind *cli, pn_model *m)
 	return b;
 }
 
-static int execute(const run_opts *o, const pn_cli *cli, char *err)
+static int execute(const run_opts *o, const pn_ctx *cli, char *err)
 {
 	pn_model *m = NULL;
 	if (load_target(o, cli, &m, err))
