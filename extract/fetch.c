@@ -471,6 +471,27 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	return fwrite(p, size, n, ud);
 }
 
+
+/* A libcurl handle for url with what every request of passnet sets: http
+ * and https only (redirects too, at most 10), HTTP errors as errors, a
+ * connect timeout, no signals (fetching runs beside OpenMP threads). */
+static CURL *http_handle(const char *url)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		return NULL;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "passnet");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+	return c;
+}
+
 /*
  * Only libcurl's fixed messages go into the error: its error buffer also
  * holds timings ("after 3 ms"), which would make two runs' errors differ.
@@ -494,22 +515,13 @@ static int fetch_url(const char *dir, const char *url, char **file, char **origi
 		*file = NULL;
 		return pn_fail(err, "cannot write to the cache: %s", strerror(errno));
 	}
-	CURL *c = curl_easy_init();
+	CURL *c = http_handle(url);
 	if (!c) {
 		fclose(f);
 		return pn_fail(err, "cannot start libcurl");
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "passnet");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
 	/* A stalled server: under 1 byte/s for a minute ends the transfer. */
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
@@ -547,19 +559,10 @@ static int fetch_url(const char *dir, const char *url, char **file, char **origi
  * the server does not say. */
 static char *url_origin(const char *url)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = http_handle(url);
 	if (!c)
 		return NULL;
-	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "passnet");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
 	char *eff = NULL, *origin = NULL;
 	if (curl_easy_perform(c) == CURLE_OK && curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK &&
