@@ -409,8 +409,7 @@ static int *topo_order(const dgraph *g)
 	return order;
 }
 
-static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
-				     const char *const *captured_names, int n_captured);
+static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name, int nested);
 
 static int decode_bodies(ctx *c, dgraph *g, pending_graph *pg, int npg, int node)
 {
@@ -428,7 +427,7 @@ static int decode_bodies(ctx *c, dgraph *g, pending_graph *pg, int npg, int node
 		int bcaps = 0;
 		if (parse_graph(c, &br, prefix, caps + used, ncaps - used, &bcaps, &body))
 			return -1;
-		Onnx__GraphProto *gp = build_graph(c, &body, prefix, caps + used, bcaps);
+		Onnx__GraphProto *gp = build_graph(c, &body, prefix, 1);
 		used += bcaps;
 		if (!gp)
 			return -1;
@@ -590,8 +589,9 @@ static Onnx__TensorProto *meta_initializer(ctx *c, const dvalue *v)
 	return add_meta(c, v) ? NULL : tp;
 }
 
-static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
-				     const char *const *captured_names, int n_captured)
+/* nested: a nested graph, whose captured values (inputs without a position,
+ * named after the outer operands by parse_graph) are read, not declared. */
+static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name, int nested)
 {
 	Onnx__GraphProto *gp = pn_arena_alloc(c->a, sizeof(*gp));
 	int *order = topo_order(g);
@@ -601,8 +601,6 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	}
 	onnx__graph_proto__init(gp);
 	gp->name = pn_arena_strdup(c->a, name);
-	/* captured values took the names of the outer operands in parse_graph */
-	(void)n_captured;
 	size_t nv = (size_t)g->nv + 1;
 	gp->input = pn_arena_alloc(c->a, sizeof(void *) * nv);
 	gp->output = pn_arena_alloc(c->a, sizeof(void *) * nv);
@@ -610,7 +608,7 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	gp->value_info = pn_arena_alloc(c->a, sizeof(void *) * nv);
 	gp->node = pn_arena_alloc(c->a, sizeof(void *) * ((size_t)g->nn + 1));
 	/* positional inputs/outputs keep their positions; sets keep canonical order */
-	for (int i = 0; c->for_onnx && !captured_names && i < g->nv; i++)
+	for (int i = 0; c->for_onnx && !nested && i < g->nv; i++)
 		if ((g->v[i].kind == PN_CV_INPUT || g->v[i].out_pos >= 0) && g->v[i].type.rank < 0) {
 			free(order);
 			return pn_fail(c->err, "boundary value %s has unknown rank (it depends on data)",
@@ -619,7 +617,7 @@ static Onnx__GraphProto *build_graph(ctx *c, const dgraph *g, const char *name,
 	for (int pos = -1; pos < g->nv; pos++)
 		for (int i = 0; i < g->nv; i++) {
 			const dvalue *v = &g->v[i];
-			if (v->kind == PN_CV_INPUT && v->in_pos == pos && (pos >= 0 || !captured_names))
+			if (v->kind == PN_CV_INPUT && v->in_pos == pos && (pos >= 0 || !nested))
 				gp->input[gp->n_input++] = value_info(c, v);
 		}
 	for (int pos = 0; pos < g->nv; pos++)
@@ -652,7 +650,7 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_on
 	Onnx__ModelProto *mp = NULL;
 	note_version(&c, "", 1);
 	if (!parse_graph(&c, &r, "", NULL, 0, NULL, &g)) {
-		Onnx__GraphProto *gp = build_graph(&c, &g, "subgraph", NULL, 0);
+		Onnx__GraphProto *gp = build_graph(&c, &g, "subgraph", 0);
 		mp = gp ? pn_arena_alloc(a, sizeof(*mp)) : NULL;
 		if (mp) {
 			onnx__model_proto__init(mp);

@@ -471,7 +471,6 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	return fwrite(p, size, n, ud);
 }
 
-
 /* A libcurl handle for url with what every request of passnet sets: http
  * and https only (redirects too, at most 10), HTTP errors as errors, a
  * connect timeout, no signals (fetching runs beside OpenMP threads). */
