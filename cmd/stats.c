@@ -46,7 +46,7 @@ typedef struct stats {
 	int n_patterns, cap_patterns;
 	pn_strmap pattern_index;     /* pattern hex -> index in patterns */
 	/* profiles */
-	int64_t profiled, prof_failed, prof_unstable, flags[8];
+	int64_t profiled, prof_failed, prof_unstable, flags[PN_N_FLAGS];
 	pn_arena pattern_arena;
 	pn_rtxn *t;
 	int list_unknown, brief;
@@ -399,7 +399,7 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
 	for (size_t i = 0; i < p->n_flags; i++) {
 		int f = pn_flag_index(p->flags[i]);
-		if (f >= 0 && f < 8)
+		if (f >= 0)
 			s->flags[f]++;
 	}
 	passnet__profile__free_unpacked(p, NULL);
@@ -580,7 +580,7 @@ static int run(pn_ctx *ctx)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
 	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops,  &s.errors,
 			   &s.unknown_ops, &s.roots, &s.gaps, &s.prof_reasons};
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		pn_tally_sort(all[i]);
 	if (ctx->json)
 		print_json(&s);
@@ -588,7 +588,7 @@ static int run(pn_ctx *ctx)
 		print_brief(&s);
 	else
 		print_text(&s);
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		pn_tally_free(all[i]);
 	for (size_t i = 0; i < s.n_srcs; i++)
 		passnet__source__free_unpacked(s.srcs[i], NULL);
