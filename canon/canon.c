@@ -273,8 +273,6 @@ static void serialise(const state *s, const int32_t *order, const int32_t *pos, 
 		for (int k = 0; k < g->n_nout[n]; k++)
 			pn_buf_varint(b, g->n_out[n][k] >= 0 ? (uint64_t)pos[g->n_out[n][k]] + 1 : 0);
 	}
-	if (g->extra)
-		g->extra(g->extra_ud, order, b);
 }
 
 static int buf_cmp(const pn_buf *a, const pn_buf *b)

@@ -63,10 +63,6 @@ typedef struct pn_cgraph {
 	int32_t **n_in;         /* value indices, -1 for an absent slot */
 	int32_t **n_out;
 	int ordered_outputs;    /* outputs are positional (a graph's), else a set */
-	/* Optional: appends more bytes to every leaf's serialisation, given the
-	 * leaf's value order (the pattern form adds which dims are equal). */
-	void (*extra)(void *ud, const int32_t *value_order, pn_buf *b);
-	void *extra_ud;
 } pn_cgraph;
 
 typedef struct pn_canon_out {

@@ -287,31 +287,6 @@ static int init_builder(builder *b, const pn_graph *g, const pn_infer_result *r,
 	return 0;
 }
 
-/* --- pattern dims: which dims are equal ------------------------------------------ */
-
-static void pattern_dims(void *ud, const int32_t *order, pn_buf *out)
-{
-	builder *b = ud;
-	int64_t seen[512];
-	int ns = 0;
-	for (int i = 0; i < b->cg.nv; i++) {
-		const pn_type *t = type_of(b, b->ir_value[order[i]]);
-		for (int d = 0; d < t->rank; d++) {
-			int64_t x = t->dims[d];
-			uint64_t cls = 0;   /* 0: unknown, each unknown its own */
-			if (x >= 0) {
-				int k = 0;
-				while (k < ns && seen[k] != x)
-					k++;
-				if (k == ns && ns < 512)
-					seen[ns++] = x;
-				cls = (uint64_t)k + 1;
-			}
-			pn_buf_varint(out, cls);
-		}
-	}
-}
-
 /* --- nested graphs ------------------------------------------------------------------ */
 
 int pn_body_canon(const pn_graph *g, int mode, pn_buf *out, int32_t **captured_order)
@@ -336,10 +311,6 @@ int pn_body_canon(const pn_graph *g, int mode, pn_buf *out, int32_t **captured_o
 			b.cg.v_out_pos[k] = i;
 	}
 	b.cg.ordered_outputs = 1;
-	if (mode == PN_LABEL_PATTERN) {
-		b.cg.extra = pattern_dims;
-		b.cg.extra_ud = &b;
-	}
 	pn_canon_out co;
 	if (!rc)
 		rc = pn_canon(&b.cg, mode == PN_LABEL_EXACT ? PN_CK_BODY : PN_CK_BODY_PATTERN, &co);
@@ -389,10 +360,6 @@ static int cut_canon(const pn_graph *g, const pn_infer_result *r, const int32_t 
 		if (add_node(b, nodes[i], i))
 			return -1;
 	mark_outputs(b);
-	if (mode == PN_LABEL_PATTERN) {
-		b->cg.extra = pattern_dims;
-		b->cg.extra_ud = b;
-	}
 	return pn_canon(&b->cg, mode == PN_LABEL_EXACT ? PN_CK_SUBGRAPH : PN_CK_PATTERN, co);
 }
 

@@ -58,9 +58,10 @@ static void print_stats(const pn_profile_stats *s, int json)
 		printf("}}\n");
 		return;
 	}
-	if (s->ranges.models || s->ranges.failed)
-		printf("ranges: %lld models run (%lld could not run), %lld cut input ranges recorded, "
-		       "%.1f s\n", (long long)s->ranges.models, (long long)s->ranges.failed,
+	if (s->ranges.models || s->ranges.failed || s->ranges.not_run)
+		printf("ranges: %lld models run (%lld could not run, %lld shape variants too big to "
+		       "run), %lld cut input ranges recorded, %.1f s\n", (long long)s->ranges.models,
+		       (long long)s->ranges.failed, (long long)s->ranges.not_run,
 		       (long long)s->ranges.subgraphs, s->ranges.seconds);
 	printf("exec: %lld subgraphs profiled (%lld failed, %lld unstable), %lld left for a later "
 	       "run, %.1f s; flags:", (long long)s->profiled, (long long)s->failed,

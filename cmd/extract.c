@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "extract/extract.h"
 #include "extract/sources.h"
+#include "extract/variants.h"
 #include "schemas/ir.h"
 
 /* Options live here, not on a stack: passnet.c parses them from the table
@@ -23,7 +24,8 @@ static struct {
 	int nme;
 	int offline;
 	pn_fetched *fetched;     /* npm, deb and url sources, from the cache */
-} xo;
+	int variants;
+} xo = {.variants = PN_VARIANTS_DEFAULT};
 
 const pn_option pn_extract_options[] = {
 	PN_STRING(0, "manifest", "FILE", &xo.manifest, NULL,
@@ -35,6 +37,10 @@ const pn_option pn_extract_options[] = {
 	PN_CALLBACK(0, "dim", "NAME=V", &xo.bind, pn_opt_dim, "1",
 		    "value of a symbolic input dim for shape inference; recorded with each model "
 		    "stored"),
+	PN_INT(0, "variants", "N", &xo.variants, "9",
+	       "shape variants made of each new model: the same model at up to N further "
+	       "bindings (symbolic dims), or at other batches (a fixed batch generalized), each "
+	       "validated and stored as a model of its own; 0 for none (at most 9)"),
 	PN_OPT_TABLE_END,
 };
 
@@ -42,19 +48,21 @@ static void print_summary(const pn_extract_stats *s, int json)
 {
 	if (json) {
 		printf("{\"files\":%llu,\"new\":%llu,\"known\":%llu,\"duplicates\":%llu,"
-		       "\"failed\":%llu,\"source_errors\":%llu,\"bytes\":%llu,\"seconds\":%.3f}\n",
+		       "\"failed\":%llu,\"source_errors\":%llu,\"bytes\":%llu,\"variants\":%llu,"
+		       "\"seconds\":%.3f}\n",
 		       (unsigned long long)s->files, (unsigned long long)s->new_models,
 		       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 		       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
-		       (unsigned long long)s->bytes, s->seconds);
+		       (unsigned long long)s->bytes, (unsigned long long)s->variants, s->seconds);
 		return;
 	}
 	printf("extract: %llu model files: %llu new models, %llu already stored, %llu duplicates, "
-	       "%llu failed; %llu unreadable sources or members (%.1f MB decoded in %.2f s)\n",
+	       "%llu failed; %llu unreadable sources or members; %llu shape variants (%.1f MB decoded "
+	       "in %.2f s)\n",
 	       (unsigned long long)s->files, (unsigned long long)s->new_models,
 	       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 	       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
-	       (double)s->bytes / 1e6, s->seconds);
+	       (unsigned long long)s->variants, (double)s->bytes / 1e6, s->seconds);
 }
 
 /* A path argument becomes a source named after it (trailing '/' dropped). */
@@ -96,6 +104,8 @@ int pn_check_extract(pn_ctx *ctx)
 	}
 	if (!n)
 		return pn_usage_error(ctx->usage, "PATH or --manifest FILE wanted");
+	if (xo.variants < 0 || xo.variants > PN_VARIANTS_MAX)
+		return pn_usage_error(ctx->usage, "--variants wants 0 to 9");
 	xo.n = n;
 	return 0;
 }
@@ -110,7 +120,7 @@ int pn_run_extract(pn_ctx *ctx)
 	/* failures are reported and recorded by pn_extract, source by source */
 	pn_fetch_remote(xo.src, xo.n, xo.offline, 0, xo.fetched);
 	pn_extract_stats stats;
-	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, &stats, err);
+	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, xo.variants, &stats, err);
 	pn_dimbind_free(&xo.bind);
 	if (!rc)
 		print_summary(&stats, ctx->json);

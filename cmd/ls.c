@@ -57,8 +57,19 @@ static int list_model(void *ud, pn_bytes key, pn_bytes val)
 			pn_json_str(stdout, m->source);
 			printf(",\"path\":");
 			pn_json_str(stdout, m->path);
-			printf(",\"bytes\":%llu,\"unknown_dims\":%u}\n", (unsigned long long)m->file_bytes,
+			printf(",\"bytes\":%llu,\"unknown_dims\":%u", (unsigned long long)m->file_bytes,
 			       m->unknown_dims);
+			if (m->has_variant_of && m->variant_of.len == 16) {
+				char base[33];
+				pn_hex(m->variant_of.data, 16, base);
+				printf(",\"variant_of\":\"%s\",\"variant\":%u", base, m->variant);
+			}
+			printf("}\n");
+		} else if (m->has_variant_of && m->variant_of.len == 16) {
+			char base[33];
+			pn_hex(m->variant_of.data, 16, base);
+			printf("%s  %-7s variant %u of %.12s  %s: %s\n", hex, st, m->variant, base,
+			       m->source, m->path);
 		} else {
 			printf("%s  %-7s %6u nodes  opset %-2lld  %s: %s\n", hex, st, m->nodes,
 			       (long long)default_opset(m), m->source, m->path);

@@ -14,6 +14,7 @@
 #include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "store/query.h"
+#include "store/records.h"
 
 typedef struct run_opts {
 	const char *target, *inputs, *outputs, *write_inputs;
@@ -100,14 +101,16 @@ static int load_target(const run_opts *o, const pn_ctx *cli, pn_model **m, char 
 	if (pn_open_for_reading(cli->db, &st, &t))
 		return pn_fail(err, "%s is neither a file nor a model in %s", o->target, cli->db);
 	pn_key key;
-	pn_bytes val;
+	void *whole = NULL;
+	size_t len = 0;
 	int rc = pn_find_key(t, PN_T_MODELS, o->target, &key, err);
 	if (rc == 1)
 		rc = pn_fail(err, "%s is neither a file nor a stored model", o->target);
-	if (!rc && pn_get(t, PN_T_MODELS, key.b, 16, &val) != 0)
+	if (!rc && pn_model_record_copy(t, key.b, &whole, &len) != 0)
 		rc = pn_fail(err, "model record vanished");
 	if (!rc)
-		rc = pn_model_from_record(val.data, val.len, m, NULL, err);
+		rc = pn_model_from_record(whole, len, m, NULL, err);
+	free(whole);
 	pn_rtxn_end(t);
 	pn_store_close(st);
 	return rc;

@@ -10,6 +10,7 @@
 #include "canon/decode.h"
 #include "extract/ingest.h"
 #include "store/query.h"
+#include "store/records.h"
 #include "store/subgraphs.h"
 
 typedef struct places {
@@ -86,6 +87,24 @@ static void print_binding(const Passnet__Model *rec)
 		printf("  tried    %s\n", rec->binding_tries[i]);
 }
 
+/* A variant's place among its base's, or the base's list (extract/variants.h). */
+static void print_variants(const Passnet__Model *rec)
+{
+	if (rec->has_variant_of && rec->variant_of.len == 16) {
+		char hex[33];
+		pn_hex(rec->variant_of.data, 16, hex);
+		printf("variant    %u of model %s:", rec->variant, hex);
+		for (size_t i = 0; i < rec->n_variant_dims; i++)
+			printf(" %s", rec->variant_dims[i]);
+		if (rec->has_variant_batch)
+			printf(" batch=%llu (generalized)", (unsigned long long)rec->variant_batch);
+		printf("  (%s)\n", rec->variant_how ? rec->variant_how : "");
+		return;
+	}
+	for (size_t i = 0; i < rec->n_variant_notes; i++)
+		printf("%s %s\n", i ? "          " : "variants  ", rec->variant_notes[i]);
+}
+
 static void print_model(const pn_key *key, const Passnet__Model *rec, const pn_model *m)
 {
 	char hex[33];
@@ -103,6 +122,7 @@ static void print_model(const pn_key *key, const Passnet__Model *rec, const pn_m
 	for (size_t i = 0; i < rec->n_warnings; i++)
 		printf("warning    %s\n", rec->warnings[i]);
 	print_binding(rec);
+	print_variants(rec);
 	printf("nodes      %u (with nested graphs)\nvalues     %u, %u with unknown dims\n", rec->nodes,
 	       rec->values, rec->unknown_dims);
 	printf("weights    %zu kept as metadata\ntest sets  %zu\n", rec->n_weights, rec->n_testsets);
@@ -192,8 +212,9 @@ static int print_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	Passnet__Model *m = NULL;
 	if (o->has_model && o->model.len == 16 && pn_get(t, PN_T_MODELS, o->model.data, 16, &mv) == 0)
 		m = passnet__model__unpack(NULL, mv.len, mv.data);
-	printf("  found in  %.12s %s: %s  (%s, candidate %u)\n", hex, m ? m->source : "?",
-	       m ? m->path : "?", o->strategy ? o->strategy : "", o->candidate);
+	printf("  found in  %.12s %s: %s  (%s, candidate %u)%s%s\n", hex, m ? m->source : "?",
+	       m ? m->path : "?", o->strategy ? o->strategy : "", o->candidate,
+	       o->binding ? " at " : "", o->binding ? o->binding : "");
 	if (m)
 		passnet__model__free_unpacked(m, NULL);
 	passnet__occurrence__free_unpacked(o, NULL);
@@ -343,19 +364,21 @@ static int run(pn_ctx *ctx)
 		if (rc == 1)
 			rc = pn_fail(err, "no source, model or subgraph %s", arg);
 	}
-	pn_bytes val;
+	void *whole = NULL;
+	size_t whole_len = 0;
 	pn_model *m = NULL;
 	Passnet__Model *rec = NULL;
-	if (!rc && pn_get(t, PN_T_MODELS, key.b, 16, &val) != 0)
-		rc = pn_fail(err, "model vanished while reading");
+	if (!rc && pn_model_record_copy(t, key.b, &whole, &whole_len) != 0)
+		rc = pn_fail(err, "model (or the base of this variant) vanished while reading");
 	if (!rc)
-		rc = pn_model_from_record(val.data, val.len, &m, &rec, err);
+		rc = pn_model_from_record(whole, whole_len, &m, &rec, err);
 	if (!rc) {
 		print_model(&key, rec, m);
 		places p = {.key = key};
 		pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, print_place, &p);
 	}
 	pn_model_free(m);
+	free(whole);
 	return rc ? pn_die("show: %s", err) : 0;
 }
 

@@ -17,6 +17,7 @@
 #include "exec/profile.h"
 #include "export/groups.h"
 #include "store/query.h"
+#include "store/records.h"
 
 static int opt_unknown, opt_brief;
 
@@ -37,6 +38,7 @@ typedef struct pattern_stat {
 typedef struct stats {
 	pn_tally sources, opsets, ops, errors, unknown_ops, roots, gaps, prof_reasons;
 	int64_t models, places, failed, nodes, values, unknown, weights, n_gaps;
+	int64_t variants;      /* shape variants (extract/variants.h), not counted as models */
 	/* subgraphs (from occurrences and subgraphs) */
 	int64_t candidates, subgraphs, once, per_cand[PN_N_STRATEGIES], per_unique[PN_N_STRATEGIES];
 	uint8_t cur[16];
@@ -145,6 +147,11 @@ static void list_unknown(stats *s, const pn_key *key, const void *data, size_t l
 static int on_model(void *ud, pn_bytes key, pn_bytes val)
 {
 	stats *s = ud;
+	uint8_t base[16];
+	if (pn_model_variant_of(val, base)) {
+		s->variants++;
+		return 0;
+	}
 	Passnet__Model *m = passnet__model__unpack(NULL, val.len, val.data);
 	if (!m)
 		return 0;
@@ -488,9 +495,10 @@ static void print_groups(pn_rtxn *t, int json)
 
 static void print_brief(stats *s)
 {
-	printf("store: %lld models (%lld places, %lld failed), %lld nodes; %lld candidates -> "
-	       "%lld unique subgraphs (dedup ratio %.2f, %lld occur once), %d patterns\n",
-	       (long long)s->models, (long long)s->places, (long long)s->failed, (long long)s->nodes,
+	printf("store: %lld models (%lld places, %lld failed; %lld shape variants), %lld nodes; %lld "
+	       "candidates -> %lld unique subgraphs (dedup ratio %.2f, %lld occur once), %d patterns\n",
+	       (long long)s->models, (long long)s->places, (long long)s->failed,
+	       (long long)s->variants, (long long)s->nodes,
 	       (long long)s->candidates, (long long)s->subgraphs,
 	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0, (long long)s->once,
 	       s->n_patterns);
@@ -502,6 +510,8 @@ static void print_text(stats *s)
 {
 	printf("models      %lld unique, found at %lld places (%lld failed)\n", (long long)s->models,
 	       (long long)s->places, (long long)s->failed);
+	printf("variants    %lld shape variants of them (extract/variants.h)\n",
+	       (long long)s->variants);
 	printf("nodes       %lld (with nested graphs)\n", (long long)s->nodes);
 	printf("values      %lld, %lld with unknown dims\n", (long long)s->values,
 	       (long long)s->unknown);
@@ -524,9 +534,10 @@ static void print_text(stats *s)
 
 static void print_json(stats *s)
 {
-	printf("{\"models\":%lld,\"places\":%lld,\"failed\":%lld,\"nodes\":%lld,\"values\":%lld,"
-	       "\"unknown_dims\":%lld,\"weights_as_metadata\":%lld,",
-	       (long long)s->models, (long long)s->places, (long long)s->failed, (long long)s->nodes,
+	printf("{\"models\":%lld,\"variants\":%lld,\"places\":%lld,\"failed\":%lld,\"nodes\":%lld,"
+	       "\"values\":%lld,\"unknown_dims\":%lld,\"weights_as_metadata\":%lld,",
+	       (long long)s->models, (long long)s->variants, (long long)s->places,
+	       (long long)s->failed, (long long)s->nodes,
 	       (long long)s->values, (long long)s->unknown, (long long)s->weights);
 	pn_tally_json(&s->sources, "sources", stdout);
 	putchar(',');

@@ -31,6 +31,7 @@ typedef struct mjob {
 	int n, cap;
 	void *record;
 	size_t len;
+	char *binding;         /* the model's binding as occurrences record it, or NULL */
 	char err[PN_ERRLEN];
 	int failed;
 } mjob;
@@ -82,14 +83,33 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* "name=v,name=v" of the binding the model was cut at, with a generalized
+ * batch last ("batch=B (generalized)"); NULL when it binds nothing. */
+static char *binding_text(const pn_model *m, const Passnet__Model *rec)
+{
+	/* an occurrence is a dupsort value (at most 511 bytes): the text is cut */
+	char buf[201];
+	int off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < m->bind.n && off < (int)sizeof buf; i++)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%lld", i ? "," : "",
+				m->bind.names[i], (long long)m->bind.values[i]);
+	if (rec->has_variant_batch && off < (int)sizeof buf)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%sbatch=%llu (generalized)",
+				off ? "," : "", (unsigned long long)rec->variant_batch);
+	return off ? strdup(buf) : NULL;
+}
+
 static void dedup_model(mjob *j)
 {
 	pn_model *m = NULL;
+	Passnet__Model *rec = NULL;
 	pn_infer_result r;
-	if (pn_model_from_record(j->record, j->len, &m, NULL, j->err)) {
+	if (pn_model_from_record(j->record, j->len, &m, &rec, j->err)) {
 		j->failed = 1;
 		return;
 	}
+	j->binding = binding_text(m, rec);
 	if (pn_infer_graph(m->graph, &m->bind, NULL, &r, j->err)) {
 		j->failed = 1;
 		pn_model_free(m);
@@ -170,6 +190,7 @@ static int put_occurrence(pn_writer *w, const mjob *j, const cand *c, char *err)
 	o.has_candidate = 1;
 	const uint8_t *k = c->key + c->klen - 4;
 	o.candidate = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
+	o.binding = j->binding;
 	size_t n = passnet__occurrence__get_packed_size(&o);
 	uint8_t buf[512];
 	if (n > sizeof buf)
@@ -215,7 +236,11 @@ static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
 		stats->failed++;
 		return pn_model_error_put(w, j->model, "dedup", j->err, err);
 	}
-	stats->models++;
+	uint8_t base[16];
+	if (pn_model_variant_of((pn_bytes){j->record, j->len}, base))
+		stats->variants++;
+	else
+		stats->models++;
 	for (int i = 0; i < j->n; i++)
 		if (commit_candidate(w, j, &j->c[i], stats, err))
 			return -1;
@@ -231,6 +256,7 @@ static void free_job(mjob *j)
 	}
 	free(j->c);
 	free(j->record);
+	free(j->binding);
 	memset(j, 0, sizeof(*j));
 }
 

@@ -367,10 +367,13 @@ static int load_model(pn_store *st, const uint8_t key[16], pn_model **m, Passnet
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
 		return -1;
-	pn_bytes v;
-	int rc = pn_get(t, PN_T_MODELS, key, 16, &v) == 0 ? 0 : pn_fail(err, "model record vanished");
+	void *whole = NULL;
+	size_t len = 0;
+	int rc = pn_model_record_copy(t, key, &whole, &len) == 0 ? 0
+		 : pn_fail(err, "model record vanished");
 	if (!rc)
-		rc = pn_model_from_record(v.data, v.len, m, rec, err);
+		rc = pn_model_from_record(whole, len, m, rec, err);
+	free(whole);
 	if (!rc) {
 		cs->n_nodes = (*m)->graph->n_nodes;
 		rc = pn_foreach(t, PN_T_CANDIDATES, key, 16, collect_cut, cs) < 0 ? -1 : 0;
@@ -392,8 +395,18 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 	pn_range *vr = NULL;
 	char why[PN_ERRLEN] = "";
 	const char *inputs = "";
-	if (load_model(st, key, &m, &rec, &cs, why) ||
-	    !(vr = unseen(m->graph->n_values)) ||
+	int rc = 0;
+	if (load_model(st, key, &m, &rec, &cs, why)) {
+		if (!why[0])
+			snprintf(why, sizeof why, "out of memory");
+	} else if (rec->has_variant_of && !rec->variant_ran) {
+		/* too big to run at ingest (extract/variants.h), too big here */
+		stats->not_run++;
+		rc = put_marker(w, key, "", "a shape variant above the run limit is not run", err);
+		free_cuts(&cs);
+		pn_model_free(m);
+		return rc;
+	} else if (!(vr = unseen(m->graph->n_values)) ||
 	    run_model(m, rec, threads, seed, vr, &inputs, why) ||
 	    pn_infer_graph(m->graph, &m->bind, NULL, &r, why)) {
 		if (!why[0])
@@ -403,7 +416,6 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 		for (int i = 0; i < cs.n; i++)
 			cut_ranges(m, &r, vr, &cs.c[i]);
 	}
-	int rc = 0;
 	if (why[0]) {
 		char hex[33];
 		pn_hex(key, 16, hex);

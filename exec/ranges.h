@@ -27,6 +27,7 @@
 typedef struct pn_ranges_stats {
 	int64_t models;      /* models run */
 	int64_t failed;      /* models that could not run */
+	int64_t not_run;     /* shape variants too big to run (extract/variants.h) */
 	int64_t subgraphs;   /* subgraph range records written or widened */
 	double seconds;
 } pn_ranges_stats;

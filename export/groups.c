@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "exec/profile.h"
 #include "passnet.pb-c.h"
+#include "store/records.h"
 
 typedef struct keyed {
 	uint8_t key[16];
@@ -107,7 +108,10 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 	keyed k;
 	memcpy(k.key, key.data, 16);
 	k.groups = 1u << g;
-	w->g[g].models++;
+	/* a shape variant is listed (its occurrences name it) but not counted */
+	uint8_t base[16];
+	if (!pn_model_variant_of(val, base))
+		w->g[g].models++;
 	if (push(&w->models, &w->n_models, &w->cap_models, &k))
 		w->oom = 1;
 	passnet__model__free_unpacked(m, NULL);

@@ -26,6 +26,7 @@
 #include "export/svg.h"
 #include "passnet.pb-c.h"
 #include "store/query.h"
+#include "store/records.h"
 
 /* Calibration is written by another part of passnet (exec/calibrate.c);
  * weak, so the report links and simply leaves the figures out where that
@@ -342,9 +343,20 @@ static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
+/* Models, not their shape variants (extract/variants.h). */
+static int count_model(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	uint8_t base[16];
+	((report *)ud)->models += !pn_model_variant_of(val, base);
+	return 0;
+}
+
 static int load(report *r)
 {
-	r->models = pn_count(r->t, PN_T_MODELS);
+	r->models = 0;
+	if (pn_foreach(r->t, PN_T_MODELS, NULL, 0, count_model, r))
+		return -1;
 	r->occurrences = pn_count(r->t, PN_T_OCCURRENCES);
 	if (pn_foreach(r->t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, r) ||
 	    pn_foreach(r->t, PN_T_PROFILES, NULL, 0, on_profile, r) ||

@@ -379,6 +379,25 @@ static int conclude(chooser *c, int found)
 	return o->how && (found || o->warning) ? 0 : -1;
 }
 
+/* The kind of each entry of the chosen binding, for the shape variants:
+ * only dims the rule chose or the test set showed vary, never a --dim value
+ * or a configuring scalar. */
+static int set_kinds(chooser *c)
+{
+	pn_binding *o = c->out;
+	o->kinds = pn_arena_alloc(c->a, sizeof(int) * (size_t)(o->bind.n + 1));
+	if (!o->kinds)
+		return -1;
+	for (int i = 0; i < o->bind.n; i++) {
+		o->kinds[i] = -1;
+		for (int k = 0; k < c->n_vars; k++)
+			if (!strcmp(c->vars[k].name, o->bind.names[i]) && c->vars[k].given < 0 &&
+			    c->vars[k].group < PN_N_DIM_KINDS)
+				o->kinds[i] = c->vars[k].group;
+	}
+	return 0;
+}
+
 /* --- the test set ------------------------------------------------------------------------------ */
 
 static void from_testset(chooser *c, int i, const pn_tensor *t)
@@ -451,5 +470,13 @@ int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_
 		return pn_fail(err, "out of memory");
 	if (rc > 0)
 		out->bind = c.kept > 0 ? c.kept_bind : base;
+	if (set_kinds(&c))
+		return pn_fail(err, "out of memory");
 	return conclude(&c, rc == 0) ? pn_fail(err, "out of memory") : 0;
+}
+
+int pn_binding_validate(const pn_model *m, const pn_dimbind *b, char *err)
+{
+	int rc = validate(m, b, 0, err);
+	return rc == TRY_PASS ? 0 : rc == TRY_NOFEED ? 2 : 1;
 }

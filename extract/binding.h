@@ -71,6 +71,13 @@ extern const pn_bind_rule pn_dim_rules[PN_N_DIM_KINDS];
 extern const pn_scalar_rule pn_scalar_rules[];
 extern const int pn_n_scalar_rules;
 
+/* The shape variants' ladder (variants.h): per dim kind, the value of each
+ * slot, smallest first; 0 keeps the base's value. */
+#define PN_VARIANT_SLOTS 10
+extern const int64_t pn_variant_ladder[PN_N_DIM_KINDS][PN_VARIANT_SLOTS];
+/* The batch of a slot when other kinds vary with it. */
+extern const int64_t pn_variant_paired_batch[PN_VARIANT_SLOTS];
+
 /* The search stops after this many tries, the base included. */
 #define PN_BIND_MAX_TRIES 24
 
@@ -91,6 +98,8 @@ int64_t pn_graph_stride(const pn_graph *g);
 
 typedef struct pn_binding {
 	pn_dimbind bind;        /* the --dim entries it uses first, then the chosen ones */
+	int *kinds;             /* per bind entry: its dim kind, or -1 (a --dim value or a
+				 * configuring scalar: shape variants keep it) */
 	const char *how;        /* NULL: the model has nothing to bind */
 	int n_tries;
 	const char **tries;     /* rejected bindings with their first error */
@@ -114,5 +123,11 @@ typedef struct pn_bind_testset {
  * memory; a binding that does not pass is a warning, not an error. */
 int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_testset *ts,
 		      pn_arena *a, pn_binding *out, char *err);
+
+/* Validates binding b of m as the choice does: whole-model inference with
+ * every input static, then one run on seeded inputs (seed 1, 1 thread).
+ * 0 passes; 1 rejected (err says why); 2 passes inference but could not be
+ * run (an input that cannot be generated, weights too large: err says). */
+int pn_binding_validate(const pn_model *m, const pn_dimbind *b, char *err);
 
 #endif

@@ -33,6 +33,18 @@
  * - other 1: what passnet always assumed; alternatives up to 128.
  * - a sample rate 'sr' 16000 (Silero checks 16000 or 8000), a number of
  *   steps 10.
+ *
+ * The shape variants' ladder (variants.h), one value per slot:
+ * - batch 1 to 512 by powers of two, as the published benchmark reifies
+ *   vision batches; next to another varying kind (sequence, spatial,
+ *   samples) the paired ladder 1..16, so that the product stays what a
+ *   serving system sees ((1,16) to (16,4096) for text);
+ * - spatial 128 to 640, the image sizes classifiers and detectors are run
+ *   at (rounded up to the graph's stride, as the base is);
+ * - sequence 16 to 4096, short prompts to long contexts;
+ * - samples 512 (a VAD chunk) to 64000 (4 s at 16 kHz);
+ * - state and other stay at the base: a recurrent state's size and a dim
+ *   passnet cannot name are the model's, not the input's.
  */
 #include "extract/binding.h"
 
@@ -51,3 +63,14 @@ const pn_scalar_rule pn_scalar_rules[] = {
 };
 
 const int pn_n_scalar_rules = (int)(sizeof pn_scalar_rules / sizeof pn_scalar_rules[0]);
+
+const int64_t pn_variant_ladder[PN_N_DIM_KINDS][PN_VARIANT_SLOTS] = {
+	[PN_DK_BATCH] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+	[PN_DK_SPATIAL] = {128, 160, 192, 224, 256, 320, 384, 448, 512, 640},
+	[PN_DK_SEQUENCE] = {16, 32, 64, 128, 256, 512, 1024, 2048, 3072, 4096},
+	[PN_DK_SAMPLES] = {512, 1024, 1536, 4000, 8000, 16000, 24000, 32000, 48000, 64000},
+	[PN_DK_STATE] = {0},
+	[PN_DK_OTHER] = {0},
+};
+
+const int64_t pn_variant_paired_batch[PN_VARIANT_SLOTS] = {1, 1, 2, 2, 4, 4, 8, 8, 16, 16};

@@ -40,6 +40,7 @@ typedef struct extractor {
 	size_t bytes;
 	pn_extract_stats *stats;
 	const pn_dimbind *bind;
+	int variants;
 	pn_progress progress;
 	uint64_t ok, failed;       /* of this source, for its record */
 	char *err;
@@ -159,6 +160,16 @@ static int commit_ok(extractor *x, item *it)
 	if (replace && pn_put(x->w, PN_T_MODELS, it->model.b, 16, it->result.record,
 			      it->result.record_len, x->err))
 		return -1;
+	/* the variants after their base: a kill between leaves a base whose
+	 * variants are missing, which the rerun (the place is not yet in
+	 * model_paths) decodes and stores again */
+	for (int k = 0; replace && k < it->result.n_variants; k++) {
+		const pn_ingest_variant *v = &it->result.variants[k];
+		if (pn_put(x->w, PN_T_MODELS, v->key.b, 16, v->record, v->record_len, x->err))
+			return -1;
+		if (!have)
+			x->stats->variants++;
+	}
 	if (have)
 		x->stats->duplicates++;
 	else
@@ -201,7 +212,7 @@ static void decode_batch(extractor *x)
 			continue;
 		pn_fileio io = {folder_read, folder_list, it->u->folder};
 		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path, x->bind,
-				&it->result);
+				x->variants, &it->result);
 	}
 }
 
@@ -338,7 +349,7 @@ static int extract_source(extractor *x)
 }
 
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       const pn_dimbind *bind, pn_extract_stats *stats, char *err)
+	       const pn_dimbind *bind, int variants, pn_extract_stats *stats, char *err)
 {
 	extractor *x = calloc(1, sizeof(*x));
 	if (!x)
@@ -348,6 +359,7 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	x->threads = threads > 0 ? threads : omp_get_max_threads();
 	x->stats = stats;
 	x->bind = bind;
+	x->variants = variants;
 	x->err = err;
 	double t0 = pn_now();
 	int rc = pn_writer_open(st, &x->w, 0, err);

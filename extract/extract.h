@@ -39,12 +39,14 @@ typedef struct pn_extract_stats {
 	uint64_t failed;        /* recorded in errors */
 	uint64_t source_errors; /* sources or archive members that could not be read */
 	uint64_t bytes;         /* model bytes decoded */
+	uint64_t variants;      /* shape variants stored with the new models */
 	double seconds;
 } pn_extract_stats;
 
 /* bind (may be NULL) binds symbolic input dims for shape inference; it is
- * recorded with every model this run stores. */
+ * recorded with every model this run stores.  Each new model gets up to
+ * `variants` shape variants (extract/variants.h), stored with it. */
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       const pn_dimbind *bind, pn_extract_stats *stats, char *err);
+	       const pn_dimbind *bind, int variants, pn_extract_stats *stats, char *err);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "common/util.h"
 #include "extract/binding.h"
+#include "extract/variants.h"
 #include "runtime/infer.h"
 #include "store/store.h"
 
@@ -16,6 +17,9 @@ typedef struct ctx {
 	pn_arena *a;
 	Passnet__Model *rec;
 	char *err;
+	int max_variants;
+	pn_ingest *out;
+	const Onnx__ModelProto *proto;   /* as decoded, before stripping: for copies */
 } ctx;
 
 /* --- weights as metadata ----------------------------------------------------- */
@@ -284,10 +288,99 @@ static void record_choice(ctx *c, const pn_binding *b)
 		pn_model_warn(c->m, "%s", b->warning);
 }
 
+/* --- shape variants ------------------------------------------------------------------ */
+
+pn_key pn_variant_key(const pn_key *base, const char *text)
+{
+	size_t l = strlen(text);
+	uint8_t *buf = malloc(8 + 16 + l);
+	if (!buf)
+		abort();
+	memcpy(buf, "variant", 8);
+	memcpy(buf + 8, base->b, 16);
+	memcpy(buf + 24, text, l);
+	pn_key k = pn_key_of(buf, 24 + l);
+	free(buf);
+	return k;
+}
+
+static pn_model *copy_model(void *ud, char *err)
+{
+	ctx *c = ud;
+	pn_model *m = calloc(1, sizeof(*m));
+	if (!m) {
+		pn_fail(err, "out of memory");
+		return NULL;
+	}
+	pn_arena_init(&m->arena, 0);
+	/* the proto is stripped by now: its weights come from the statistics, as
+	 * they do when a stage loads the stored record */
+	pn_decode_opts o = {.weights_as_meta = 1, .metas = c->rec->weights, .n_metas = c->rec->n_weights};
+	if (pn_model_from_proto(c->proto, &o, m, err)) {
+		pn_model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* The record of variant k: only what differs from the base (see
+ * schemas/passnet.proto), packed into out. */
+static int pack_variant(ctx *c, const pn_variant *v, uint32_t k, pn_ingest_variant *out)
+{
+	Passnet__Model r;
+	passnet__model__init(&r);
+	r.has_version = 1;
+	r.version = PN_SCHEMA_VERSION;
+	r.source = c->rec->source;
+	r.path = c->rec->path;
+	r.has_status = 1;
+	r.status = c->rec->status;
+	r.has_variant_of = 1;
+	r.variant_of.data = c->out->key.b;
+	r.variant_of.len = 16;
+	r.has_variant = 1;
+	r.variant = k;
+	r.n_variant_dims = (size_t)v->n_changed;
+	r.variant_dims = (char **)v->changed;
+	r.has_variant_batch = v->batch > 0;
+	r.variant_batch = v->batch > 0 ? (uint64_t)v->batch : 0;
+	r.variant_how = (char *)v->how;
+	r.has_variant_ran = 1;
+	r.variant_ran = v->ran;
+	out->key = pn_variant_key(&c->out->key, v->text);
+	out->record_len = passnet__model__get_packed_size(&r);
+	out->record = malloc(out->record_len + 1);
+	if (!out->record)
+		return -1;
+	passnet__model__pack(&r, out->record);
+	return 0;
+}
+
+static int make_variants(ctx *c, const pn_binding *chosen)
+{
+	pn_variants vs;
+	if (pn_variants_choose(c->m, chosen, c->max_variants, copy_model, c, c->a, &vs, c->err))
+		return -1;
+	c->rec->n_variant_notes = (size_t)vs.n_notes;
+	c->rec->variant_notes = (char **)vs.notes;
+	if (!vs.n)
+		return 0;
+	c->out->variants = calloc((size_t)vs.n, sizeof(pn_ingest_variant));
+	if (!c->out->variants)
+		return pn_fail(c->err, "out of memory");
+	for (int k = 0; k < vs.n; k++) {
+		if (pack_variant(c, &vs.v[k], (uint32_t)(k + 1), &c->out->variants[k]))
+			return pn_fail(c->err, "out of memory");
+		c->out->n_variants++;
+	}
+	return 0;
+}
+
 static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, const char *source,
 		  const char *path, const pn_dimbind *given)
 {
 	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, c->a, c->err);
+	c->proto = mp;
 	if (!mp || pn_onnx_resolve_external(mp, io, c->m, c->err) < 0)
 		return -1;
 	pn_decode_opts o = {.weights_as_meta = 1};
@@ -313,6 +406,9 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);
 	if (!rc) {
 		record_warnings(c);
+		/* a model whose binding fails gets no variants: they would fail alike */
+		if (!chosen.warning && make_variants(c, &chosen))
+			rc = -1;
 		c->rec->has_nodes = c->rec->has_values = c->rec->has_unknown_dims = 1;
 		c->rec->nodes = (uint32_t)count_nodes(c->m->graph);
 		c->rec->values = (uint32_t)c->m->graph->n_values;
@@ -326,14 +422,14 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 }
 
 void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		     const char *path, const pn_dimbind *bind, pn_ingest *out)
+		     const char *path, const pn_dimbind *bind, int variants, pn_ingest *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->key = pn_key_of(bytes, len);
 	pn_model *m = calloc(1, sizeof(*m));
 	Passnet__Model rec;
 	passnet__model__init(&rec);
-	ctx c = {.m = m, .rec = &rec, .err = out->err};
+	ctx c = {.m = m, .rec = &rec, .err = out->err, .max_variants = variants, .out = out};
 	if (!m) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
 		pn_fail(out->err, "out of memory");
@@ -361,6 +457,44 @@ void pn_ingest_clear(pn_ingest *in)
 {
 	free(in->record);
 	in->record = NULL;
+	for (int k = 0; k < in->n_variants; k++)
+		free(in->variants[k].record);
+	free(in->variants);
+	in->variants = NULL;
+	in->n_variants = 0;
+}
+
+/* --- loading ------------------------------------------------------------------------ */
+
+/* "name=value" into the binding: a name already bound takes the new value
+ * (a variant's dims override its base's), a new one is added. */
+static void bind_set(pn_model *m, const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	const char *name = eq ? pn_arena_strndup(&m->arena, entry, (size_t)(eq - entry)) : "";
+	int64_t value = eq ? atoll(eq + 1) : 1;
+	for (int i = 0; i < m->bind.n; i++)
+		if (!strcmp(m->bind.names[i], name)) {
+			m->bind.values[i] = value;
+			return;
+		}
+	m->bind.names[m->bind.n] = name;
+	m->bind.values[m->bind.n++] = value;
+}
+
+static int load_bind(pn_model *m, const Passnet__Model *rec)
+{
+	size_t cap = rec->n_bound_dims + rec->n_variant_dims + 1;
+	m->bind.n = 0;
+	m->bind.names = pn_arena_alloc(&m->arena, sizeof(char *) * cap);
+	m->bind.values = pn_arena_alloc(&m->arena, sizeof(int64_t) * cap);
+	if (!m->bind.names || !m->bind.values)
+		return -1;
+	for (size_t i = 0; i < rec->n_bound_dims; i++)
+		bind_set(m, rec->bound_dims[i]);
+	for (size_t i = 0; i < rec->n_variant_dims; i++)
+		bind_set(m, rec->variant_dims[i]);
+	return 0;
 }
 
 int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Passnet__Model **recp,
@@ -384,14 +518,9 @@ int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Pass
 		pn_model_free(m);
 		return -1;
 	}
-	m->bind.n = (int)rec->n_bound_dims;
-	m->bind.names = pn_arena_alloc(&m->arena, sizeof(char *) * (rec->n_bound_dims + 1));
-	m->bind.values = pn_arena_alloc(&m->arena, sizeof(int64_t) * (rec->n_bound_dims + 1));
-	for (size_t i = 0; i < rec->n_bound_dims && m->bind.names && m->bind.values; i++) {
-		const char *eq = strchr(rec->bound_dims[i], '=');
-		m->bind.names[i] = eq ? pn_arena_strndup(&m->arena, rec->bound_dims[i],
-							 (size_t)(eq - rec->bound_dims[i])) : "";
-		m->bind.values[i] = eq ? atoll(eq + 1) : 1;
+	if (load_bind(m, rec)) {
+		pn_model_free(m);
+		return pn_fail(err, "out of memory");
 	}
 	if (recp)
 		*recp = rec;

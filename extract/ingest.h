@@ -18,18 +18,30 @@
 #include "common/util.h"
 #include "model/onnx.h"
 
+/* One shape variant's record (extract/variants.h), stored beside its base. */
+typedef struct pn_ingest_variant {
+	pn_key key;            /* XXH3-128 of "variant", the base key and its binding */
+	uint8_t *record;       /* packed Passnet__Model holding only what differs */
+	size_t record_len;
+} pn_ingest_variant;
+
 typedef struct pn_ingest {
 	pn_key key;            /* XXH3-128 of the model bytes */
+	int n_variants;
+	pn_ingest_variant *variants;
 	int status;            /* PASSNET__MODEL_STATUS__MODEL_OK / _WARNING / _FAILED */
 	uint8_t *record;       /* packed Passnet__Model (malloc'd); NULL if failed */
 	size_t record_len;
 	char err[PN_ERRLEN];   /* why it failed */
 } pn_ingest;
 
-/* Ingests one model; never fails as a call: problems end up in out->status
- * and out->err.  io reads files beside the model (may be NULL). */
+/* Ingests one model and makes up to `variants` shape variants of it
+ * (0: none); never fails as a call: problems end up in out->status and
+ * out->err.  io reads files beside the model (may be NULL). */
 void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		     const char *path, const pn_dimbind *bind, pn_ingest *out);
+		     const char *path, const pn_dimbind *bind, int variants, pn_ingest *out);
+/* The key of a variant of model `base` with binding text `text`. */
+pn_key pn_variant_key(const pn_key *base, const char *text);
 void pn_ingest_clear(pn_ingest *in);
 
 /* Loads a stored model record back into the IR (weights as metadata),

@@ -164,7 +164,11 @@ static int commit_job(pn_writer *w, job *j, pn_stage_stats *stats, char *err)
 		stats->failed++;
 		return pn_model_error_put(w, j->key, "partition", j->err, err);
 	}
-	stats->models++;
+	uint8_t base[16];
+	if (pn_model_variant_of((pn_bytes){j->record, j->len}, base))
+		stats->variants++;
+	else
+		stats->models++;
 	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		if (!(j->todo >> s & 1))
 			continue;

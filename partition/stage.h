@@ -16,7 +16,8 @@
 #include "store/store.h"
 
 typedef struct pn_stage_stats {
-	uint64_t models;          /* models worked on */
+	uint64_t models;          /* models worked on, not counting ... */
+	uint64_t variants;        /* ... their shape variants (extract/variants.h) */
 	uint64_t candidates;      /* candidates written (partition) or hashed (dedup) */
 	uint64_t per_strategy[PN_N_STRATEGIES];
 	uint64_t new_subgraphs;

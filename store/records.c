@@ -55,17 +55,77 @@ int pn_model_error_put(pn_writer *w, const uint8_t model[16], const char *stage,
 	return pn_error_put(w, &id, stage, "", hex, msg, err);
 }
 
+/* One varint at *p (below end); 0 when it runs past end. */
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 1;
+	}
+	return 0;
+}
+
+#define VARIANT_OF_FIELD 20   /* Passnet__Model.variant_of */
+
+int pn_model_variant_of(pn_bytes val, uint8_t base[16])
+{
+	const uint8_t *p = val.data, *end = p + val.len;
+	while (p < end) {
+		uint64_t tag, n;
+		if (!read_varint(&p, end, &tag))
+			return 0;
+		switch (tag & 7) {
+		case 0:
+			if (!read_varint(&p, end, &n))
+				return 0;
+			break;
+		case 1:
+			p += 8;
+			break;
+		case 5:
+			p += 4;
+			break;
+		case 2:
+			if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+				return 0;
+			if (tag >> 3 == VARIANT_OF_FIELD && n == 16) {
+				memcpy(base, p, 16);
+				return 1;
+			}
+			p += n;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int pn_model_record_whole(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)
+{
+	uint8_t base[16];
+	pn_bytes b = {NULL, 0};
+	if (pn_model_variant_of(v, base) && pn_get(t, PN_T_MODELS, base, 16, &b) != 0)
+		return 1;
+	*rec = malloc(b.len + v.len + 1);
+	if (!*rec)
+		return -1;
+	if (b.len)
+		memcpy(*rec, b.data, b.len);
+	memcpy((uint8_t *)*rec + b.len, v.data, v.len);
+	*len = b.len + v.len;
+	return 0;
+}
+
 int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len)
 {
 	pn_bytes v;
 	if (pn_get(t, PN_T_MODELS, model, 16, &v) != 0)
 		return 1;
-	*rec = malloc(v.len ? v.len : 1);
-	if (!*rec)
-		return -1;
-	memcpy(*rec, v.data, v.len);
-	*len = v.len;
-	return 0;
+	return pn_model_record_whole(t, v, rec, len);
 }
 
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err)

@@ -19,8 +19,15 @@ int pn_model_error_put(pn_writer *w, const uint8_t model[16], const char *stage,
 		       char *err);
 
 /* Copies the models-table record of `model` into *rec (malloc'd): 0, 1 when
- * there is none, -1 when out of memory. */
+ * there is none (or a variant's base is missing), -1 when out of memory.
+ * A shape variant's record (schemas/passnet.proto: variant_of) comes back
+ * whole: its base's bytes followed by its own, one message to protobuf. */
 int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len);
+/* The same for a models-table value already read (a foreach). */
+int pn_model_record_whole(pn_rtxn *t, pn_bytes val, void **rec, size_t *len);
+/* 1 and the base key when a models-table value is a variant's, else 0.
+ * Reads the top-level field tags only, so it costs nothing on a base. */
+int pn_model_variant_of(pn_bytes val, uint8_t base[16]);
 
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
 

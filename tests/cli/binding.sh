@@ -11,7 +11,7 @@ fx="$TEST_TMP/fx"
 
 key_of() { # key_of DB FILE: the stored model whose path ends in FILE
 	pn --db "$1" ls
-	k=$(echo "$out" | awk -v f="$2" '$NF ~ f"$" {print $1}')
+	k=$(echo "$out" | grep -v ' variant ' | awk -v f="$2" '$NF ~ f"$" {print $1}')
 	[ -n "$k" ] || fail "no model $2 in: $out"
 	echo "$k"
 }
@@ -27,7 +27,7 @@ db="$TEST_TMP/db"
 good="$fx/image.onnx $fx/audio.onnx $fx/tokens.onnx $fx/state.onnx"
 pn --db "$db" build $good
 [ "$status" -eq 0 ] || fail "build of the four bindable models: $out"
-expect_contains "$out" "4 models cut into" "partition"
+expect_contains "$out" "4 models and 36 shape variants cut into" "partition"
 expect_contains "$out" "0 failed" "partition and dedup"
 
 show_of "$db" image.onnx
@@ -50,8 +50,11 @@ expect_contains "$out" "tried    batch=1,sequence=16000,sr=16000: " "first try r
 expect_contains "$out" "cannot reshape 16000 elements" "first try's error"
 
 # every stage infers with the binding: the image's subgraphs are cut at 224
-pn --db "$db" ls --subgraphs --model "$(key_of "$db" image.onnx)" --json
-expect_contains "$out" "224" "image subgraphs at the bound size"
+pn --db "$db" ls --subgraphs --strategy sole --model "$(key_of "$db" image.onnx)" --json
+h=$(echo "$out" | grep '"ops":\["Relu"\]' | sed 's/.*"hash":"\([0-9a-f]*\)".*/\1/')
+[ -n "$h" ] || fail "no sole Relu subgraph in the image model: $out"
+pn --db "$db" show "$h"
+expect_contains "$out" "float32[1,8,112,112]" "image subgraphs at the bound size"
 
 # the run uses the stored binding, sr included: the seeded sr is 16000, so
 # the 512-sample branch runs; an unknown rate takes the branch nothing fits

@@ -3,8 +3,8 @@
 # sharing of a value changes it; defaults written out, commutative operand
 # order, NaN bits, names and node order do not.  Two graphs that
 # Weisfeiler-Lehman refinement cannot tell apart (one 12-cycle against two
-# 6-cycles) get different hashes.  The pattern hash ignores dims and dtypes
-# but not attributes or which dims are equal.
+# 6-cycles) get different hashes.  The pattern hash ignores dims (also which
+# of them are equal) and dtypes, but not attributes or ranks.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
 d="$TEST_TMP/pairs"

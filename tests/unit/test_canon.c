@@ -614,7 +614,9 @@ static void test_08_op_version_in_effect(void **state)
 /* --- 9: dims and dtypes --------------------------------------------------------------- */
 
 /* Case 9 (f): dims and dtypes are in the exact hash and not in the pattern
- * hash, which keeps the rank and which dims are equal. */
+ * hash, which keeps ranks only: which dims happen to be equal is not kept
+ * either (a batch of 8 beside 8 channels is a coincidence of sizes, and
+ * would split one computation's shape variants over two tasks). */
 static void test_09_dims_dtypes_pattern(void **state)
 {
 	(void)state;
@@ -630,11 +632,11 @@ static void test_09_dims_dtypes_pattern(void **state)
 	OTHER_KEY(a.exact, dtype.exact);
 	SAME_KEY(a.pattern, dtype.pattern);
 	OTHER_KEY(a.pattern, rank.pattern);
-	/* [3,3] and [5,5] are one pattern (both dims equal), [2,3] another */
+	/* [3,3], [5,5] and [2,3]: one pattern */
 	hashes sq3 = hash_of(g_typed, &f33, &AS_BUILT), sq5 = hash_of(g_typed, &f55, &AS_BUILT);
 	OTHER_KEY(sq3.exact, sq5.exact);
 	SAME_KEY(sq3.pattern, sq5.pattern);
-	OTHER_KEY(sq3.pattern, a.pattern);
+	SAME_KEY(sq3.pattern, a.pattern);
 	/* the exact and the pattern form are different kinds of bytes */
 	OTHER_KEY(a.exact, a.pattern);
 }

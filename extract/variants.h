@@ -1,0 +1,86 @@
+/*
+ * variants.h - shape variants: the same model at further bindings.
+ *
+ * A benchmark task holds one computation at many shapes (the published one
+ * about ten per task: nine reified shapes and the original).  A model seen
+ * at one binding gives each of its subgraphs one shape, so at ingest every
+ * model is also instantiated at up to `max` further bindings (default
+ * PN_VARIANTS_DEFAULT, `--variants N`, 0 for none).  Each is stored as a
+ * model of its own (schemas/passnet.proto: variant_of), partitioned and
+ * deduplicated like any model; a subgraph it shares with the base at another
+ * shape gets another canonical hash but the same pattern hash, so export's
+ * tasks (patterns) gather the shapes.
+ *
+ * Which bindings: the variant ladder of binding_rules.c gives each dim kind
+ * PN_VARIANT_SLOTS values, smallest first.  Slot s binds every dim the base
+ * binding chose by rule or took from the model's test set to its kind's
+ * value at s (a batch next to other varying kinds follows the paired batch
+ * ladder, so that (batch, sequence) runs from (1, 16) to (16, 4096) rather
+ * than to (512, 4096)); --dim values, state dims, dims of kind "other" and
+ * configuring scalars keep the base's value.  Slots that give the base's
+ * binding again, or one already made, are passed over.
+ *
+ * A model whose inputs are all fixed (most exported architectures) has
+ * nothing to bind; its batch is generalized instead (generalize.h) when the
+ * file fixes it at 1 and the graph can be followed: slot s is the batch
+ * ladder's value, and the variant is kept only if the model at batch 2 gives
+ * each sample what it gives that sample alone (batch independence).
+ *
+ * Validation, per variant: shape inference of the whole model with every
+ * input static, then the size limits below, then one run on seeded inputs
+ * (as the base binding is validated: binding.h).  Above the run limit the
+ * variant is validated by inference alone and its record says so (the
+ * kernels it needs are those a smaller variant of the same graph ran).  A
+ * variant that fails is not stored; the base model's record lists every
+ * variant made or refused, with the reason (variant_notes).
+ */
+#ifndef PN_VARIANTS_H
+#define PN_VARIANTS_H
+
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "extract/binding.h"
+#include "schemas/ir.h"
+
+#define PN_VARIANTS_DEFAULT 9
+#define PN_VARIANTS_MAX (PN_VARIANT_SLOTS - 1)
+
+/* Size limits.  A variant with a value of more than PN_VARIANT_MAX_ELEMS
+ * elements (256 MiB of float32) or more than PN_VARIANT_MAX_FLOPS of work is
+ * skipped: every subgraph of it is profiled on its own later, and work and
+ * storage must stay bounded.  One above PN_VARIANT_RUN_FLOPS or
+ * PN_VARIANT_RUN_ELEMS is not run at ingest (validated by inference). */
+#define PN_VARIANT_MAX_ELEMS ((int64_t)1 << 26)
+#define PN_VARIANT_MAX_FLOPS 2e11
+#define PN_VARIANT_RUN_FLOPS 2e9
+#define PN_VARIANT_RUN_ELEMS ((int64_t)1 << 24)
+
+typedef struct pn_variant {
+	pn_dimbind bind;      /* the variant's full binding (base entries overridden) */
+	int n_changed;        /* the entries that differ from the base, as "name=value" */
+	const char **changed;
+	int64_t batch;        /* > 0: a generalized batch (bind is then empty) */
+	const char *text;     /* "name=v,name=v" or "batch=B (generalized)" */
+	const char *how;      /* how it was validated */
+	int ran;              /* validated by a run */
+} pn_variant;
+
+typedef struct pn_variants {
+	int n;
+	pn_variant *v;        /* slot order */
+	int n_notes;
+	const char **notes;   /* one per slot considered: made or refused, and why */
+} pn_variants;
+
+/* Decodes a fresh copy of the model (generalizing rewrites a copy in
+ * place); returns NULL and sets err on failure. */
+typedef pn_model *(*pn_model_copy_fn)(void *ud, char *err);
+
+/* Chooses and validates up to max variants of m, whose base binding is b.
+ * copy (may be NULL: no generalization) makes fresh copies of m.
+ * Everything is allocated in a.  -1 only when out of memory. */
+int pn_variants_choose(const pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
+		       void *copy_ud, pn_arena *a, pn_variants *out, char *err);
+
+#endif
