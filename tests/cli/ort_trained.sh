@@ -97,7 +97,7 @@ while read -r key _status _n _nodes _opset _v src place; do
 	src=${src%:}
 	member=${place#*!}
 	file="$files/$src/$member"
-	name=$(basename "$member" .onnx)
+	name="${src#npm-}/$(basename "$member" .onnx)"
 	[ -f "$file" ] || fail "$name: $file is not in $src's tarball"
 	# the stored model
 	kd="$runs/key$i"
@@ -169,7 +169,7 @@ for d, name, bind, how, keyrun in rows:
     fd = input_dims(os.path.join(d, "test_data_set_0"))
     if kd != fd or not fd:
         bad.append(f"{name}: the KEY run's inputs {kd} are not the FILE run's {fd}")
-    line = f"{name:28s} {bind} ({how})"
+    line = f"{name:44s} {bind} ({how})"
     for what, folder in (("file", d), ("key", keyrun)):
         r = ort.get(folder)
         if r is None or "error" in r:
