@@ -10,14 +10,19 @@
 #include "cmd/cmd.h"
 #include "runtime/feed.h"
 #include "common/err.h"
+#include "common/util.h"
+#include "model/onnx.h"
 #include "runtime/exec.h"
 #include "runtime/infer.h"
+#include "extract/binding.h"
 #include "extract/ingest.h"
+#include "passnet.pb-c.h"
+#include "schemas/ops.h"
 #include "store/query.h"
 #include "store/records.h"
 
 typedef struct run_opts {
-	const char *target, *inputs, *outputs, *write_inputs;
+	const char *target, *inputs, *outputs, *write_inputs, *write_model;
 	uint64_t seed;
 	pn_dimbind bind;
 	int check_shapes;
@@ -33,10 +38,13 @@ static const pn_option options[] = {
 	PN_STRING(0, "write-inputs", "DIR", &ro.write_inputs, NULL,
 		  "write the inputs the model ran on as input_N.pb there; with --outputs DIR, the "
 		  "same DIR becomes a backend-test set other runtimes can be checked on"),
+	PN_STRING(0, "write-model", "FILE", &ro.write_model, NULL,
+		  "a stored model only: write it as it runs, its weights kept as metadata "
+		  "regenerated with --seed, so other runtimes run the very weights it ran"),
 	PN_UINT64(0, "seed", "S", &ro.seed, "1", "seed for regenerated weights and random inputs"),
 	PN_CALLBACK(0, "dim", "NAME=V", &ro.bind, pn_opt_dim, NULL,
 		    "value of a symbolic input dim (an unnamed one is INPUT:AXIS; default: a stored "
-		    "model's binding, else 1)"),
+		    "model's binding, else the one extract would choose)"),
 	PN_FLAG(0, "check-shapes", &ro.check_shapes,
 		"infer every value's shape from the inputs' shapes, then compare with the shapes "
 		"the run produces (exit 1 on a mismatch; values inference leaves open are counted)"),
@@ -91,9 +99,14 @@ static int start_shape_check(shape_check *sc, const pn_graph *g, pn_tensor *cons
 	return rc;
 }
 
-static int load_target(const run_opts *o, const pn_ctx *cli, pn_model **m, char *err)
+/* *stored_how: NULL for a file; for a stored model how its binding was
+ * chosen at ingest ("" when it has nothing bound), in (*m)'s arena. */
+static int load_target(const run_opts *o, const pn_ctx *cli, pn_model **m, const char **stored_how,
+		       Onnx__ModelProto **proto, char *err)
 {
 	struct stat sb;
+	*stored_how = NULL;
+	*proto = NULL;
 	if (!stat(o->target, &sb))
 		return pn_model_load_path(o->target, 1, m, err);
 	pn_store *st;
@@ -108,9 +121,17 @@ static int load_target(const run_opts *o, const pn_ctx *cli, pn_model **m, char 
 		rc = pn_fail(err, "%s is neither a file nor a stored model", o->target);
 	if (!rc && pn_model_record_copy(t, key.b, &whole, &len) != 0)
 		rc = pn_fail(err, "model record vanished");
+	Passnet__Model *rec = NULL;
 	if (!rc)
-		rc = pn_model_from_record(whole, len, m, NULL, err);
+		rc = pn_model_from_record(whole, len, m, &rec, err);
 	free(whole);
+	if (!rc) {
+		*stored_how = rec->binding_how ? rec->binding_how : rec->n_bound_dims ? "given by --dim" : "";
+		if (rec->has_variant_of)
+			*stored_how = pn_arena_printf(&(*m)->arena, "shape variant %u: %s", rec->variant,
+						      rec->variant_how ? rec->variant_how : "");
+		*proto = rec->graph;
+	}
 	pn_rtxn_end(t);
 	pn_store_close(st);
 	return rc;
@@ -135,9 +156,16 @@ static void summarise(const char *name, const pn_tensor *t)
 	       sum / (double)t->numel, lo, hi);
 }
 
-/* --dim values first (the first match wins), then the binding a stored
- * model was ingested with (extract/binding.h), in m's arena. */
-static pn_dimbind with_stored(const pn_dimbind *cli, pn_model *m)
+/* The binding a run feeds its seeded inputs with, and how it was chosen
+ * (NULL: the model has nothing to bind). */
+typedef struct run_binding {
+	pn_dimbind bind;
+	const char *how;
+} run_binding;
+
+/* A stored model: the --dim values first (the first match wins), then the
+ * binding it was ingested with (extract/binding.h), in m's arena. */
+static run_binding with_stored(const pn_dimbind *cli, pn_model *m, const char *stored_how)
 {
 	int n = cli->n + m->bind.n;
 	pn_dimbind b = {0, pn_arena_alloc(&m->arena, sizeof(char *) * (size_t)(n + 1)),
@@ -148,22 +176,166 @@ static pn_dimbind with_stored(const pn_dimbind *cli, pn_model *m)
 		b.names[i] = from->names[k];
 		b.values[i] = from->values[k];
 	}
-	return b;
+	const char *how = !n ? NULL
+		: !*stored_how ? "given by --dim"
+		: cli->n ? pn_arena_printf(&m->arena, "stored: %s; with --dim", stored_how)
+		: pn_arena_printf(&m->arena, "stored: %s", stored_how);
+	return (run_binding){b, how};
+}
+
+/* The feed's tensors as .pb bytes, for pn_binding_choose to read the dims
+ * they show (the first n that encode; the rest show nothing). */
+static pn_bind_testset feed_as_testset(const pn_feed *f, pn_arena *a)
+{
+	pn_bind_testset ts = {0};
+	const void **bytes = pn_arena_alloc(a, sizeof(void *) * (size_t)(f->n + 1));
+	size_t *len = pn_arena_alloc(a, sizeof(size_t) * (size_t)(f->n + 1));
+	char err[PN_ERRLEN];
+	while (bytes && len && ts.n < f->n && f->v[ts.n]) {
+		void *b = NULL;
+		if (pn_tensor_write_pb(f->v[ts.n], NULL, &b, &len[ts.n], err))
+			break;
+		bytes[ts.n] = pn_arena_memdup(a, b, len[ts.n]);
+		free(b);
+		if (!bytes[ts.n++])
+			break;
+	}
+	ts.bytes = bytes;
+	ts.len = len;
+	return ts;
+}
+
+/* A model file: the binding extract would store for it, chosen by
+ * pn_binding_choose with the --dim values fixed.  Inputs read from files
+ * (--inputs, the model's test_data_set_0) are prepared first and show their
+ * dims as a test set does at ingest; seeded inputs are prepared with the
+ * chosen binding. */
+static int bind_file(const run_opts *o, pn_model *m, pn_feed *feed, run_binding *rb, char *err)
+{
+	int from_files = o->inputs || m->n_testsets;
+	pn_bind_testset ts = {0};
+	if (from_files) {
+		if (pn_feed_prepare(m, o->inputs, &o->bind, o->seed, feed, err))
+			return -1;
+		ts = feed_as_testset(feed, &m->arena);
+	}
+	pn_binding chosen;
+	if (pn_binding_choose(m, &o->bind, &ts, &m->arena, &chosen, err))
+		return -1;
+	if (chosen.warning)
+		pn_warn("%s: %s", o->target, chosen.warning);
+	rb->how = chosen.how;
+	rb->bind = chosen.how ? chosen.bind : o->bind;
+	return from_files ? 0 : pn_feed_prepare(m, NULL, &rb->bind, o->seed, feed, err);
+}
+
+/* "binding: NAME=V ... (how)", each name once, as the run used it. */
+static void print_binding(const run_binding *rb)
+{
+	if (!rb->how) {
+		printf("binding: none (no symbolic dims)\n");
+		return;
+	}
+	printf("binding:");
+	for (int i = 0; i < rb->bind.n; i++) {
+		int seen = 0;
+		for (int k = 0; k < i && !seen; k++)
+			seen = !strcmp(rb->bind.names[k], rb->bind.names[i]);
+		if (!seen)
+			printf(" %s=%lld", rb->bind.names[i], (long long)rb->bind.values[i]);
+	}
+	printf(" (%s)\n", rb->how);
+}
+
+/* --- --write-model ------------------------------------------------------------------ */
+
+/* Gives tp the bytes the session regenerates for value v of g (same seed). */
+static int fill_tensor(Onnx__TensorProto *tp, const pn_graph *g, int v, uint64_t seed, pn_arena *a,
+		       char *err)
+{
+	pn_tensor *t = pn_weight_regen(g, v, seed, err);
+	if (!t)
+		return -1;
+	tp->has_data_location = 0;
+	tp->n_external_data = 0;
+	tp->has_raw_data = 1;
+	tp->raw_data.len = pn_tensor_nbytes(t);
+	tp->raw_data.data = pn_arena_memdup(a, t->data, tp->raw_data.len ? tp->raw_data.len : 1);
+	pn_tensor_free(t);
+	return tp->raw_data.data ? 0 : pn_fail(err, "out of memory");
+}
+
+/* Walks the stored proto graph beside its IR (the same node and attribute
+ * order, as ingest stripped it) and fills every tensor kept as metadata:
+ * initializers, Constant values, and those of nested graphs. */
+static int fill_graph(Onnx__GraphProto *gp, const pn_graph *g, uint64_t seed, pn_arena *a, char *err)
+{
+	for (size_t i = 0; i < gp->n_initializer && i < (size_t)g->n_inits; i++)
+		if (g->values[g->inits[i]].meta &&
+		    fill_tensor(gp->initializer[i], g, g->inits[i], seed, a, err))
+			return -1;
+	for (size_t i = 0; i < gp->n_node && i < (size_t)g->n_nodes; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		const pn_node *n = &g->nodes[i];
+		for (size_t k = 0; k < np->n_attribute && k < (size_t)n->n_attr; k++) {
+			Onnx__AttributeProto *ap = np->attribute[k];
+			const pn_attr *at = &n->attrs[k];
+			if (n->op == PN_OP_Constant && ap->t && n->out[0] >= 0 && g->values[n->out[0]].meta &&
+			    fill_tensor(ap->t, g, n->out[0], seed, a, err))
+				return -1;
+			if (ap->g && at->g && fill_graph(ap->g, at->g, seed, a, err))
+				return -1;
+			for (size_t j = 0; j < ap->n_graphs && j < (size_t)at->n; j++)
+				if (fill_graph(ap->graphs[j], at->graphs[j], seed, a, err))
+					return -1;
+		}
+	}
+	return 0;
+}
+
+static int write_model(const char *path, Onnx__ModelProto *mp, pn_model *m, uint64_t seed, char *err)
+{
+	if (fill_graph(mp->graph, m->graph, seed, &m->arena, err))
+		return -1;
+	size_t n = protobuf_c_message_get_packed_size(&mp->base);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return pn_fail(err, "out of memory");
+	protobuf_c_message_pack(&mp->base, buf);
+	int rc = pn_write_file(path, buf, n, err);
+	free(buf);
+	return rc;
 }
 
 static int execute(const run_opts *o, const pn_ctx *cli, char *err)
 {
 	pn_model *m = NULL;
-	if (load_target(o, cli, &m, err))
+	const char *stored_how;
+	Onnx__ModelProto *proto;
+	if (load_target(o, cli, &m, &stored_how, &proto, err))
 		return -1;
+	if (o->write_model && !proto) {
+		pn_model_free(m);
+		return pn_fail(err, "--write-model: %s is a model file already", o->target);
+	}
 	const pn_graph *g = m->graph;
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
-	pn_feed feed;
-	pn_dimbind bind = with_stored(&o->bind, m);
-	int rc = pn_feed_prepare(m, o->inputs, &bind, o->seed, &feed, err);
+	pn_feed feed = {0};
+	run_binding rb = {{0}, NULL};
+	int rc;
+	if (stored_how) {
+		rb = with_stored(&o->bind, m, stored_how);
+		rc = pn_feed_prepare(m, o->inputs, &rb.bind, o->seed, &feed, err);
+	} else {
+		rc = bind_file(o, m, &feed, &rb, err);
+	}
+	if (!rc)
+		print_binding(&rb);
 	pn_exec_opts eo = {.seed = o->seed, .threads = cli->threads};
 	pn_session *s = NULL;
 	shape_check sc = {0};
+	if (!rc && o->write_model)
+		rc = write_model(o->write_model, proto, m, o->seed, err);
 	if (!rc && o->write_inputs)
 		rc = pn_write_pb_files(o->write_inputs, "input", g, g->inputs, feed.v, feed.n, err);
 	if (!rc && o->check_shapes) {
@@ -213,12 +385,20 @@ const pn_cmd_spec pn_cmd_run = {
 	.min_args = 1,
 	.max_args = 1,
 	.summary = "run a model on the reference executor",
-	.description = "run a model file or a stored model on the executor, write outputs (and with "
-		       "`--write-inputs` the inputs it ran on) as TensorProto `.pb` files; "
+	.description = "run a model file or a stored model on the executor, its symbolic dims bound "
+		       "as extract binds them (first line `binding: NAME=V ... (how)`), write outputs "
+		       "(and with `--write-inputs` the inputs it ran on) as TensorProto `.pb` files, "
+		       "with `--write-model` a stored model with the weights it regenerated; "
 		       "`--check-shapes` compares inferred shapes with the executed ones",
 	.details = "Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
 		   "folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
 		   "weights kept as metadata are regenerated from their statistics.\n"
-		   "Prints one line per output: name, type, and summary statistics.\n",
+		   "Symbolic input dims take the --dim values, then a stored model's binding;\n"
+		   "a file's are chosen as extract chooses them (extract/binding.h: input\n"
+		   "roles, the rule table, the dims its input files show, a search when the\n"
+		   "rule's values do not run).  The first line says which: \"binding:\n"
+		   "NAME=V ... (how)\", \"(rule)\", \"(test set)\", \"(stored: rule)\", ...,\n"
+		   "or \"binding: none\" when no input dim is symbolic.\n"
+		   "Then one line per output: name, type, and summary statistics.\n",
 	.run = run,
 };

@@ -124,9 +124,12 @@ function asNumbers(type, data) {
 }
 
 // |got - want| <= atol + rtol * |want|, NaN equal to NaN, infinities to
-// themselves; max_rel is over elements whose reference is not zero.
+// themselves; max_rel is over elements whose reference is not zero,
+// max_rel_above_atol over those whose reference exceeds atol (where a
+// relative difference says something about the kernel, not about a value
+// that is zero up to rounding).
 function compare(got, want, o) {
-  const r = { maxAbs: 0, maxRel: 0, bad: 0, what: '' };
+  const r = { maxAbs: 0, maxRel: 0, maxRelAboveAtol: 0, bad: 0, what: '' };
   if (got.dims.length !== want.dims.length || got.dims.some((d, i) => d !== want.dims[i])) {
     r.what = `shape [${got.dims}] vs [${want.dims}]`;
     r.bad = -1;
@@ -147,6 +150,7 @@ function compare(got, want, o) {
     }
     r.maxAbs = Math.max(r.maxAbs, d);
     if (b !== 0) r.maxRel = Math.max(r.maxRel, d / Math.abs(b));
+    if (Math.abs(b) > o.atol) r.maxRelAboveAtol = Math.max(r.maxRelAboveAtol, d / Math.abs(b));
     if (d > o.atol + o.rtol * Math.abs(b)) r.bad++;
   }
   if (r.bad) r.what = `${r.bad} of ${w.length} elements differ`;
@@ -154,7 +158,7 @@ function compare(got, want, o) {
 }
 
 function check(session, outputs, expected, o) {
-  const res = { maxAbs: 0, maxRel: 0, agree: true, what: '' };
+  const res = { maxAbs: 0, maxRel: 0, maxRelAboveAtol: 0, agree: true, what: '' };
   expected.forEach((want, i) => {
     const name = session.outputNames.includes(want.name) ? want.name : session.outputNames[i];
     const got = outputs[name];
@@ -166,6 +170,7 @@ function check(session, outputs, expected, o) {
     const c = compare({ type: got.type, dims: got.dims, data: got.data }, want, o);
     res.maxAbs = Math.max(res.maxAbs, c.maxAbs);
     res.maxRel = Math.max(res.maxRel, c.maxRel);
+    res.maxRelAboveAtol = Math.max(res.maxRelAboveAtol, c.maxRelAboveAtol);
     if (c.bad) {
       res.agree = false;
       res.what = res.what || `output ${i} (${name}): ${c.what}`;
@@ -214,7 +219,8 @@ async function timeOne(dir, o, tmp) {
     rec.prof_js_median_ms = p.js.median;
   }
   Object.assign(rec, { js_median_ms: js.median, js_iqr_ms: js.iqr, js_min_ms: js.min });
-  if (cmp) Object.assign(rec, { agree: cmp.agree, max_abs: cmp.maxAbs, max_rel: cmp.maxRel, diff: cmp.what || undefined });
+  if (cmp) Object.assign(rec, { agree: cmp.agree, max_abs: cmp.maxAbs, max_rel: cmp.maxRel,
+    max_rel_above_atol: cmp.maxRelAboveAtol, diff: cmp.what || undefined });
   return rec;
 }
 
