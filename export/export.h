@@ -66,6 +66,12 @@
  * with seed as initializers (exactly the values the executor uses). */
 int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
 			    char *err);
+/* The same as a dtype variant: dtype PN_FLOAT is the subgraph as stored,
+ * PN_FLOAT16 or PN_BFLOAT16 its variant by the rule above (1 with the
+ * reason in err when the rule makes none).  path NULL: only sees whether
+ * the variant can be made. */
+int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, int dtype,
+			       const char *path, char *err);
 
 /* How `passnet check` derives its fresh inputs from task.json's "seed"; the
  * exporter writes this text as "check_seed_rule" (export/check.c implements
