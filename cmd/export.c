@@ -57,23 +57,23 @@ static int check(pn_ctx *ctx)
 static int run(pn_ctx *ctx)
 {
 	eo.threads = ctx->threads;
+	eo.max_variants = variants;
 	char err[PN_ERRLEN];
 	pn_selection sel;
-	int *written = NULL;
+	int *written = NULL, left_out = 0;
 	int rc = pn_select_tasks(ctx->store, &ef, k, variants, &sel, err);
 	if (!rc && !(written = calloc((size_t)sel.n + 1, sizeof(int))))
 		rc = pn_fail(err, "out of memory");
 	if (!rc) {
 		pn_split_tasks(&sel, eo.seed, split);
-		rc = pn_write_export(ctx->store, &sel, &eo, written, err);
+		rc = pn_write_export(ctx->store, &sel, &eo, written, &left_out, err);
 	}
 	if (!rc) {
-		int counts[3] = {0, 0, 0}, nv = 0, nt = 0, left_out = 0;
+		int counts[3] = {0, 0, 0}, nv = 0, nt = 0;
 		for (int i = 0; i < sel.n; i++) {
 			counts[sel.tasks[i].split] += written[i] > 0;
 			nt += written[i] > 0;
 			nv += written[i];
-			left_out += sel.tasks[i].n_variants - written[i];
 		}
 		if (left_out)
 			printf("export: %d selected variants left out (warnings above), %d tasks dropped\n",

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "common/util.h"
 #include "runtime/exec.h"
 #include "runtime/feed.h"
+#include "export/dtype.h"
 #include "export/export.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
@@ -31,19 +33,135 @@ static void task_id(const pn_task *t, int rank, char *out, size_t cap)
 	snprintf(out, cap, "t%04d-%.12s", rank + 1, hex);
 }
 
-static void variant_name(const pn_variant *v, int i, char *out, size_t cap)
+static void variant_name(const pn_variant *v, int i, int dtype, char *out, size_t cap)
 {
 	char hex[33];
 	pn_hex(v->hash, 16, hex);
-	snprintf(out, cap, "v%02d-%.12s", i + 1, hex);
+	snprintf(out, cap, "v%02d-%.12s%s%s", i + 1, hex, dtype == PN_FLOAT ? "" : "-",
+		 pn_dtype_suffix(dtype));
+}
+
+/* --- which variants a task gets (the rule is in export.h) -------------------------------- */
+
+typedef struct planned {
+	int v;       /* index in the task's float32 variants */
+	int dtype;   /* PN_FLOAT: the stored subgraph; else its dtype variant */
+} planned;
+
+static const int dtype_variants[2] = {PN_FLOAT16, PN_BFLOAT16};
+
+/* Whether the rule makes a dtype variant of the task's smallest subgraph. */
+static int dtype_possible(pn_store *st, const pn_task *t, int dtype, uint64_t seed)
+{
+	char err[PN_ERRLEN];
+	size_t len = 0;
+	uint8_t *canon = pn_subgraph_canonical(st, t->v[0].hash, &len, err);
+	int rc = canon ? pn_export_subgraph_onnx_as(canon, len, seed, dtype, NULL, err) : -1;
+	free(canon);
+	return rc == 0;
+}
+
+/* The variants to write, in order of size (each float32 subgraph followed
+ * by its dtype variants); returns how many (at most budget). */
+static int plan_variants(pn_store *st, const pn_task *t, int budget, uint64_t seed, planned *out)
+{
+	int dts[2], k = 0;
+	for (int i = 0; i < 2; i++)
+		if (dtype_possible(st, t, dtype_variants[i], seed))
+			dts[k++] = dtype_variants[i];
+	int n = t->n_variants;
+	int shapes = (budget + k) / (k + 1);   /* ceil(budget / (1 + k)) */
+	if (shapes > n)
+		shapes = n;
+	int m = 0;
+	for (int i = 0; i < shapes && m < budget; i++) {
+		int v = shapes > 1 ? (int)lround((double)i * (n - 1) / (shapes - 1)) : 0;
+		out[m++] = (planned){v, PN_FLOAT};
+		for (int j = 0; j < k && m < budget; j++)
+			out[m++] = (planned){v, dts[j]};
+	}
+	return m;
+}
+
+/* The precision a variant computes in, for task.json: its dtype, or for a
+ * stored subgraph "float32" if it has a float32 tensor, else the dtype of
+ * its first output. */
+static const char *variant_dtype(const pn_graph *g, int dtype)
+{
+	if (dtype != PN_FLOAT)
+		return pn_dtype_name(dtype);
+	for (int v = 0; v < g->n_values; v++)
+		if (g->values[v].type.kind == PN_KIND_TENSOR && g->values[v].type.dtype == PN_FLOAT)
+			return pn_dtype_name(PN_FLOAT);
+	return pn_dtype_name(g->n_outputs ? g->values[g->outputs[0]].type.dtype : PN_FLOAT);
 }
 
 /* --- one variant: model.onnx and its test set ------------------------------------------ */
 
 /* Runs the model.onnx just written (the very file users get) on seeded
  * inputs and writes both into test_data_set_0. */
+/* Which output elements of a float32 variant are finite, kept for the
+ * dtype variants of the same subgraph that follow it. */
+typedef struct finite_ref {
+	int v;              /* float32 variant (index in the task), -1: none */
+	int n;
+	int64_t *numel;
+	uint8_t **finite;
+} finite_ref;
+
+static void finite_ref_clear(finite_ref *r)
+{
+	for (int i = 0; i < r->n; i++)
+		free(r->finite[i]);
+	free(r->finite);
+	free(r->numel);
+	memset(r, 0, sizeof(*r));
+	r->v = -1;
+}
+
+static int is_float_tensor(const pn_tensor *t)
+{
+	return t && t->kind == PN_KIND_TENSOR && pn_dtype_is_float(t->dtype);
+}
+
+static void finite_ref_keep(finite_ref *r, int v, pn_tensor *const *out, int n)
+{
+	finite_ref_clear(r);
+	r->numel = calloc((size_t)n + 1, sizeof(int64_t));
+	r->finite = calloc((size_t)n + 1, sizeof(uint8_t *));
+	if (!r->numel || !r->finite)
+		return finite_ref_clear(r);
+	r->v = v;
+	r->n = n;
+	for (int i = 0; i < n; i++) {
+		if (!is_float_tensor(out[i]) || !(r->finite[i] = malloc((size_t)out[i]->numel + 1)))
+			continue;
+		r->numel[i] = out[i]->numel;
+		for (int64_t k = 0; k < out[i]->numel; k++)
+			r->finite[i][k] = (uint8_t)isfinite(pn_tensor_get_f64(out[i], k));
+	}
+}
+
+/* A dtype variant whose values leave the narrow range (float16 tops out at
+ * 65504) is not the same computation: an output element finite in float32
+ * (or, with no float32 run to go by, any element) must stay finite. */
+static int overflows(const finite_ref *r, int v, pn_tensor *const *out, int n, char *err)
+{
+	int have = r->v == v && r->n == n;
+	for (int i = 0; i < n; i++) {
+		if (!is_float_tensor(out[i]))
+			continue;
+		const uint8_t *ok = have && r->numel[i] == out[i]->numel ? r->finite[i] : NULL;
+		for (int64_t k = 0; k < out[i]->numel; k++)
+			if ((!ok || ok[k]) && !isfinite(pn_tensor_get_f64(out[i], k)))
+				return pn_fail(err, "output %d overflows %s (element %lld)", i,
+					       pn_dtype_name(out[i]->dtype), (long long)k);
+	}
+	return 0;
+}
+
 static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges,
-			  const pn_export_opts *o, char *err)
+			  const pn_export_opts *o, int v, int dtype, finite_ref *ref, char *err)
 {
 	pn_model *m = NULL;
 	char set[4200];
@@ -72,6 +190,10 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 		rc = pn_session_new(g, &eo, &s, err);
 	if (!rc)
 		rc = pn_session_run(s, in, g->n_inputs, out, err);
+	if (!rc && dtype != PN_FLOAT)
+		rc = overflows(ref, v, out, g->n_outputs, err);
+	else if (!rc)
+		finite_ref_keep(ref, v, out, g->n_outputs);
 	if (!rc)
 		rc = pn_write_pb_files(set, "output", g, g->outputs, out, g->n_outputs, err);
 	for (int i = 0; in && i < g->n_inputs; i++)
@@ -154,11 +276,12 @@ static int provenance(void *ud, pn_bytes key, pn_bytes val)
 }
 
 static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *name, const pn_graph *g,
-			 const pn_range *ranges, int n_ranges)
+			 int dtype, const pn_range *ranges, int n_ranges)
 {
 	char hex[33];
 	pn_hex(v->hash, 16, hex);
-	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"inputs\":", name, hex);
+	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"dtype\":\"%s\",\"inputs\":", name, hex,
+		variant_dtype(g, dtype));
 	json_type_list(f, g, g->inputs, g->n_inputs, ranges, n_ranges);
 	fprintf(f, ",\"outputs\":");
 	json_type_list(f, g, g->outputs, g->n_outputs, NULL, 0);
@@ -221,7 +344,7 @@ static void remove_tree(const char *dir)
  * what stops the whole export (the task's own folder or file).
  */
 static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_opts *o,
-		      int *written, char *err)
+		      int *written, int *left_out, char *err)
 {
 	char id[64], tdir[4096];
 	task_id(t, rank, id, sizeof id);
@@ -249,33 +372,41 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 	pn_rtxn *txn = NULL;
 	int rc = 0;
 	*written = 0;
-	for (int i = 0; i < t->n_variants; i++) {
+	int budget = o->max_variants > 0 ? o->max_variants : 10;
+	planned *plan = malloc(sizeof(planned) * (size_t)budget);
+	int n_plan = plan ? plan_variants(st, t, budget, o->seed, plan) : 0;
+	finite_ref ref = {.v = -1};
+	for (int p = 0; p < n_plan; p++) {
+		const pn_variant *var = &t->v[plan[p].v];
+		int dtype = plan[p].dtype;
 		char vname[64], vdir[4200], model[4300], verr[PN_ERRLEN] = "";
-		variant_name(&t->v[i], i, vname, sizeof vname);
+		variant_name(var, p, dtype, vname, sizeof vname);
 		snprintf(vdir, sizeof vdir, "%s/%s", tdir, vname);
 		snprintf(model, sizeof model, "%s/model.onnx", vdir);
 		size_t len = 0;
 		uint8_t *canon = NULL;
 		int n_ranges = 0;
-		pn_range *ranges = pn_subgraph_ranges(st, t->v[i].hash, &n_ranges);
+		pn_range *ranges = pn_subgraph_ranges(st, var->hash, &n_ranges);
 		int vrc = pn_mkdirs(vdir, DIR_MODE, verr);
-		if (!vrc && !(canon = pn_subgraph_canonical(st, t->v[i].hash, &len, verr)))
+		if (!vrc && !(canon = pn_subgraph_canonical(st, var->hash, &len, verr)))
 			vrc = -1;
 		if (!vrc)
-			vrc = pn_export_subgraph_onnx(canon, len, o->seed, model, verr);
+			vrc = pn_export_subgraph_onnx_as(canon, len, o->seed, dtype, model, verr);
 		free(canon);
 		if (!vrc)
-			vrc = write_test_set(vdir, ranges, n_ranges, o, verr);
+			vrc = write_test_set(vdir, ranges, n_ranges, o, plan[p].v, dtype, &ref, verr);
 		pn_model *m = NULL;
 		if (!vrc)
 			vrc = pn_model_load_path(vdir, 0, &m, verr);
 		if (!vrc && !(rc = pn_rtxn_begin(st, &txn, err))) {
 			fprintf(f, "%s", *written ? ",\n" : "");
-			json_variant(f, txn, &t->v[i], vname, m->graph, ranges, n_ranges);
+			json_variant(f, txn, var, vname, m->graph, dtype, ranges, n_ranges);
 			pn_rtxn_end(txn);
 			(*written)++;
 		} else if (vrc) {
-			pn_warn("export: task %s variant %s left out: %s", id, vname, verr);
+			/* a dtype variant the rule does not make (1) is no loss to report */
+			if (vrc < 0 && ++*left_out)
+				pn_warn("export: task %s variant %s left out: %s", id, vname, verr);
 			remove_tree(vdir);
 		}
 		pn_model_free(m);
@@ -283,6 +414,8 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		if (rc)
 			break;
 	}
+	free(plan);
+	finite_ref_clear(&ref);
 	fprintf(f, "%s", *written ? "\n" : "");
 	fprintf(f, "  ]\n}\n");
 	if (fclose(f) && !rc)
@@ -331,7 +464,7 @@ static int write_splits(const pn_selection *sel, const int *written, const char 
 }
 
 int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, int *written,
-		    char *err)
+		    int *left_out, char *err)
 {
 	struct stat sb;
 	if (!stat(o->out, &sb)) {
@@ -342,11 +475,12 @@ int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts 
 	}
 	if (pn_mkdirs(o->out, DIR_MODE, err))
 		return -1;
+	*left_out = 0;
 	pn_progress prog;
 	pn_progress_start(&prog, "export", (uint64_t)sel->n);
 	int rc = 0;
 	for (int i = 0; !rc && i < sel->n; i++) {
-		rc = write_task(st, &sel->tasks[i], i, o, &written[i], err);
+		rc = write_task(st, &sel->tasks[i], i, o, &written[i], left_out, err);
 		pn_progress_step(&prog, (uint64_t)(i + 1), NULL);
 	}
 	pn_progress_end(&prog);

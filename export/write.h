@@ -15,13 +15,15 @@ typedef struct pn_export_opts {
 	const char *archive;    /* also write DIR as this .tar.gz (NULL: no) */
 	uint64_t seed;
 	int threads;
+	int max_variants;       /* variants per task, all dtypes (0: 10) */
 } pn_export_opts;
 
 /* written[i] (sel->n entries, caller's) gets the variants of task i that
- * were written: a variant whose files cannot be made is left out with a
- * warning, a task left with none is dropped from the splits. */
+ * were written (float32 and dtype variants, as export.h plans them): a
+ * variant whose files cannot be made is left out with a warning and
+ * counted in *left_out, a task left with none is dropped from the splits. */
 int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, int *written,
-		    char *err);
+		    int *left_out, char *err);
 /* Writes DIR/MANIFEST.tsv over every other file below DIR. */
 int pn_write_manifest(const char *dir, char *err);
 /* The tree below dir as a deterministic .tar.gz (sorted, zero times, no

@@ -21,6 +21,7 @@ const TYPES = {
   11: ['float64', Float64Array, 'double'],
   12: ['uint32', Uint32Array, 'uint64'],
   13: ['uint64', BigUint64Array, 'uint64'],
+  16: ['bfloat16', Uint16Array, 'int32'],
 };
 
 class Reader {
@@ -141,4 +142,10 @@ function halfToNumber(h) {
   return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
-module.exports = { readTensor, halfToNumber };
+// bfloat16 (bits) to a number: the high half of a float32.
+function bfloat16ToNumber(h) {
+  const f = new Float32Array(new Uint32Array([(h & 0xffff) << 16]).buffer);
+  return f[0];
+}
+
+module.exports = { readTensor, halfToNumber, bfloat16ToNumber };

@@ -34,7 +34,7 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
-const { readTensor, halfToNumber } = require('./tensorproto');
+const { readTensor, halfToNumber, bfloat16ToNumber } = require('./tensorproto');
 
 const SESSION = {
   intraOpNumThreads: 1,
@@ -120,6 +120,7 @@ async function timeRuns(session, feeds, o) {
 
 function asNumbers(type, data) {
   if (type === 'float16') return Array.from(data, halfToNumber);
+  if (type === 'bfloat16') return Array.from(data, bfloat16ToNumber);
   return Array.from(data, Number);
 }
 
