@@ -11,6 +11,7 @@
 #include "passnet.pb-c.h"
 #include "partition/partition.h"
 #include "store/query.h"
+#include "store/records.h"
 #include "store/subgraphs.h"
 
 typedef struct ls_opts {
@@ -18,6 +19,7 @@ typedef struct ls_opts {
 	int json;
 	int shown;
 	int subgraphs;
+	int variants;          /* list shape variants too */
 	int has_model;
 	pn_key model;
 	int strategy_index;
@@ -43,6 +45,9 @@ static int64_t default_opset(const Passnet__Model *m)
 static int list_model(void *ud, pn_bytes key, pn_bytes val)
 {
 	ls_opts *o = ud;
+	uint8_t base[16];
+	if (!o->variants && pn_model_variant_of(val, base))
+		return 0;
 	Passnet__Model *m = passnet__model__unpack(NULL, val.len, val.data);
 	if (!m)
 		return 0;
@@ -217,6 +222,9 @@ static const pn_option options[] = {
 	PN_STRING(0, "status", "ok|warning|failed", &lo.status, NULL,
 		  "only models of this status; failed lists the places whose model could not be "
 		  "stored, with the reason"),
+	PN_FLAG(0, "variants", &lo.variants,
+		"list the models' shape variants too (each a model of its own: key, 'variant N of' "
+		"its base)"),
 	PN_FLAG(0, "subgraphs", &lo.subgraphs, "list the unique subgraphs instead"),
 	PN_STRING(0, "model", "KEY", &model_prefix, NULL, "with --subgraphs: those found in this model"),
 	PN_STRING(0, "strategy", "S", &lo.strategy, NULL,

@@ -54,7 +54,7 @@ expect_contains "$out" "N=8,H=384,W=384: refused: value 'y' holds 75497472 eleme
 
 # 3. a variant is a model
 base=$(key_of "$db" image.onnx)
-pn --db "$db" ls --json
+pn --db "$db" ls --variants --json
 v=$(echo "$out" | grep "\"variant_of\":\"$base\"" | grep '"variant":3}' | sed 's/.*"key":"\([0-9a-f]*\)".*/\1/')
 [ -n "$v" ] || fail "variant 3 of the image model not listed: $out"
 pn --db "$db" show "$v"
