@@ -121,6 +121,13 @@ build/tools/mkprofiles: tests/tools/mkprofiles.c $(LIB_OBJ) | $(GEN_HDR)
 	@$(if $(Q),echo "  TOOL    $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
 
+# The batch generalization trial over a corpus (tools/gen_trial.c: one
+# line per model, for reports; not a test).
+build/tools/gen_trial: tools/gen_trial.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/tools
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
+
 # ONNX Runtime's C API, timed like `passnet time` (bench/ort/ort_time.c); the
 # library is opened at run time, so building needs no ORT.
 build/bench/ort_time: bench/ort/ort_time.c $(LIB_OBJ) | $(GEN_HDR)
