@@ -8,6 +8,7 @@
 
 #include "common/util.h"
 #include "extract/binding.h"
+#include "extract/generalize.h"
 #include "extract/variants.h"
 #include "runtime/infer.h"
 #include "store/store.h"
@@ -521,6 +522,12 @@ int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Pass
 	if (load_bind(m, rec)) {
 		pn_model_free(m);
 		return pn_fail(err, "out of memory");
+	}
+	/* a generalized batch (extract/variants.h) is rewritten on every load:
+	 * the record keeps the base graph once */
+	if (rec->has_variant_batch && pn_generalize_batch(m, (int64_t)rec->variant_batch, err)) {
+		pn_model_free(m);
+		return -1;
 	}
 	if (recp)
 		*recp = rec;

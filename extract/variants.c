@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "extract/generalize.h"
 #include "runtime/cost.h"
 #include "runtime/infer.h"
 
@@ -243,6 +244,71 @@ static int symbolic_variants(vctx *c)
 	return 0;
 }
 
+/* --- the generalized batch's variants ----------------------------------------------------- */
+
+typedef struct gen_ctx {
+	vctx *c;
+	pn_model_copy_fn copy;
+	void *ud;
+} gen_ctx;
+
+/* A fresh copy generalized to `batch`; NULL (why set) when that fails. */
+static pn_model *generalized(gen_ctx *g, int64_t batch, char *why)
+{
+	pn_model *m = g->copy(g->ud, why);
+	if (m && pn_generalize_batch(m, batch, why)) {
+		pn_model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* The batch-2 check: 0 independent, 1 not (why), -1 error. */
+static int check_independence(gen_ctx *g, char *why)
+{
+	pn_model *m2 = generalized(g, 2, why);
+	if (!m2)
+		return 1;
+	int rc = pn_batch_independent(g->c->m, m2, 2, 1, PN_GENERALIZE_RTOL, PN_GENERALIZE_ATOL, why);
+	pn_model_free(m2);
+	return rc < 0 ? 1 : rc;
+}
+
+static int batch_variant(gen_ctx *g, int64_t batch)
+{
+	vctx *c = g->c;
+	char why[PN_ERRLEN] = "";
+	pn_variant v = {.batch = batch};
+	v.text = pn_arena_printf(c->a, "batch=%lld (generalized)", (long long)batch);
+	if (!v.text)
+		return -1;
+	pn_model *m = generalized(g, batch, why);
+	int rc = m ? validate(c, m, &m->bind, &v.how, &v.ran, why) : 1;
+	if (m)
+		pn_model_free(m);
+	if (rc < 0)
+		return -1;
+	return rc ? add_note(c, "%s: refused: %s", v.text, why) : keep(c, &v);
+}
+
+static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
+{
+	char why[PN_ERRLEN] = "";
+	int64_t base = 0;
+	int rc = pn_generalize_plan(c->m, &base, why);
+	if (rc)
+		return rc < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
+	gen_ctx g = {c, copy, ud};
+	rc = check_independence(&g, why);
+	if (rc)
+		return rc < 0 ? -1 : add_note(c, "no variants: batch 2 is not batch independent: %s", why);
+	const int64_t *ladder = pn_variant_ladder[PN_DK_BATCH];
+	for (int s = 0; s < PN_VARIANT_SLOTS && c->out->n < c->max; s++)
+		if (ladder[s] != base && batch_variant(&g, ladder[s]))
+			return -1;
+	return 0;
+}
+
 int pn_variants_choose(const pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
 		       void *copy_ud, pn_arena *a, pn_variants *out, char *err)
 {
@@ -254,9 +320,9 @@ int pn_variants_choose(const pn_model *m, const pn_binding *b, int max, pn_model
 	int rc;
 	if (b->how)
 		rc = symbolic_variants(&c);
+	else if (copy)
+		rc = generalized_variants(&c, copy, copy_ud);
 	else
 		rc = 0;
-	(void)copy;
-	(void)copy_ud;
 	return rc ? pn_fail(err, "out of memory") : 0;
 }

@@ -56,6 +56,12 @@
 #define PN_VARIANT_RUN_FLOPS 2e9
 #define PN_VARIANT_RUN_ELEMS ((int64_t)1 << 24)
 
+/* The batch independence check of a generalized batch compares each
+ * sample of the batch-2 outputs with that sample's batch-1 outputs: the
+ * same kernels on the same values, so only summation order differs. */
+#define PN_GENERALIZE_RTOL 1e-4
+#define PN_GENERALIZE_ATOL 1e-5
+
 typedef struct pn_variant {
 	pn_dimbind bind;      /* the variant's full binding (base entries overridden) */
 	int n_changed;        /* the entries that differ from the base, as "name=value" */

@@ -11,7 +11,11 @@
 #     shapes is ten subgraphs of one pattern, each occurrence naming its
 #     binding;
 #  5. --variants 0 makes none, --variants 3 at most three;
-#  6. the store is the same for 1 and 2 threads and either argument order.
+#  6. the store is the same for 1 and 2 threads and either argument order;
+#  7. a fixed batch is generalized (extract/generalize.h): fixed.onnx at
+#     batches 2..512, its Reshape constant rewritten; center.onnx, whose
+#     samples depend on each other, is not (the unit test test_generalize
+#     has the batch-independence check rejecting one that mixes samples).
 . "$ROOT/tests/cli/lib.sh"
 fx="$TEST_TMP/fx"
 /usr/bin/python3 "$ROOT/tests/fixtures/symbolic_models.py" "$fx" || fail "fixture"
@@ -99,4 +103,31 @@ for t in models candidates subgraphs occurrences; do
 	mdb_dump -s "$t" "$TEST_TMP/t2" > "$TEST_TMP/b.$t" || fail "mdb_dump $t"
 	cmp -s "$TEST_TMP/a.$t" "$TEST_TMP/b.$t" || fail "table $t differs between 1 thread and 2 threads, other order"
 done
-echo "variants: ladder, limits, grouping, --variants and determinism checked"
+# 7. generalized batches
+g="$TEST_TMP/gen"
+pn --db "$g" build "$fx/fixed.onnx" "$fx/center.onnx"
+[ "$status" -eq 0 ] || fail "build fixed-shape models: $out"
+expect_contains "$out" "9 shape variants" "fixed.onnx generalized"
+pn --db "$g" show "$(key_of "$g" fixed.onnx)"
+expect_contains "$out" "variants   batch=2 (generalized): inference and one run" "batch 2"
+expect_contains "$out" "batch=512 (generalized): inference and one run" "batch 512"
+pn --db "$g" show "$(key_of "$g" center.onnx)"
+expect_contains "$out" "no variants: batch not generalized: ReduceMean '#0' reduces over the batch axis" \
+	"center.onnx refused"
+pn --db "$g" ls --variants --json
+v=$(echo "$out" | grep '"variant":4}' | sed 's/.*"key":"\([0-9a-f]*\)".*/\1/')
+pn --db "$g" run "$v"
+[ "$status" -eq 0 ] || fail "run the batch-16 variant: $out"
+expect_contains "$out" "y  float32[16,10]" "the generalized variant runs at batch 16"
+pn --db "$g" ls --subgraphs --strategy sole --json
+n=$(echo "$out" | grep -c '"ops":\["Reshape"\]')
+expect_eq "$n" 10 "one Reshape subgraph per batch (its constant rewritten)"
+gen=0
+for h in $(echo "$out" | grep '"ops":\["Reshape"\]' | sed 's/.*"hash":"\([0-9a-f]*\)".*/\1/'); do
+	pn --db "$g" show "$h"
+	case "$out" in *"(generalized)"*) gen=$((gen + 1)) ;; esac
+done
+expect_eq "$gen" 9 "the variants' Reshape occurrences name their generalized batch"
+pn --db "$g" doctor --deep
+[ "$status" -eq 0 ] || fail "doctor --deep on generalized variants: $out"
+echo "variants: ladder, limits, grouping, --variants, determinism and generalized batches checked"
