@@ -30,6 +30,9 @@ typedef struct builder {
 	const pn_graph *g;
 	const pn_infer_result *r;   /* NULL for nested graphs */
 	const uint8_t *in_cut;      /* IR node -> in the cut (NULL: all) */
+	const uint64_t *outer_colour; /* a body's: the parent graph's value colours */
+	const uint64_t *colour;     /* this graph's value colours (NULL: none needed) */
+	int colour_pass;            /* building only to find those colours */
 } builder;
 
 static int slots_init(builder *b, uint32_t expected)
@@ -154,10 +157,16 @@ static int add_value(builder *b, int v)
 	}
 	/* A body's captured value is typed by the outer operand it is wired
 	 * to (the owning node's label sees that); its own copy of the type is
-	 * whatever the file declared at that point, so it is left out. */
-	if (!b->r && val->role == PN_ROLE_OUTER)
+	 * whatever the file declared at that point, so it is left out.  What
+	 * it carries instead is the outer value's colour: two captured values
+	 * the body alone cannot tell apart (the operands of an Equal) would
+	 * otherwise be put in an order the file decides, and the owning node
+	 * would wire its captures in that order. */
+	if (!b->r && val->role == PN_ROLE_OUTER) {
 		pn_buf_u8(&lb, 0xca);
-	else
+		if (b->outer_colour)
+			pn_buf_varint(&lb, b->outer_colour[val->outer]);
+	} else
 		pn_type_label(type_of(b, v), b->mode, &lb);
 	if (kind == PN_CV_CONST) {
 		pn_buf_u8(&lb, known ? 1 : 2);
@@ -175,68 +184,37 @@ static int add_value(builder *b, int v)
 	return slot_put(b, v, k) ? -1 : k;
 }
 
-/* Index of n's attribute that comes i-th by name, the order in which the
- * node's label lists them (labels.c) and the decoder hands its captures
- * out body by body (decode.c): not the file's order, which would make the
- * operands of an If whose file lists then_branch first follow the file. */
-static int attr_by_name(const pn_node *n, int i)
+/* The colouring pass adds a node's captured values as vertices of their
+ * own, with no edge: their labels (a constant's contents, an input's type)
+ * still colour them, and nothing in it depends on an order of captures. */
+static int add_captured_alone(builder *b, const pn_node *n)
 {
-	int rank_of_best = -1;
-	for (int k = 0; k < n->n_attr; k++) {
-		int rank = 0;
-		for (int j = 0; j < n->n_attr; j++)
-			rank += strcmp(n->attrs[j].name, n->attrs[k].name) < 0;
-		if (rank == i)
-			rank_of_best = k;
-	}
-	return rank_of_best;
-}
-
-/* Captured values of node n's nested graphs, in their canonical order:
- * graph attributes by name, then each graph's own canonical order. */
-static int node_captures(builder *b, const pn_node *n, pn_buf *label, int32_t **caps, int *ncaps)
-{
-	*ncaps = 0;
-	*caps = NULL;
 	for (int i = 0; i < n->n_attr; i++) {
-		int a = attr_by_name(n, i);
-		if (a < 0)
-			continue;   /* two attributes of one name: the file is malformed */
-		const pn_attr *at = &n->attrs[a];
+		const pn_attr *at = &n->attrs[i];
 		int ng = at->type == PN_ATTR_GRAPH ? 1 : at->type == PN_ATTR_GRAPHS ? at->n : 0;
 		for (int k = 0; k < ng; k++) {
 			const pn_graph *sub = at->type == PN_ATTR_GRAPH ? at->g : at->graphs[k];
-			int32_t *order = NULL;
-			pn_buf scratch = {0};
-			if (pn_body_canon(sub, b->mode, &scratch, &order)) {
-				pn_buf_free(&scratch);
-				return -1;
-			}
-			pn_buf_free(&scratch);
-			int32_t *nc = realloc(*caps, sizeof(int32_t) * (size_t)(*ncaps + sub->n_outer + 1));
-			if (!nc) {
-				free(order);
-				return -1;
-			}
-			*caps = nc;
 			for (int j = 0; j < sub->n_outer; j++)
-				(*caps)[(*ncaps)++] = sub->values[order[j]].outer;
-			free(order);
+				if (add_value(b, sub->values[sub->outer[j]].outer) < 0)
+					return -1;
 		}
 	}
-	(void)label;
 	return 0;
 }
 
+/* A node and its wiring: listed inputs, then the values its nested graphs
+ * capture.  In a colouring pass (no context colours yet) the captures are
+ * left out: their order is only canonical once the colours tell the
+ * captured values apart, and refinement without them is still invariant. */
 static int add_node(builder *b, int ni, int slot)
 {
 	const pn_node *n = &b->g->nodes[ni];
 	pn_buf lb = {0};
-	int32_t *caps = NULL;
-	int ncaps = 0;
-	if (pn_node_label(n, b->mode, &lb) || node_captures(b, n, &lb, &caps, &ncaps)) {
+	pn_captures caps = {0};
+	if (pn_node_label(n, b->mode, b->colour, &lb, b->colour_pass ? NULL : &caps) ||
+	    (b->colour_pass && add_captured_alone(b, n))) {
 		pn_buf_free(&lb);
-		free(caps);
+		free(caps.v);
 		return -1;
 	}
 	b->cg.n_label[slot] = (pn_blob){pn_arena_memdup(&b->a, lb.p, lb.n), lb.n};
@@ -245,14 +223,14 @@ static int add_node(builder *b, int ni, int slot)
 	 * broadcast=1: then operand order matters. */
 	b->cg.n_comm[slot] = n->op >= 0 && (pn_ops[n->op].flags & F_COMM) &&
 			     !pn_attr_int(n, "broadcast", 0);
-	int nin = n->n_in + ncaps;
+	int nin = n->n_in + caps.n;
 	b->cg.n_nin[slot] = nin;
 	b->cg.n_in[slot] = pn_arena_alloc(&b->a, sizeof(int32_t) * (size_t)(nin + 1));
 	b->cg.n_nout[slot] = n->n_out;
 	b->cg.n_out[slot] = pn_arena_alloc(&b->a, sizeof(int32_t) * (size_t)(n->n_out + 1));
 	int rc = b->cg.n_in[slot] && b->cg.n_out[slot] ? 0 : -1;
 	for (int k = 0; !rc && k < nin; k++) {
-		int v = k < n->n_in ? n->in[k] : caps[k - n->n_in];
+		int v = k < n->n_in ? n->in[k] : caps.v[k - n->n_in];
 		b->cg.n_in[slot][k] = v >= 0 ? add_value(b, v) : -1;
 		if (v >= 0 && b->cg.n_in[slot][k] < 0)
 			rc = -1;
@@ -263,7 +241,7 @@ static int add_node(builder *b, int ni, int slot)
 		if (v >= 0 && b->cg.n_out[slot][k] < 0)
 			rc = -1;
 	}
-	free(caps);
+	free(caps.v);
 	return rc;
 }
 
@@ -287,31 +265,144 @@ static int init_builder(builder *b, const pn_graph *g, const pn_infer_result *r,
 	return 0;
 }
 
-/* --- nested graphs ------------------------------------------------------------------ */
+/* --- problems: a cut or a nested graph, built in two passes ---------------------- */
 
-int pn_body_canon(const pn_graph *g, int mode, pn_buf *out, int32_t **captured_order)
+/* What is labelled: a cut of a model's graph (typed by r), or a nested
+ * graph (all its nodes; its captured values coloured by its parent). */
+typedef struct problem {
+	const pn_graph *g;
+	const pn_infer_result *r;
+	const int32_t *nodes;
+	int n;
+	const uint8_t *in_cut;        /* a cut's nodes (NULL: a nested graph) */
+	int mode;
+	const uint64_t *outer_colour; /* a nested graph's parent's value colours */
+} problem;
+
+/* Marks the cut's values read outside it (or graph outputs) as outputs. */
+static void mark_outputs(builder *b)
 {
+	for (int k = 0; k < b->cg.nv; k++) {
+		int v = b->ir_value[k];
+		const pn_value *val = &b->g->values[v];
+		if (b->cg.v_kind[k] != PN_CV_INNER)
+			continue;
+		int outside = val->is_output;
+		for (int c = 0; c < val->n_consumers && !outside; c++)
+			outside = !b->in_cut[val->consumers[c]];
+		if (outside)
+			b->cg.v_out_pos[k] = 0;
+	}
+}
+
+/* A nested graph's boundary: formal inputs, captured values, and outputs
+ * in their positions. */
+static int add_body_boundary(builder *b)
+{
+	const pn_graph *g = b->g;
+	for (int i = 0; i < g->n_inputs; i++)
+		if (add_value(b, g->inputs[i]) < 0)
+			return -1;
+	for (int i = 0; i < g->n_outer; i++)
+		if (add_value(b, g->outer[i]) < 0)
+			return -1;
+	for (int i = 0; i < g->n_outputs; i++) {
+		int k = add_value(b, g->outputs[i]);
+		if (k < 0)
+			return -1;
+		if (b->cg.v_out_pos[k] < 0)
+			b->cg.v_out_pos[k] = i;
+	}
+	b->cg.ordered_outputs = 1;
+	return 0;
+}
+
+static int build_problem(builder *b, const problem *p, const uint64_t *colour, int colour_pass)
+{
+	if (init_builder(b, p->g, p->r, p->mode, p->n))
+		return -1;
+	b->in_cut = p->in_cut;
+	b->outer_colour = p->outer_colour;
+	b->colour = colour;
+	b->colour_pass = colour_pass;
+	for (int i = 0; i < p->n; i++)
+		if (add_node(b, p->nodes[i], i))
+			return -1;
+	if (p->in_cut)
+		mark_outputs(b);
+	else if (add_body_boundary(b))
+		return -1;
+	return 0;
+}
+
+static int captures_anything(const problem *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		const pn_node *n = &p->g->nodes[p->nodes[i]];
+		for (int a = 0; a < n->n_attr; a++) {
+			const pn_attr *at = &n->attrs[a];
+			if (at->type == PN_ATTR_GRAPH && at->g->n_outer)
+				return 1;
+			for (int k = 0; at->type == PN_ATTR_GRAPHS && k < at->n; k++)
+				if (at->graphs[k]->n_outer)
+					return 1;
+		}
+	}
+	return 0;
+}
+
+/* The colours (by IR value) in whose light nested graphs order what they
+ * capture: refinement of the problem built without the captures' edges,
+ * so they depend on the computation and not on any order of captures.
+ * NULL (and 0) when no node captures anything. */
+static int context_colours(const problem *p, uint64_t **out)
+{
+	*out = NULL;
+	if (!captures_anything(p))
+		return 0;
 	builder b;
-	if (init_builder(&b, g, NULL, mode, g->n_nodes)) {
-		pn_arena_free(&b.a);
+	int rc = build_problem(&b, p, NULL, 1);
+	uint64_t *c = rc ? NULL : malloc(sizeof(uint64_t) * (size_t)(b.cg.nv + b.cg.nn + 1));
+	uint64_t *colour = c ? calloc((size_t)p->g->n_values + 1, sizeof(uint64_t)) : NULL;
+	if (!colour || pn_canon_colours(&b.cg, c))
+		rc = -1;
+	for (int k = 0; !rc && k < b.cg.nv; k++)
+		colour[b.ir_value[k]] = c[k];
+	free(c);
+	pn_arena_free(&b.a);
+	if (rc) {
+		free(colour);
 		return -1;
 	}
-	int rc = 0;
-	for (int i = 0; !rc && i < g->n_nodes; i++)
-		rc = add_node(&b, g->topo[i], i);
-	for (int i = 0; !rc && i < g->n_inputs; i++)
-		rc = add_value(&b, g->inputs[i]) < 0;
-	for (int i = 0; !rc && i < g->n_outer; i++)
-		rc = add_value(&b, g->outer[i]) < 0;
-	for (int i = 0; !rc && i < g->n_outputs; i++) {
-		int k = add_value(&b, g->outputs[i]);
-		if (k < 0)
-			rc = -1;
-		else if (b.cg.v_out_pos[k] < 0)
-			b.cg.v_out_pos[k] = i;
+	*out = colour;
+	return 0;
+}
+
+/* Builds p with its context colours into b (whose arena the caller frees
+ * either way); the colours are only read while building. */
+static int build_in_context(builder *b, const problem *p)
+{
+	uint64_t *colour = NULL;
+	int rc = context_colours(p, &colour);
+	if (rc) {
+		memset(b, 0, sizeof(*b));
+		pn_arena_init(&b->a, 0);
+	} else {
+		rc = build_problem(b, p, colour, 0);
 	}
-	b.cg.ordered_outputs = 1;
+	free(colour);
+	return rc;
+}
+
+/* --- nested graphs ------------------------------------------------------------------ */
+
+int pn_body_canon(const pn_graph *g, int mode, const uint64_t *outer_colour, pn_buf *out,
+		  int32_t **captured_order)
+{
+	problem p = {g, NULL, g->topo, g->n_nodes, NULL, mode, outer_colour};
+	builder b;
 	pn_canon_out co;
+	int rc = build_in_context(&b, &p);
 	if (!rc)
 		rc = pn_canon(&b.cg, mode == PN_LABEL_EXACT ? PN_CK_BODY : PN_CK_BODY_PATTERN, &co);
 	if (!rc) {
@@ -334,32 +425,12 @@ int pn_body_canon(const pn_graph *g, int mode, pn_buf *out, int32_t **captured_o
 
 /* --- cuts --------------------------------------------------------------------------- */
 
-/* Marks the cut's values read outside it (or graph outputs) as outputs. */
-static void mark_outputs(builder *b)
-{
-	for (int k = 0; k < b->cg.nv; k++) {
-		int v = b->ir_value[k];
-		const pn_value *val = &b->g->values[v];
-		if (b->cg.v_kind[k] != PN_CV_INNER)
-			continue;
-		int outside = val->is_output;
-		for (int c = 0; c < val->n_consumers && !outside; c++)
-			outside = !b->in_cut[val->consumers[c]];
-		if (outside)
-			b->cg.v_out_pos[k] = 0;
-	}
-}
-
 static int cut_canon(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
 		     const uint8_t *in_cut, int mode, pn_canon_out *co, builder *b)
 {
-	if (init_builder(b, g, r, mode, n))
+	problem p = {g, r, nodes, n, in_cut, mode, NULL};
+	if (build_in_context(b, &p))
 		return -1;
-	b->in_cut = in_cut;
-	for (int i = 0; i < n; i++)
-		if (add_node(b, nodes[i], i))
-			return -1;
-	mark_outputs(b);
 	return pn_canon(&b->cg, mode == PN_LABEL_EXACT ? PN_CK_SUBGRAPH : PN_CK_PATTERN, co);
 }
 
@@ -436,27 +507,25 @@ int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *
 	int32_t *nodes = malloc(sizeof(int32_t) * (size_t)(n + 1));
 	builder b;
 	memset(&b, 0, sizeof(b));
+	pn_arena_init(&b.a, 0);
 	int rc = nodes ? 0 : -1;
 	n = 0;
 	for (int i = 0; nodes && i < g->n_nodes; i++)
 		if (mask[i])
 			nodes[n++] = i;
-	if (!rc && !init_builder(&b, g, r, PN_LABEL_EXACT, n)) {
-		b.in_cut = mask;
-		for (int i = 0; !rc && i < n; i++)
-			rc = add_node(&b, nodes[i], i);
-		mark_outputs(&b);
-		uint64_t *c = rc ? NULL : malloc(sizeof(uint64_t) * (size_t)(b.cg.nv + n + 1));
-		if (!c || pn_canon_colours(&b.cg, c))
-			rc = -1;
-		for (int i = 0; !rc && i < g->n_nodes; i++)
-			colour[i] = 0;
-		for (int i = 0; !rc && i < n; i++)
-			colour[nodes[i]] = c[b.cg.nv + i];
-		free(c);
-	} else {
-		rc = -1;
+	problem p = {g, r, nodes, n, mask, PN_LABEL_EXACT, NULL};
+	if (!rc) {
+		pn_arena_free(&b.a);
+		rc = build_in_context(&b, &p);
 	}
+	uint64_t *c = rc ? NULL : malloc(sizeof(uint64_t) * (size_t)(b.cg.nv + n + 1));
+	if (!c || pn_canon_colours(&b.cg, c))
+		rc = -1;
+	for (int i = 0; !rc && i < g->n_nodes; i++)
+		colour[i] = 0;
+	for (int i = 0; !rc && i < n; i++)
+		colour[nodes[i]] = c[b.cg.nv + i];
+	free(c);
 	pn_arena_free(&b.a);
 	free(nodes);
 	return rc ? pn_fail(err, "node colouring failed (out of memory)") : 0;

@@ -148,7 +148,30 @@ static void put_default(pn_buf *b, const pn_attr_default *d)
 	}
 }
 
-static int put_attr(pn_buf *b, const pn_attr *a, int mode)
+/* Canonical bytes of one nested graph, its captures appended to caps. */
+static int put_body(pn_buf *b, const pn_graph *g, int mode, const uint64_t *colour,
+		    pn_captures *caps)
+{
+	int32_t *order = NULL;
+	if (pn_body_canon(g, mode, colour, b, caps ? &order : NULL))
+		return -1;
+	if (!caps)
+		return 0;
+	int32_t *grown = order ? realloc(caps->v, sizeof(int32_t) * (size_t)(caps->n + g->n_outer + 1))
+			       : NULL;
+	if (!grown) {
+		free(order);
+		return -1;
+	}
+	caps->v = grown;
+	for (int j = 0; j < g->n_outer; j++)
+		caps->v[caps->n++] = g->values[order[j]].outer;
+	free(order);
+	return 0;
+}
+
+static int put_attr(pn_buf *b, const pn_attr *a, int mode, const uint64_t *colour,
+		    pn_captures *caps)
 {
 	pn_buf_u8(b, (uint8_t)a->type);
 	switch (a->type) {
@@ -182,11 +205,11 @@ static int put_attr(pn_buf *b, const pn_attr *a, int mode)
 			pn_tensor_label(a->tensors[i], b);
 		break;
 	case PN_ATTR_GRAPH:
-		return pn_body_canon(a->g, mode, b, NULL);
+		return put_body(b, a->g, mode, colour, caps);
 	case PN_ATTR_GRAPHS:
 		pn_buf_varint(b, (uint64_t)a->n);
 		for (int i = 0; i < a->n; i++)
-			if (pn_body_canon(a->graphs[i], mode, b, NULL))
+			if (put_body(b, a->graphs[i], mode, colour, caps))
 				return -1;
 		break;
 	case PN_ATTR_TYPE_PROTO:
@@ -198,7 +221,8 @@ static int put_attr(pn_buf *b, const pn_attr *a, int mode)
 	return 0;
 }
 
-int pn_node_label(const pn_node *n, int mode, pn_buf *b)
+int pn_node_label(const pn_node *n, int mode, const uint64_t *colour, pn_buf *b,
+		  pn_captures *caps)
 {
 	int version = pn_op_effective_version(n->op, n->opset);
 	put_str(b, n->domain);
@@ -223,7 +247,7 @@ int pn_node_label(const pn_node *n, int mode, pn_buf *b)
 	for (int i = 0; i < nr && !rc; i++) {
 		put_str(b, refs[i].name);
 		if (refs[i].a)
-			rc = put_attr(b, refs[i].a, mode);
+			rc = put_attr(b, refs[i].a, mode, colour, caps);
 		else
 			put_default(b, refs[i].d);
 	}
