@@ -60,12 +60,15 @@
  *   "tolerance": {"float32": {"rtol": "10^(5.886t/5)", "atol": "10^t"}, ...},
  *   "variants": [ {"name", "hash", "dtype": "float32"|"float16"|"bfloat16" (what
  *                  it computes in; a stored subgraph without float32 tensors
- *                  gives its first output's dtype), "inputs": [{"name","dtype","shape"}],
+ *                  gives its first output's dtype),
+ *                  "binding": the binding its first occurrence was cut at
+ *                  ("name=v,..." as extract/variants.h makes them, "" for a
+ *                  model that binds nothing), "inputs": [{"name","dtype","shape"}],
  *                  "outputs": [...], "flops", "bytes_fused", "bytes_unfused",
  *                  "baseline_us" (passnet's median), "baseline_threads",
- *                  "bound_fused_us", "occurrences", "models": [{"source","path"}]} ]
- *   ("binding", the symbolic dim values of the first occurrence's model, is
- *   not written yet: it goes after "dtype", from json_variant in write.c)
+ *                  "bound_fused_us", "occurrences",
+ *                  "models": [{"source","path","binding"}] (each model or shape
+ *                  variant it was found in, once)} ]
  *
  * Results (`passnet check` writes, `passnet score` reads): JSON Lines, one
  * object per (task, variant) sample:

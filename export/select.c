@@ -368,26 +368,83 @@ static void free_variant(pn_variant *v)
 	free(v->flags);
 }
 
-/* Keeps at most max variants, evenly spaced over sizes. */
+/* The size bucket of a variant: log2 of the bytes a fused run moves (its
+ * boundary tensors and weights), as the published selection buckets dims. */
+static int size_bucket(const pn_variant *v)
+{
+	return v->bytes_fused >= 1 ? (int)floor(log2(v->bytes_fused)) : 0;
+}
+
+/* Marks up to max of the sorted variants: buckets evenly spaced when there
+ * are more buckets than max (the middle variant of each), else one per
+ * bucket and then further ones, round by round, from each bucket in turn. */
+static int pick_over_buckets(const int *start, int nb, int max, uint8_t *kept)
+{
+	int n = 0;
+	if (nb >= max) {
+		for (int i = 0; i < max; i++) {
+			int k = max > 1 ? (int)lround((double)i * (nb - 1) / (max - 1)) : nb / 2;
+			int j = (start[k] + start[k + 1] - 1) / 2;
+			n += !kept[j];
+			kept[j] = 1;
+		}
+		return n;
+	}
+	for (int round = 0; n < max; round++) {
+		int took = 0;
+		for (int k = 0; k < nb && n < max; k++)
+			if (start[k] + round < start[k + 1]) {
+				kept[start[k] + round] = 1;
+				n++;
+				took = 1;
+			}
+		if (!took)
+			break;
+	}
+	return n;
+}
+
+static int cmp_bucket_size(const void *a, const void *b)
+{
+	int x = size_bucket(a), y = size_bucket(b);
+	return x != y ? (x < y ? -1 : 1) : cmp_variant_size(a, b);
+}
+
+/* Keeps at most max variants, spread over size buckets (size_bucket), in
+ * size order. */
 static void spread_variants(pn_task *t, int max)
 {
-	qsort(t->v, (size_t)t->n_variants, sizeof(pn_variant), cmp_variant_size);
-	if (t->n_variants <= max)
+	if (t->n_variants <= max) {
+		qsort(t->v, (size_t)t->n_variants, sizeof(pn_variant), cmp_variant_size);
 		return;
-	pn_variant *keep = malloc(sizeof(pn_variant) * (size_t)max);
-	uint8_t *kept = calloc((size_t)t->n_variants, 1);
-	for (int i = 0; i < max; i++) {
-		int j = (int)lround((double)i * (t->n_variants - 1) / (max - 1));
-		keep[i] = t->v[j];
-		kept[j] = 1;
 	}
+	qsort(t->v, (size_t)t->n_variants, sizeof(pn_variant), cmp_bucket_size);
+	int *start = malloc(sizeof(int) * (size_t)(t->n_variants + 1));
+	uint8_t *kept = calloc((size_t)t->n_variants, 1);
+	pn_variant *keep = malloc(sizeof(pn_variant) * (size_t)max);
+	if (!start || !kept || !keep) {
+		free(start), free(kept), free(keep);
+		return;
+	}
+	int nb = 0;
 	for (int j = 0; j < t->n_variants; j++)
-		if (!kept[j])
+		if (!j || size_bucket(&t->v[j]) != size_bucket(&t->v[j - 1]))
+			start[nb++] = j;
+	start[nb] = t->n_variants;
+	pick_over_buckets(start, nb, max, kept);
+	int n = 0;
+	for (int j = 0; j < t->n_variants; j++) {
+		if (kept[j])
+			keep[n++] = t->v[j];
+		else
 			free_variant(&t->v[j]);
+	}
 	free(t->v);
 	free(kept);
+	free(start);
+	qsort(keep, (size_t)n, sizeof(pn_variant), cmp_variant_size);
 	t->v = keep;
-	t->n_variants = max;
+	t->n_variants = n;
 }
 
 static void free_pat(pat *p)

@@ -5,7 +5,8 @@
  * least min_ops nodes (2) and at least one input (one computed from
  * constants alone is constant folding), and passing the user's filters.  A task is one
  * pattern with up to max_variants of its eligible subgraphs, spread over
- * sizes.  Patterns are picked greedily as the published benchmark does: a
+ * size buckets (log2 of the bytes a fused run moves: one per bucket first,
+ * then more from each in turn).  Patterns are picked greedily as the published benchmark does: a
  * first-order Markov model of op-to-op transitions is fitted over every
  * stored subgraph (add-alpha smoothing); a pattern's rarity is the mean
  * negative log-probability of its transitions; the next pick maximises

@@ -247,7 +247,8 @@ typedef struct prov_walk {
 	int64_t occurrences;
 } prov_walk;
 
-/* Lists each model the subgraph was found in (once), with source and path. */
+/* Lists each model the subgraph was found in (once), with source, path and
+ * the binding it was cut at (a shape variant is a model of its own). */
 static int provenance(void *ud, pn_bytes key, pn_bytes val)
 {
 	(void)key;
@@ -266,6 +267,8 @@ static int provenance(void *ud, pn_bytes key, pn_bytes val)
 			pn_json_str(w->f, m->source);
 			fprintf(w->f, ",\"path\":");
 			pn_json_str(w->f, m->path);
+			fprintf(w->f, ",\"binding\":");
+			pn_json_str(w->f, o->binding ? o->binding : "");
 			fputc('}', w->f);
 			w->n++;
 			passnet__model__free_unpacked(m, NULL);
@@ -275,13 +278,30 @@ static int provenance(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* The binding of the subgraph's first occurrence (the least in the
+ * occurrences table's order), copied into buf; "" when it binds nothing. */
+static int first_binding(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	char *buf = ud;
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	if (o && o->binding)
+		snprintf(buf, 256, "%s", o->binding);
+	if (o)
+		passnet__occurrence__free_unpacked(o, NULL);
+	return 1;
+}
+
 static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *name, const pn_graph *g,
 			 int dtype, const pn_range *ranges, int n_ranges)
 {
-	char hex[33];
+	char hex[33], binding[256] = "";
 	pn_hex(v->hash, 16, hex);
-	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"dtype\":\"%s\",\"inputs\":", name, hex,
+	pn_foreach(t, PN_T_OCCURRENCES, v->hash, 16, first_binding, binding);
+	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"dtype\":\"%s\",\"binding\":", name, hex,
 		variant_dtype(g, dtype));
+	pn_json_str(f, binding);
+	fprintf(f, ",\"inputs\":");
 	json_type_list(f, g, g->inputs, g->n_inputs, ranges, n_ranges);
 	fprintf(f, ",\"outputs\":");
 	json_type_list(f, g, g->outputs, g->n_outputs, NULL, 0);
