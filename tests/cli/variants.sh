@@ -69,7 +69,7 @@ pn --db "$db" run "$v"
 expect_contains "$out" "y  float32[2,16]" "the variant runs at its binding"
 pn --db "$db" run "$base"
 expect_contains "$out" "y  float32[1,16]" "the base runs at its own"
-pn --db "$db" doctor
+pn --db "$db" doctor --deep
 [ "$status" -eq 0 ] || fail "doctor: $out"
 pn --db "$db" stats --json
 expect_contains "$out" '"models":3,"variants":27,' "stats counts models and variants apart"
