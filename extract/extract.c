@@ -112,7 +112,11 @@ static int screen(extractor *x, item *it)
 	char *s = NULL, *p = NULL;
 	int rc = stored_place(x->w, &it->model, &s, &p, &it->stored_status);
 	int fate = FATE_DECODE;
-	if (rc == 0 && !place_less(it->u->source, it->u->path, s, p))
+	/* the model stored from this very place, but its place record missing:
+	 * a killed run, which may have stored the model without all its shape
+	 * variants, so it is decoded again */
+	if (rc == 0 && !place_less(it->u->source, it->u->path, s, p) &&
+	    (strcmp(it->u->source, s) || strcmp(it->u->path, p)))
 		fate = FATE_DUPLICATE;
 	free(s);
 	free(p);
@@ -154,7 +158,10 @@ static int commit_ok(extractor *x, item *it)
 {
 	char *s = NULL, *p = NULL;
 	int have = stored_place(x->w, &it->model, &s, &p, NULL) == 0;
-	int replace = !have || place_less(it->u->source, it->u->path, s, p);
+	int same = have && !strcmp(it->u->source, s) && !strcmp(it->u->path, p);
+	int replace = !have || same || place_less(it->u->source, it->u->path, s, p);
+	/* counted as the run that was killed would have counted it */
+	have &= !same;
 	free(s);
 	free(p);
 	if (replace && pn_put(x->w, PN_T_MODELS, it->model.b, 16, it->result.record,

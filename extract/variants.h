@@ -24,7 +24,8 @@
  * nothing to bind; its batch is generalized instead (generalize.h) when the
  * file fixes it at 1 and the graph can be followed: slot s is the batch
  * ladder's value, and the variant is kept only if the model at batch 2 gives
- * each sample what it gives that sample alone (batch independence).
+ * each sample what it gives that sample alone (batch independence; a model
+ * too big for that check, PN_GENERALIZE_CHECK_FLOPS, is not generalized).
  *
  * Validation, per variant: shape inference of the whole model with every
  * input static, then the size limits below, then one run on seeded inputs
@@ -53,7 +54,7 @@
  * PN_VARIANT_RUN_ELEMS is not run at ingest (validated by inference). */
 #define PN_VARIANT_MAX_ELEMS ((int64_t)1 << 26)
 #define PN_VARIANT_MAX_FLOPS 2e11
-#define PN_VARIANT_RUN_FLOPS 2e9
+#define PN_VARIANT_RUN_FLOPS 1e9
 #define PN_VARIANT_RUN_ELEMS ((int64_t)1 << 24)
 
 /* The batch independence check of a generalized batch compares each
@@ -61,6 +62,10 @@
  * same kernels on the same values, so only summation order differs. */
 #define PN_GENERALIZE_RTOL 1e-4
 #define PN_GENERALIZE_ATOL 1e-5
+/* The check runs the model at batch 2 and twice at batch 1; a model for
+ * which that is more work than this is not generalized (ingest must stay
+ * a matter of seconds per model, not of minutes). */
+#define PN_GENERALIZE_CHECK_FLOPS 2e10
 
 typedef struct pn_variant {
 	pn_dimbind bind;      /* the variant's full binding (base entries overridden) */
