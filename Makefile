@@ -51,7 +51,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps test test-corpus unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup bench-ort bench-kernels bench-deps
+        bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
@@ -186,6 +186,19 @@ bench-extract: deps
 bench-dedup: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/dedup.sh $(SHARED) /usr/share/libonnx-testdata/data
+
+# passnet against the Python script a user would write instead (bench/peer.py:
+# python3-onnx, hashlib, python3-lmdb), same models, same work, cold processes.
+DEB_PEER := python3-onnx python3-lmdb
+bench-peer: deps
+	@missing=""; for p in $(DEB_PEER); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@bench/peer.sh $(SHARED)/models
 
 # passnet's executor against ONNX Runtime (onnxruntime-node from npm, CPU,
 # 1 thread each) on a sample of the corpus's fusion subgraphs; N, TRIALS,

@@ -37,6 +37,11 @@ typedef struct state {
 	uint32_t set_cap;
 	pn_buf best;
 	int32_t *best_order;   /* canonical position -> vertex, of the best leaf */
+	/* scratch reused by every refinement and leaf (no allocation per leaf) */
+	uint64_t *next;        /* refinement's next colours */
+	pn_buf leaf_bytes;     /* the leaf being serialised; swapped with best */
+	int32_t *leaf_order, *leaf_pos;
+	struct vsort *leaf_sort;
 	int have_best;
 	int leaves;
 	int approximate;
@@ -91,6 +96,9 @@ static int build_adjacency(state *s)
 	s->set = malloc(sizeof(uint64_t) * s->set_cap);
 	s->set_used = malloc(s->set_cap);
 	if (!s->adj_nb || !s->adj_tag || !s->scratch || !s->sorted || !s->set || !s->set_used)
+		return free(fill), -1;
+	s->next = malloc(sizeof(uint64_t) * (size_t)(s->nvert + 1));
+	if (!s->next)
 		return free(fill), -1;
 	for (int n = 0; n < g->nn; n++) {
 		uint32_t comm = g->n_comm[n];
@@ -184,23 +192,18 @@ static void refine_round(state *s, const uint64_t *c, uint64_t *out)
 /* Refines c in place until no class splits. */
 static int refine(state *s, uint64_t *c)
 {
-	uint64_t *next = malloc(sizeof(uint64_t) * (size_t)(s->nvert + 1));
-	if (!next)
-		return -1;
+	uint64_t *next = s->next;
 	int classes = count_classes(s, c);
 	for (;;) {
 		refine_round(s, c, next);
 		int k = count_classes(s, next);
-		if (k < 0 || classes < 0) {
-			free(next);
+		if (k < 0 || classes < 0)
 			return -1;
-		}
 		if (k == classes)
 			break;
 		memcpy(c, next, sizeof(uint64_t) * (size_t)s->nvert);
 		classes = k;
 	}
-	free(next);
 	return classes;
 }
 
@@ -217,6 +220,53 @@ static int cmp_vsort(const void *a, const void *b)
 	return x->c < y->c ? -1 : x->c > y->c;
 }
 
+/* Sorts: the small arrays of windows go by insertion (no allocation, as
+ * qsort's merge sort does); the result is the same, the keys being all
+ * the order depends on. */
+#define SMALL_SORT 48
+
+static void sort_u64(uint64_t *a, int n)
+{
+	if (n > SMALL_SORT) {
+		qsort(a, (size_t)n, sizeof(uint64_t), cmp_u64);
+		return;
+	}
+	for (int i = 1; i < n; i++) {
+		uint64_t v = a[i];
+		int j = i;
+		for (; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+static void sort_i64(int64_t *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int64_t v = a[i];
+		int j = i;
+		for (; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+/* Leaf colours are all distinct, so any sort gives the same order. */
+static void sort_vsort(vsort *a, int n)
+{
+	if (n > SMALL_SORT) {
+		qsort(a, (size_t)n, sizeof(vsort), cmp_vsort);
+		return;
+	}
+	for (int i = 1; i < n; i++) {
+		vsort v = a[i];
+		int j = i;
+		for (; j > 0 && a[j - 1].c > v.c; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -227,16 +277,15 @@ static int cmp_i64(const void *a, const void *b)
 static void leaf_order(const state *s, const uint64_t *c, int32_t *order, int32_t *pos)
 {
 	const pn_cgraph *g = s->g;
-	vsort *t = malloc(sizeof(vsort) * (size_t)(s->nvert + 1));
+	vsort *t = s->leaf_sort;
 	for (int x = 0; x < s->nvert; x++)
 		t[x] = (vsort){c[x], x};
-	qsort(t, (size_t)g->nv, sizeof(vsort), cmp_vsort);
-	qsort(t + g->nv, (size_t)g->nn, sizeof(vsort), cmp_vsort);
+	sort_vsort(t, g->nv);
+	sort_vsort(t + g->nv, g->nn);
 	for (int i = 0; i < s->nvert; i++) {
 		order[i] = t[i].v;
 		pos[t[i].v] = i < g->nv ? i : i - g->nv;
 	}
-	free(t);
 }
 
 static void serialise(const state *s, const int32_t *order, const int32_t *pos, pn_buf *b)
@@ -262,7 +311,9 @@ static void serialise(const state *s, const int32_t *order, const int32_t *pos, 
 		int64_t *r = nin <= 64 ? refs : malloc(sizeof(int64_t) * (size_t)nin);
 		for (int k = 0; k < nin; k++)
 			r[k] = g->n_in[n][k] >= 0 ? pos[g->n_in[n][k]] + 1 : 0;
-		if (g->n_comm[n])
+		if (g->n_comm[n] && nin <= SMALL_SORT)
+			sort_i64(r, nin);
+		else if (g->n_comm[n])
 			qsort(r, (size_t)nin, sizeof(int64_t), cmp_i64);
 		pn_buf_varint(b, (uint64_t)nin);
 		for (int k = 0; k < nin; k++)
@@ -302,35 +353,32 @@ static void remember_automorphism(state *s, const int32_t *order)
 	s->n_autos++;
 }
 
+/* The leaf's buffers are the state's scratch; a better leaf swaps them
+ * with the best one's, so no leaf allocates once the first two exist. */
 static int leaf(state *s, const uint64_t *c)
 {
-	int32_t *order = malloc(sizeof(int32_t) * (size_t)(s->nvert + 1));
-	int32_t *pos = malloc(sizeof(int32_t) * (size_t)(s->nvert + 1));
-	pn_buf b = {0};
-	if (!order || !pos) {
-		free(order);
-		free(pos);
-		return -1;
-	}
+	int32_t *order = s->leaf_order, *pos = s->leaf_pos;
+	pn_buf *b = &s->leaf_bytes;
+	b->n = 0;
 	leaf_order(s, c, order, pos);
-	serialise(s, order, pos, &b);
+	serialise(s, order, pos, b);
 	s->leaves++;
-	int rc = b.oom ? -1 : 0;
-	int cmp = s->have_best ? buf_cmp(&b, &s->best) : -1;
+	int rc = b->oom ? -1 : 0;
+	int cmp = s->have_best ? buf_cmp(b, &s->best) : -1;
 	if (!rc && cmp < 0) {
-		pn_buf_free(&s->best);
-		s->best = b;
-		free(s->best_order);
+		pn_buf old = s->best;
+		s->best = *b;
+		*b = old;
+		s->leaf_order = s->best_order;
 		s->best_order = order;
+		if (!s->leaf_order)
+			s->leaf_order = malloc(sizeof(int32_t) * (size_t)(s->nvert + 1));
+		if (!s->leaf_order)
+			rc = -1;
 		s->have_best = 1;
-		order = NULL;
-	} else {
-		if (!rc && cmp == 0)
-			remember_automorphism(s, order);
-		pn_buf_free(&b);
+	} else if (!rc && cmp == 0) {
+		remember_automorphism(s, order);
 	}
-	free(order);
-	free(pos);
 	return rc;
 }
 
@@ -341,7 +389,7 @@ static int leaf(state *s, const uint64_t *c)
 static uint64_t target_class(state *s, const uint64_t *c, int *size)
 {
 	memcpy(s->sorted, c, sizeof(uint64_t) * (size_t)s->nvert);
-	qsort(s->sorted, (size_t)s->nvert, sizeof(uint64_t), cmp_u64);
+	sort_u64(s->sorted, s->nvert);
 	uint64_t best = 0;
 	*size = 0;
 	for (int i = 0; i < s->nvert;) {
@@ -417,7 +465,10 @@ int pn_canon(const pn_cgraph *g, uint8_t kind, pn_canon_out *out)
 	state s = {.g = g, .kind = kind, .nvert = g->nv + g->nn};
 	uint64_t *c = malloc(sizeof(uint64_t) * (size_t)(s.nvert + 1));
 	int32_t *path = malloc(sizeof(int32_t) * (size_t)(s.nvert + 1));
-	int rc = (!c || !path || build_adjacency(&s)) ? -1 : 0;
+	s.leaf_order = malloc(sizeof(int32_t) * (size_t)(s.nvert + 1));
+	s.leaf_pos = malloc(sizeof(int32_t) * (size_t)(s.nvert + 1));
+	s.leaf_sort = malloc(sizeof(vsort) * (size_t)(s.nvert + 1));
+	int rc = (!c || !path || !s.leaf_order || !s.leaf_pos || !s.leaf_sort || build_adjacency(&s)) ? -1 : 0;
 	if (!rc) {
 		initial_colours(&s, c);
 		rc = search(&s, c, path, 0);
@@ -446,7 +497,12 @@ int pn_canon(const pn_cgraph *g, uint8_t kind, pn_canon_out *out)
 		s.autos = next;
 	}
 	pn_buf_free(&s.best);
+	pn_buf_free(&s.leaf_bytes);
 	free(s.best_order);
+	free(s.leaf_order);
+	free(s.leaf_pos);
+	free(s.leaf_sort);
+	free(s.next);
 	free(s.adj_start);
 	free(s.adj_nb);
 	free(s.adj_tag);
@@ -476,6 +532,7 @@ int pn_canon_colours(const pn_cgraph *g, uint64_t *colours)
 	free(s.sorted);
 	free(s.set);
 	free(s.set_used);
+	free(s.next);
 	return rc;
 }
 

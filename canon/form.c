@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/arena.h"
 #include "common/err.h"
@@ -33,7 +34,34 @@ typedef struct builder {
 	const uint64_t *outer_colour; /* a body's: the parent graph's value colours */
 	const uint64_t *colour;     /* this graph's value colours (NULL: none needed) */
 	int colour_pass;            /* building only to find those colours */
+	struct label_memo *memo;    /* the model's labels, or NULL */
 } builder;
+
+/* Labels of one model's nodes and values, kept across its cuts (a cut's
+ * labels depend on the node or value alone, see labels.h): a node's label
+ * (not of nodes with nested graphs, whose label depends on the mode), and a
+ * value's exact label as an input or inner value, and as a constant. */
+typedef struct label_memo {
+	const pn_graph *g;
+	pn_arena a;
+	pn_blob *node;
+	pn_blob *value[2];
+	uint8_t *in_cut;            /* all zero between cuts */
+} label_memo;
+
+static int plain_node(const pn_node *n)
+{
+	for (int a = 0; a < n->n_attr; a++)
+		if (n->attrs[a].type == PN_ATTR_GRAPH || n->attrs[a].type == PN_ATTR_GRAPHS)
+			return 0;
+	return 1;
+}
+
+static label_memo *value_memo(const builder *b)
+{
+	return b->memo && b->r && b->mode == PN_LABEL_EXACT ? b->memo : NULL;
+}
+
 
 static int slots_init(builder *b, uint32_t expected)
 {
@@ -155,6 +183,16 @@ static int add_value(builder *b, int v)
 				if (b->g->inputs[i] == v)
 					in_pos = i;
 	}
+	label_memo *m = value_memo(b);
+	int as_const = kind == PN_CV_CONST;
+	if (m && m->value[as_const][v].p) {
+		b->cg.v_kind[k] = kind;
+		b->cg.v_in_pos[k] = in_pos;
+		b->cg.v_out_pos[k] = -1;
+		b->cg.v_label[k] = m->value[as_const][v];
+		b->ir_value[k] = v;
+		return slot_put(b, v, k) ? -1 : k;
+	}
 	/* A body's captured value is typed by the outer operand it is wired
 	 * to (the owning node's label sees that); its own copy of the type is
 	 * whatever the file declared at that point, so it is left out.  What
@@ -178,7 +216,9 @@ static int add_value(builder *b, int v)
 	b->cg.v_kind[k] = kind;
 	b->cg.v_in_pos[k] = in_pos;
 	b->cg.v_out_pos[k] = -1;
-	b->cg.v_label[k] = (pn_blob){pn_arena_memdup(&b->a, lb.p, lb.n), lb.n};
+	b->cg.v_label[k] = (pn_blob){pn_arena_memdup(m ? &m->a : &b->a, lb.p, lb.n), lb.n};
+	if (m)
+		m->value[as_const][v] = b->cg.v_label[k];
 	b->ir_value[k] = v;
 	pn_buf_free(&lb);
 	return slot_put(b, v, k) ? -1 : k;
@@ -211,13 +251,22 @@ static int add_node(builder *b, int ni, int slot)
 	const pn_node *n = &b->g->nodes[ni];
 	pn_buf lb = {0};
 	pn_captures caps = {0};
-	if (pn_node_label(n, b->mode, b->colour, &lb, b->colour_pass ? NULL : &caps) ||
+	/* the memo serves every mode and pass: a node without nested graphs
+	 * has one label and captures nothing */
+	label_memo *m = b->memo && plain_node(n) ? b->memo : NULL;
+	int memo_hit = m && m->node[ni].p;
+	if ((!memo_hit && pn_node_label(n, b->mode, b->colour, &lb, b->colour_pass ? NULL : &caps)) ||
 	    (b->colour_pass && add_captured_alone(b, n))) {
 		pn_buf_free(&lb);
 		free(caps.v);
 		return -1;
 	}
-	b->cg.n_label[slot] = (pn_blob){pn_arena_memdup(&b->a, lb.p, lb.n), lb.n};
+	if (memo_hit)
+		b->cg.n_label[slot] = m->node[ni];
+	else
+		b->cg.n_label[slot] = (pn_blob){pn_arena_memdup(m ? &m->a : &b->a, lb.p, lb.n), lb.n};
+	if (m)
+		m->node[ni] = b->cg.n_label[slot];
 	pn_buf_free(&lb);
 	/* Before opset 7, Add/Mul/... broadcast B onto A when the node says
 	 * broadcast=1: then operand order matters. */
@@ -277,6 +326,7 @@ typedef struct problem {
 	const uint8_t *in_cut;        /* a cut's nodes (NULL: a nested graph) */
 	int mode;
 	const uint64_t *outer_colour; /* a nested graph's parent's value colours */
+	label_memo *memo;             /* a cut's model's labels, or NULL */
 } problem;
 
 /* Marks the cut's values read outside it (or graph outputs) as outputs. */
@@ -325,6 +375,7 @@ static int build_problem(builder *b, const problem *p, const uint64_t *colour, i
 	b->outer_colour = p->outer_colour;
 	b->colour = colour;
 	b->colour_pass = colour_pass;
+	b->memo = p->in_cut ? p->memo : NULL;
 	for (int i = 0; i < p->n; i++)
 		if (add_node(b, p->nodes[i], i))
 			return -1;
@@ -399,7 +450,7 @@ static int build_in_context(builder *b, const problem *p)
 int pn_body_canon(const pn_graph *g, int mode, const uint64_t *outer_colour, pn_buf *out,
 		  int32_t **captured_order)
 {
-	problem p = {g, NULL, g->topo, g->n_nodes, NULL, mode, outer_colour};
+	problem p = {g, NULL, g->topo, g->n_nodes, NULL, mode, outer_colour, NULL};
 	builder b;
 	pn_canon_out co;
 	int rc = build_in_context(&b, &p);
@@ -425,15 +476,6 @@ int pn_body_canon(const pn_graph *g, int mode, const uint64_t *outer_colour, pn_
 
 /* --- cuts --------------------------------------------------------------------------- */
 
-static int cut_canon(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
-		     const uint8_t *in_cut, int mode, pn_canon_out *co, builder *b)
-{
-	problem p = {g, r, nodes, n, in_cut, mode, NULL};
-	if (build_in_context(b, &p))
-		return -1;
-	return pn_canon(&b->cg, mode == PN_LABEL_EXACT ? PN_CK_SUBGRAPH : PN_CK_PATTERN, co);
-}
-
 static int count_boundary(pn_form *f, const builder *b, const pn_canon_out *co)
 {
 	const pn_cgraph *cg = &b->cg;
@@ -454,43 +496,382 @@ static int count_boundary(pn_form *f, const builder *b, const pn_canon_out *co)
 	return 0;
 }
 
+/* --- the exact cache (form.h) ------------------------------------------------------- */
+
+typedef struct cache_entry {
+	uint64_t h;
+	const uint8_t *key;      /* the problem as built (in this block) */
+	size_t klen;
+	const uint8_t *bytes;    /* exact canonical form */
+	size_t len;
+	const int32_t *value_order, *node_order;
+	pn_key pattern;
+	int approximate;
+} cache_entry;
+
+/* Entries by key hash, open addressing. */
+typedef struct form_table {
+	cache_entry **slot;
+	uint32_t cap, n;
+	size_t bytes;
+} form_table;
+
+/* Two tables: exact problems (whole forms), and pattern problems (only
+ * the pattern hash: shape variants of one computation share it, so a miss
+ * of the exact table often still skips the pattern's canonical labelling). */
+struct pn_form_cache {
+	form_table exact, pattern;
+	size_t max_bytes;
+	uint64_t lookups, hits, pattern_hits;
+	pn_buf key, pkey;        /* scratch: the keys being looked up */
+	label_memo memo;         /* of the model pn_form_cache_model named */
+};
+
+#define CACHE_DEFAULT_BYTES ((size_t)32 << 20)
+#define CACHE_MAX_KEY ((size_t)64 << 10)   /* bigger problems (large constants) are not kept */
+
+pn_form_cache *pn_form_cache_new(size_t max_bytes)
+{
+	pn_form_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->max_bytes = max_bytes ? max_bytes : CACHE_DEFAULT_BYTES;
+	return c;
+}
+
+static void table_clear(form_table *t)
+{
+	for (uint32_t i = 0; i < t->cap; i++)
+		free(t->slot[i]);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
+}
+
+static void cache_clear(pn_form_cache *c)
+{
+	table_clear(&c->exact);
+	table_clear(&c->pattern);
+}
+
+static void memo_free(label_memo *m)
+{
+	pn_arena_free(&m->a);
+	free(m->node);
+	free(m->value[0]);
+	free(m->value[1]);
+	free(m->in_cut);
+	memset(m, 0, sizeof(*m));
+}
+
+int pn_form_cache_model(pn_form_cache *c, const pn_graph *g)
+{
+	if (!c)
+		return 0;
+	label_memo *m = &c->memo;
+	memo_free(m);
+	pn_arena_init(&m->a, 0);
+	m->node = calloc((size_t)g->n_nodes + 1, sizeof(pn_blob));
+	m->value[0] = calloc((size_t)g->n_values + 1, sizeof(pn_blob));
+	m->value[1] = calloc((size_t)g->n_values + 1, sizeof(pn_blob));
+	m->in_cut = calloc((size_t)g->n_nodes + 1, 1);
+	if (!m->node || !m->value[0] || !m->value[1] || !m->in_cut) {
+		memo_free(m);
+		return -1;
+	}
+	m->g = g;
+	return 0;
+}
+
+void pn_form_cache_free(pn_form_cache *c)
+{
+	if (!c)
+		return;
+	memo_free(&c->memo);
+	cache_clear(c);
+	pn_buf_free(&c->key);
+	pn_buf_free(&c->pkey);
+	free(c);
+}
+
+void pn_form_cache_counts(const pn_form_cache *c, uint64_t *lookups, uint64_t *hits,
+			  uint64_t *pattern_hits)
+{
+	*lookups = c ? c->lookups : 0;
+	*hits = c ? c->hits : 0;
+	*pattern_hits = c ? c->pattern_hits : 0;
+}
+
+/* Nested graphs wire their captures in an order of their own canonical
+ * form in each mode, so only cuts without them are cached. */
+static int cacheable(const pn_graph *g, const int32_t *nodes, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const pn_node *nd = &g->nodes[nodes[i]];
+		for (int a = 0; a < nd->n_attr; a++)
+			if (nd->attrs[a].type == PN_ATTR_GRAPH || nd->attrs[a].type == PN_ATTR_GRAPHS)
+				return 0;
+	}
+	return 1;
+}
+
+/* Everything pn_canon reads of the problem, in its own order.  The pattern
+ * problem of a cut without nested graphs has the same wiring, and each of
+ * its labels is a prefix-projection of the exact one (type: kind and rank
+ * of kind, dtype, rank, dims; constants: the same marker, no contents), so
+ * this key fixes both forms. */
+static void problem_key(const pn_cgraph *cg, pn_buf *k)
+{
+	k->n = 0;
+	pn_buf_varint(k, (uint64_t)cg->nv);
+	pn_buf_varint(k, (uint64_t)cg->nn);
+	pn_buf_u8(k, (uint8_t)cg->ordered_outputs);
+	for (int v = 0; v < cg->nv; v++) {
+		pn_buf_u8(k, cg->v_kind[v]);
+		pn_buf_svarint(k, cg->v_in_pos[v]);
+		pn_buf_svarint(k, cg->v_out_pos[v]);
+		pn_buf_blob(k, cg->v_label[v].p, cg->v_label[v].n);
+	}
+	for (int i = 0; i < cg->nn; i++) {
+		pn_buf_blob(k, cg->n_label[i].p, cg->n_label[i].n);
+		pn_buf_u8(k, cg->n_comm[i]);
+		pn_buf_varint(k, (uint64_t)cg->n_nin[i]);
+		for (int j = 0; j < cg->n_nin[i]; j++)
+			pn_buf_svarint(k, cg->n_in[i][j]);
+		pn_buf_varint(k, (uint64_t)cg->n_nout[i]);
+		for (int j = 0; j < cg->n_nout[i]; j++)
+			pn_buf_svarint(k, cg->n_out[i][j]);
+	}
+}
+
+static const cache_entry *table_find(const form_table *t, uint64_t h, const pn_buf *key)
+{
+	for (uint32_t i = (uint32_t)h & (t->cap - 1); t->cap && t->slot[i]; i = (i + 1) & (t->cap - 1)) {
+		const cache_entry *e = t->slot[i];
+		if (e->h == h && e->klen == key->n && !memcmp(e->key, key->p, e->klen))
+			return e;
+	}
+	return NULL;
+}
+
+static int table_grow(form_table *t)
+{
+	uint32_t cap = t->cap ? t->cap * 2 : 1024;
+	cache_entry **slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -1;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		cache_entry *e = t->slot[i];
+		if (!e)
+			continue;
+		uint32_t k = (uint32_t)e->h & (cap - 1);
+		while (slot[k])
+			k = (k + 1) & (cap - 1);
+		slot[k] = e;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->cap = cap;
+	return 0;
+}
+
+/* A block of `need` bytes for an entry of t, or NULL (then nothing is
+ * kept); the whole cache starts afresh when it would pass its bound. */
+static cache_entry *table_block(pn_form_cache *c, form_table *t, size_t need)
+{
+	if (c->exact.bytes + c->pattern.bytes + need > c->max_bytes)
+		cache_clear(c);
+	if (2 * (t->n + 1) > t->cap && table_grow(t))
+		return NULL;
+	return malloc(need);
+}
+
+static void table_insert(form_table *t, cache_entry *e, size_t need)
+{
+	uint32_t k = (uint32_t)e->h & (t->cap - 1);
+	while (t->slot[k])
+		k = (k + 1) & (t->cap - 1);
+	t->slot[k] = e;
+	t->n++;
+	t->bytes += need;
+}
+
+static const cache_entry *cache_find(pn_form_cache *c, uint64_t h)
+{
+	c->lookups++;
+	const cache_entry *e = table_find(&c->exact, h, &c->key);
+	c->hits += e != NULL;
+	return e;
+}
+
+/* Keeps the current key's result; a failure only loses the entry. */
+static void cache_put(pn_form_cache *c, uint64_t h, const pn_form *f, const pn_canon_out *co,
+		      int nv)
+{
+	size_t need = sizeof(cache_entry) + c->key.n + f->len + sizeof(int32_t) * (size_t)(nv + f->n_nodes);
+	uint8_t *blk = (uint8_t *)table_block(c, &c->exact, need);
+	if (!blk)
+		return;
+	cache_entry *e = (cache_entry *)blk;
+	int32_t *vo = (int32_t *)(blk + sizeof(cache_entry));
+	int32_t *no = vo + nv;
+	uint8_t *key = (uint8_t *)(no + f->n_nodes);
+	uint8_t *bytes = key + c->key.n;
+	memcpy(vo, co->value_order, sizeof(int32_t) * (size_t)nv);
+	memcpy(no, co->node_order, sizeof(int32_t) * (size_t)f->n_nodes);
+	memcpy(key, c->key.p, c->key.n);
+	memcpy(bytes, f->bytes, f->len);
+	*e = (cache_entry){h, key, c->key.n, bytes, f->len, vo, no, f->pattern, f->approximate};
+	table_insert(&c->exact, e, need);
+}
+
+/* The pattern table: the key is the pattern problem (c->pkey) itself. */
+static const cache_entry *pattern_find(pn_form_cache *c, uint64_t h)
+{
+	const cache_entry *e = table_find(&c->pattern, h, &c->pkey);
+	c->pattern_hits += e != NULL;
+	return e;
+}
+
+static void pattern_put(pn_form_cache *c, uint64_t h, pn_key pattern, int approximate)
+{
+	size_t need = sizeof(cache_entry) + c->pkey.n;
+	uint8_t *blk = (uint8_t *)table_block(c, &c->pattern, need);
+	if (!blk)
+		return;
+	cache_entry *e = (cache_entry *)blk;
+	uint8_t *key = blk + sizeof(cache_entry);
+	memcpy(key, c->pkey.p, c->pkey.n);
+	*e = (cache_entry){h, key, c->pkey.n, NULL, 0, NULL, NULL, pattern, approximate};
+	table_insert(&c->pattern, e, need);
+}
+
+/* --- cuts, continued ------------------------------------------------------------------ */
+
+/* The cut's problem in mode into b (whose arena the caller frees either way). */
+static int cut_build(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
+		     const uint8_t *in_cut, int mode, label_memo *memo, builder *b)
+{
+	problem p = {g, r, nodes, n, in_cut, mode, NULL, memo};
+	return build_in_context(b, &p);
+}
+
+/* The exact form's fields of out from the canonical result co. */
+static int fill_exact(pn_form *out, const pn_graph *g, const int32_t *nodes, int n,
+		      const builder *b, const pn_canon_out *co)
+{
+	out->hash = pn_key_of(out->bytes, out->len);
+	out->n_nodes = n;
+	out->ops = calloc((size_t)n + 1, sizeof(char *));
+	for (int i = 0; out->ops && i < n; i++)
+		out->ops[i] = strdup(g->nodes[nodes[co->node_order[i]]].op_type);
+	return !out->ops || count_boundary(out, b, co) ? -1 : 0;
+}
+
+/* The memo's mask is cleared cut by cut, so no cut costs the model's size. */
+static void release_in_cut(uint8_t *in_cut, label_memo *memo, const int32_t *nodes, int n)
+{
+	if (!memo) {
+		free(in_cut);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		in_cut[nodes[i]] = 0;
+}
+
 int pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
 		   pn_form *out, char *err)
 {
+	return pn_form_of_cut_cached(g, r, nodes, n, NULL, out, err);
+}
+
+int pn_form_of_cut_cached(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes,
+			  int n, pn_form_cache *cache, pn_form *out, char *err)
+{
 	memset(out, 0, sizeof(*out));
-	uint8_t *in_cut = calloc((size_t)g->n_nodes + 1, 1);
+	label_memo *memo = cache && cache->memo.g == g ? &cache->memo : NULL;
+	uint8_t *in_cut = memo ? memo->in_cut : calloc((size_t)g->n_nodes + 1, 1);
 	if (!in_cut)
 		return pn_fail(err, "out of memory");
 	for (int i = 0; i < n; i++)
 		in_cut[nodes[i]] = 1;
 	builder b;
 	pn_canon_out co = {0}, cp = {0};
-	int rc = cut_canon(g, r, nodes, n, in_cut, PN_LABEL_EXACT, &co, &b);
+	const cache_entry *hit = NULL;
+	uint64_t h = 0;
+	int keyed = 0;
+	int rc = cut_build(g, r, nodes, n, in_cut, PN_LABEL_EXACT, memo, &b);
+	if (!rc && cache && cacheable(g, nodes, n)) {
+		problem_key(&b.cg, &cache->key);
+		keyed = !cache->key.oom && cache->key.n <= CACHE_MAX_KEY;
+		if (keyed) {
+			h = XXH3_64bits(cache->key.p, cache->key.n);
+			hit = cache_find(cache, h);
+		}
+	}
+	if (!rc && hit) {
+		pn_canon_out view = {.value_order = (int32_t *)hit->value_order,
+				     .node_order = (int32_t *)hit->node_order};
+		out->bytes = malloc(hit->len + 1);
+		if (!out->bytes)
+			rc = -1;
+		else {
+			memcpy(out->bytes, hit->bytes, hit->len);
+			out->len = hit->len;
+			out->pattern = hit->pattern;
+			out->approximate = hit->approximate;
+			rc = fill_exact(out, g, nodes, n, &b, &view);
+		}
+		pn_arena_free(&b.a);
+		release_in_cut(in_cut, memo, nodes, n);
+		if (rc) {
+			pn_form_free(out);
+			return pn_fail(err, "canonical form failed (out of memory)");
+		}
+		return 0;
+	}
+	if (!rc)
+		rc = pn_canon(&b.cg, PN_CK_SUBGRAPH, &co);
 	if (!rc) {
 		out->bytes = co.bytes;
 		out->len = co.len;
 		co.bytes = NULL;
-		out->hash = pn_key_of(out->bytes, out->len);
-		out->n_nodes = n;
 		out->approximate = co.approximate;
-		out->ops = calloc((size_t)n + 1, sizeof(char *));
-		for (int i = 0; out->ops && i < n; i++)
-			out->ops[i] = strdup(g->nodes[nodes[co.node_order[i]]].op_type);
-		if (!out->ops || count_boundary(out, &b, &co))
-			rc = -1;
+		rc = fill_exact(out, g, nodes, n, &b, &co);
 	}
+	int nv = b.cg.nv;
 	pn_arena_free(&b.a);
 	if (!rc) {
-		rc = cut_canon(g, r, nodes, n, in_cut, PN_LABEL_PATTERN, &cp, &b);
-		if (!rc) {
-			out->pattern = pn_key_of(cp.bytes, cp.len);
-			out->approximate |= cp.approximate;
+		rc = cut_build(g, r, nodes, n, in_cut, PN_LABEL_PATTERN, memo, &b);
+		const cache_entry *phit = NULL;
+		uint64_t ph = 0;
+		int pkeyed = 0;
+		if (!rc && keyed) {
+			problem_key(&b.cg, &cache->pkey);
+			pkeyed = !cache->pkey.oom && cache->pkey.n <= CACHE_MAX_KEY;
+			if (pkeyed) {
+				ph = XXH3_64bits(cache->pkey.p, cache->pkey.n);
+				phit = pattern_find(cache, ph);
+			}
+		}
+		if (!rc && phit) {
+			out->pattern = phit->pattern;
+			out->approximate |= phit->approximate;
+		} else if (!rc) {
+			rc = pn_canon(&b.cg, PN_CK_PATTERN, &cp);
+			if (!rc) {
+				out->pattern = pn_key_of(cp.bytes, cp.len);
+				out->approximate |= cp.approximate;
+				if (pkeyed)
+					pattern_put(cache, ph, out->pattern, cp.approximate);
+			}
 		}
 		pn_arena_free(&b.a);
 	}
+	if (!rc && keyed)
+		cache_put(cache, h, out, &co, nv);
 	pn_canon_out_free(&co);
 	pn_canon_out_free(&cp);
-	free(in_cut);
+	release_in_cut(in_cut, memo, nodes, n);
 	if (rc) {
 		pn_form_free(out);
 		return pn_fail(err, "canonical form failed (out of memory)");
@@ -513,7 +894,7 @@ int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *
 	for (int i = 0; nodes && i < g->n_nodes; i++)
 		if (mask[i])
 			nodes[n++] = i;
-	problem p = {g, r, nodes, n, mask, PN_LABEL_EXACT, NULL};
+	problem p = {g, r, nodes, n, mask, PN_LABEL_EXACT, NULL, NULL};
 	if (!rc) {
 		pn_arena_free(&b.a);
 		rc = build_in_context(&b, &p);

@@ -37,6 +37,31 @@ int  pn_form_of_cut(const pn_graph *g, const pn_infer_result *r, const int32_t *
 		    pn_form *out, char *err);
 void pn_form_free(pn_form *f);
 
+/* An exact cache of cut forms, for one thread.  Its key is the cut's
+ * labelling problem as built (every label and every wire, in the cut's own
+ * node order, before canonical labelling), so equal keys are the same
+ * problem and pn_canon, a function of the problem alone, would give the
+ * same result: a hit reuses the canonical and pattern forms and their
+ * orders instead of computing them, and a store built with the cache is
+ * byte-identical to one built without.  Keys are compared in full (the hash
+ * only finds them).  On a miss, the pattern form is looked up the same way,
+ * keyed by the pattern problem.  Cuts with nested graphs are not cached:
+ * their pattern problem is not a function of the exact one.  max_bytes bounds the cache
+ * (0: a default); when full it starts afresh. */
+typedef struct pn_form_cache pn_form_cache;
+pn_form_cache *pn_form_cache_new(size_t max_bytes);
+void pn_form_cache_free(pn_form_cache *c);
+/* Names the model the next cuts come from (its graph), before its first
+ * cut: its node and value labels are then built once and kept until the
+ * next call, instead of once per cut.  0, or -1 (out of memory: no memo). */
+int  pn_form_cache_model(pn_form_cache *c, const pn_graph *g);
+/* Lookups and hits so far (exact hits; pattern hits of exact misses). */
+void pn_form_cache_counts(const pn_form_cache *c, uint64_t *lookups, uint64_t *hits,
+			  uint64_t *pattern_hits);
+/* pn_form_of_cut through cache (NULL: no cache). */
+int  pn_form_of_cut_cached(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes,
+			   int n, pn_form_cache *cache, pn_form *out, char *err);
+
 /* Refined colours of the nodes in mask (IR node -> colour, 0 outside the
  * mask): equal for nodes no relabelling of the file can tell apart. */
 int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *mask,

@@ -1,6 +1,7 @@
 /*
  * stage.c - the dedup stage (partition/stage.h): candidates -> subgraphs.
  */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,11 @@
 #include "store/records.h"
 
 #define BATCH_MODELS 16
+/* The plan is made and worked a chunk at a time, so memory stays flat in
+ * the number of models: a chunk closes once it holds this many models or
+ * candidates (it may overshoot by one key bucket, see plan_chunk). */
+#define CHUNK_MODELS 128
+#define CHUNK_CANDIDATES 100000
 
 typedef struct cand {
 	uint8_t *key;          /* candidates key (copy) */
@@ -23,6 +29,10 @@ typedef struct cand {
 	Passnet__Candidate *rec;
 	pn_form form;
 	int ok;
+	/* the records commit puts, packed by the worker into its job's
+	 * `packed` buffer (offsets, as the buffer moves when it grows) */
+	size_t sub_off, sub_len, occ_off, occ_len, cand_off, cand_len;
+	int occ_too_large;
 } cand;
 
 typedef struct mjob {
@@ -32,6 +42,7 @@ typedef struct mjob {
 	void *record;
 	size_t len;
 	char *binding;         /* the model's binding as occurrences record it, or NULL */
+	pn_buf packed;         /* the candidates' records, see cand */
 	char err[PN_ERRLEN];
 	int failed;
 } mjob;
@@ -39,6 +50,7 @@ typedef struct mjob {
 typedef struct dplan {
 	mjob *jobs;
 	int n, cap;
+	size_t cands;
 } dplan;
 
 /* Collects candidates without a subgraph hash, grouped by model (the key
@@ -80,6 +92,7 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	memcpy(cd->key, key.data, key.len);
 	cd->klen = key.len;
 	cd->rec = c;
+	p->cands++;
 	return 0;
 }
 
@@ -100,7 +113,9 @@ static char *binding_text(const pn_model *m, const Passnet__Model *rec)
 	return off ? strdup(buf) : NULL;
 }
 
-static void dedup_model(mjob *j)
+static void pack_records(mjob *j);
+
+static void dedup_model(mjob *j, pn_form_cache *cache)
 {
 	pn_model *m = NULL;
 	Passnet__Model *rec = NULL;
@@ -115,6 +130,7 @@ static void dedup_model(mjob *j)
 		pn_model_free(m);
 		return;
 	}
+	pn_form_cache_model(cache, m->graph);
 	int32_t *nodes = malloc(sizeof(int32_t) * (size_t)(m->graph->n_nodes + 1));
 	for (int i = 0; nodes && i < j->n; i++) {
 		cand *c = &j->c[i];
@@ -127,17 +143,39 @@ static void dedup_model(mjob *j)
 		}
 		if (bad || !n)
 			continue;
-		c->ok = !pn_form_of_cut(m->graph, &r, nodes, n, &c->form, j->err);
+		c->ok = !pn_form_of_cut_cached(m->graph, &r, nodes, n, cache, &c->form, j->err);
 	}
 	free(nodes);
+	pack_records(j);
 	pn_infer_result_free(&r);
 	pn_model_free(m);
 }
 
 /* --- committing ------------------------------------------------------------------------ */
 
-static int put_subgraph(pn_writer *w, const pn_form *f, char *err)
+/* --- packing, in the worker ------------------------------------------------------------ */
+
+/* Appends msg packed to b; its offset and length into *off, *len. */
+static void pack_into(pn_buf *b, const ProtobufCMessage *msg, size_t *off, size_t *len)
 {
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	uint8_t tmp[1024];
+	uint8_t *p = n <= sizeof tmp ? tmp : malloc(n);
+	if (!p) {
+		b->oom = 1;
+		return;
+	}
+	protobuf_c_message_pack(msg, p);
+	*off = b->n;
+	*len = n;
+	pn_buf_put(b, p, n);
+	if (p != tmp)
+		free(p);
+}
+
+static void pack_subgraph(pn_buf *b, cand *c)
+{
+	const pn_form *f = &c->form;
 	Passnet__Subgraph s;
 	passnet__subgraph__init(&s);
 	s.has_version = 1;
@@ -155,29 +193,10 @@ static int put_subgraph(pn_writer *w, const pn_form *f, char *err)
 	s.inputs = (uint32_t)f->n_inputs;
 	s.outputs = (uint32_t)f->n_outputs;
 	s.constants = (uint32_t)f->n_consts;
-	return pn_put_msg(w, PN_T_SUBGRAPHS, f->hash.b, 16, &s.base, err);
+	pack_into(b, &s.base, &c->sub_off, &c->sub_len);
 }
 
-/* 1 = new, 0 = the same computation is stored, -1 = collision or error. */
-static int store_subgraph(pn_writer *w, const pn_form *f, pn_stage_stats *stats, char *err)
-{
-	pn_bytes v;
-	if (pn_wget(w, PN_T_SUBGRAPHS, f->hash.b, 16, &v) != 0) {
-		stats->new_subgraphs++;
-		return put_subgraph(w, f, err) ? -1 : 1;
-	}
-	Passnet__Subgraph *s = passnet__subgraph__unpack(NULL, v.len, v.data);
-	int same = s && s->has_canonical && s->canonical.len == f->len &&
-		   !memcmp(s->canonical.data, f->bytes, f->len);
-	if (s)
-		passnet__subgraph__free_unpacked(s, NULL);
-	if (same)
-		return 0;
-	stats->collisions++;
-	return -2;
-}
-
-static int put_occurrence(pn_writer *w, const mjob *j, const cand *c, char *err)
+static void pack_occurrence(pn_buf *b, const mjob *j, cand *c)
 {
 	Passnet__Occurrence o;
 	passnet__occurrence__init(&o);
@@ -191,12 +210,69 @@ static int put_occurrence(pn_writer *w, const mjob *j, const cand *c, char *err)
 	const uint8_t *k = c->key + c->klen - 4;
 	o.candidate = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
 	o.binding = j->binding;
-	size_t n = passnet__occurrence__get_packed_size(&o);
-	uint8_t buf[512];
-	if (n > sizeof buf)
-		return pn_fail(err, "occurrence record too large");
-	passnet__occurrence__pack(&o, buf);
-	return pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, buf, n, err);
+	/* an occurrence is a dupsort value: at most 511 bytes */
+	c->occ_too_large = passnet__occurrence__get_packed_size(&o) > 512;
+	if (!c->occ_too_large)
+		pack_into(b, &o.base, &c->occ_off, &c->occ_len);
+}
+
+/* The candidate record as it is stored once hashed. */
+static void pack_candidate(pn_buf *b, cand *c)
+{
+	c->rec->has_subgraph = 1;
+	c->rec->subgraph.data = c->form.hash.b;
+	c->rec->subgraph.len = 16;
+	if (c->form.approximate) {
+		c->rec->has_approximate = 1;
+		c->rec->approximate = 1;
+	}
+	pack_into(b, &c->rec->base, &c->cand_off, &c->cand_len);
+	/* the record is freed by protobuf-c: it must not free the form's key */
+	c->rec->has_subgraph = 0;
+	c->rec->subgraph.data = NULL;
+}
+
+static void pack_records(mjob *j)
+{
+	for (int i = 0; i < j->n; i++) {
+		cand *c = &j->c[i];
+		if (!c->ok)
+			continue;
+		pack_subgraph(&j->packed, c);
+		pack_occurrence(&j->packed, j, c);
+		pack_candidate(&j->packed, c);
+	}
+	if (j->packed.oom) {
+		j->failed = 1;
+		pn_fail(j->err, "out of memory");
+	}
+}
+
+/* --- committing ------------------------------------------------------------------------ */
+
+/* 1 = new, 0 = the same computation is stored, -1 = collision or error. */
+static int store_subgraph(pn_writer *w, const mjob *j, const cand *c, pn_stage_stats *stats,
+			  char *err)
+{
+	const pn_form *f = &c->form;
+	const uint8_t *rec = j->packed.p + c->sub_off;
+	pn_bytes v;
+	if (pn_wget(w, PN_T_SUBGRAPHS, f->hash.b, 16, &v) != 0) {
+		stats->new_subgraphs++;
+		return pn_put(w, PN_T_SUBGRAPHS, f->hash.b, 16, rec, c->sub_len, err) ? -1 : 1;
+	}
+	/* the same record bytes hold the same canonical bytes */
+	if (v.len == c->sub_len && !memcmp(v.data, rec, v.len))
+		return 0;
+	Passnet__Subgraph *s = passnet__subgraph__unpack(NULL, v.len, v.data);
+	int same = s && s->has_canonical && s->canonical.len == f->len &&
+		   !memcmp(s->canonical.data, f->bytes, f->len);
+	if (s)
+		passnet__subgraph__free_unpacked(s, NULL);
+	if (same)
+		return 0;
+	stats->collisions++;
+	return -2;
 }
 
 static int commit_candidate(pn_writer *w, mjob *j, cand *c, pn_stage_stats *stats, char *err)
@@ -204,7 +280,7 @@ static int commit_candidate(pn_writer *w, mjob *j, cand *c, pn_stage_stats *stat
 	char hex[33];
 	if (!c->ok)
 		return 0;
-	int rc = store_subgraph(w, &c->form, stats, err);
+	int rc = store_subgraph(w, j, c, stats, err);
 	if (rc == -2) {
 		pn_key_hex(&c->form.hash, hex);
 		char msg[PN_ERRLEN];
@@ -212,22 +288,17 @@ static int commit_candidate(pn_writer *w, mjob *j, cand *c, pn_stage_stats *stat
 		pn_error_line("dedup: %s", msg);
 		return pn_error_put(w, &c->form.hash, "dedup", "", hex, msg, err);
 	}
-	if (rc < 0 || put_occurrence(w, j, c, err))
+	if (rc < 0)
 		return -1;
-	c->rec->has_subgraph = 1;
-	c->rec->subgraph.data = c->form.hash.b;
-	c->rec->subgraph.len = 16;
-	if (c->form.approximate) {
-		c->rec->has_approximate = 1;
-		c->rec->approximate = 1;
-		stats->approximate++;
-	}
+	if (c->occ_too_large)
+		return pn_fail(err, "occurrence record too large");
+	if (pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, j->packed.p + c->occ_off,
+		       c->occ_len, err))
+		return -1;
+	stats->approximate += c->form.approximate != 0;
 	stats->candidates++;
-	rc = pn_put_msg(w, PN_T_CANDIDATES, c->key, c->klen, &c->rec->base, err);
-	/* the record is freed by protobuf-c: it must not free the form's key */
-	c->rec->has_subgraph = 0;
-	c->rec->subgraph.data = NULL;
-	return rc;
+	return pn_put(w, PN_T_CANDIDATES, c->key, c->klen, j->packed.p + c->cand_off, c->cand_len,
+		      err);
 }
 
 static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
@@ -257,6 +328,7 @@ static void free_job(mjob *j)
 	free(j->c);
 	free(j->record);
 	free(j->binding);
+	pn_buf_free(&j->packed);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -283,6 +355,8 @@ typedef struct pipe {
 	dplan *p;
 	pn_stage_stats *stats;
 	pn_store *st;
+	pn_form_cache **caches;   /* one per OpenMP thread, or NULL (no cache) */
+	int n_caches;
 } pipe;
 
 static int pipe_load(void *ud, int first, int n, char *err)
@@ -293,9 +367,11 @@ static int pipe_load(void *ud, int first, int n, char *err)
 
 static void pipe_work(void *ud, int i)
 {
-	mjob *j = &((pipe *)ud)->p->jobs[i];
+	pipe *pp = ud;
+	mjob *j = &pp->p->jobs[i];
+	int t = omp_get_thread_num();
 	if (!j->failed)
-		dedup_model(j);
+		dedup_model(j, pp->caches && t < pp->n_caches ? pp->caches[t] : NULL);
 }
 
 static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
@@ -311,6 +387,61 @@ static void pipe_release(void *ud, int i)
 
 static const pn_batch_ops dedup_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
 
+/* --- streaming the plan --------------------------------------------------------------- */
+
+/* The candidates table is walked in buckets of its key's first byte or two
+ * (model keys are hashes, so buckets are even), each bucket one seek: a
+ * chunk is planned, worked and committed before the next is read, and each
+ * bucket is read once.  Buckets are visited in key order, so the commits
+ * happen in the same order as with one plan of everything. */
+typedef struct walk {
+	size_t prefix_len;   /* 1 or 2 */
+	uint32_t next, end;  /* buckets */
+} walk;
+
+static void walk_init(walk *wk, int64_t models)
+{
+	wk->prefix_len = models > 16 * 256 ? 2 : 1;
+	wk->next = 0;
+	wk->end = 1u << (8 * wk->prefix_len);
+}
+
+/* Plans the next chunk into p (empty when the walk is over). */
+static int plan_chunk(pn_store *st, walk *wk, dplan *p, int chunk_models, char *err)
+{
+	p->n = 0;
+	p->cands = 0;
+	pn_rtxn *t;
+	if (wk->next >= wk->end)
+		return 0;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	int rc = 0;
+	while (!rc && wk->next < wk->end && p->n < chunk_models && p->cands < CHUNK_CANDIDATES) {
+		uint8_t prefix[2] = {(uint8_t)(wk->next >> (8 * (wk->prefix_len - 1))), (uint8_t)wk->next};
+		rc = pn_foreach(t, PN_T_CANDIDATES, prefix, wk->prefix_len, plan_candidate, p) < 0;
+		wk->next++;
+	}
+	pn_rtxn_end(t);
+	return rc ? pn_fail(err, "reading the candidates failed") : 0;
+}
+
+/* PASSNET_FORM_CACHE=0 turns the exact cache (canon/form.h) off, so a test
+ * can check that the store is the same either way. */
+static int cache_wanted(void)
+{
+	const char *e = getenv("PASSNET_FORM_CACHE");
+	return !e || strcmp(e, "0");
+}
+
+/* PASSNET_DEDUP_CHUNK=N plans N models at a time instead of CHUNK_MODELS,
+ * so a test can run a small corpus through many chunks. */
+static int chunk_models(void)
+{
+	const char *e = getenv("PASSNET_DEDUP_CHUNK");
+	return e && atoi(e) > 0 ? atoi(e) : CHUNK_MODELS;
+}
+
 int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof(*stats));
@@ -319,20 +450,52 @@ int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
 		return -1;
-	pn_foreach(t, PN_T_CANDIDATES, NULL, 0, plan_candidate, &p);
+	int64_t models = pn_count(t, PN_T_MODELS);
 	pn_rtxn_end(t);
+	walk wk;
+	walk_init(&wk, models);
+	pipe pp = {&p, stats, st, NULL, 0};
+	if (cache_wanted()) {
+		pp.n_caches = threads > 0 ? threads : omp_get_max_threads();
+		pp.caches = calloc((size_t)pp.n_caches, sizeof(*pp.caches));
+		for (int i = 0; pp.caches && i < pp.n_caches; i++)
+			pp.caches[i] = pn_form_cache_new(0);
+	}
 	pn_writer *w = NULL;
 	int rc = pn_writer_open(st, &w, 0, err);
-	pn_progress prog;
-	pn_progress_start(&prog, "dedup", (uint64_t)p.n);
-	if (!rc) {
-		pipe pp = {&p, stats, st};
-		rc = pn_run_batches(w, p.n, BATCH_MODELS, threads, &dedup_ops, &pp, &prog, err);
+	pn_progress prog, chunk_prog;
+	pn_progress_start(&prog, "dedup", models > 0 ? (uint64_t)models : 0);
+	uint64_t done = 0;
+	while (!rc) {
+		rc = plan_chunk(st, &wk, &p, chunk_models(), err);
+		if (rc || !p.n)
+			break;
+		memset(&chunk_prog, 0, sizeof(chunk_prog));   /* inactive: prog counts */
+		rc = pn_run_batches(w, p.n, BATCH_MODELS, threads, &dedup_ops, &pp, &chunk_prog, err);
+		for (int i = 0; i < p.n; i++)
+			free_job(&p.jobs[i]);
+		done += (uint64_t)p.n;
+		pn_progress_step(&prog, done, NULL);
 	}
 	for (int i = 0; i < p.n; i++)
 		free_job(&p.jobs[i]);
 	free(p.jobs);
 	pn_progress_end(&prog);
+	if (getenv("PASSNET_DEDUP_STATS")) {
+		uint64_t lookups = 0, hits = 0, phits = 0;
+		for (int i = 0; pp.caches && i < pp.n_caches; i++) {
+			uint64_t l, h, ph;
+			pn_form_cache_counts(pp.caches[i], &l, &h, &ph);
+			lookups += l;
+			hits += h;
+			phits += ph;
+		}
+		fprintf(stderr, "dedup: form cache: %llu lookups, %llu hits, %llu pattern hits\n",
+			(unsigned long long)lookups, (unsigned long long)hits, (unsigned long long)phits);
+	}
+	for (int i = 0; pp.caches && i < pp.n_caches; i++)
+		pn_form_cache_free(pp.caches[i]);
+	free(pp.caches);
 	if (w) {
 		char cerr[PN_ERRLEN];
 		if (pn_writer_close(w, rc ? cerr : err))
