@@ -3,14 +3,16 @@
 # on a generated hub-like corpus (bench/scale/README.md).
 #
 # Environment: N (models, default 1000), SEED (default 1), STAGES=1 (extract,
-# partition and dedup as three processes instead of one `build`), VARIANTS0=1
-# (also build with --variants 0 into a second store), EXEC=0 (skip exec and
-# export), KEEP=1 (keep the stores in build/scale/).
+# partition and dedup as three processes instead of one `build`), VARIANTS=V
+# (build with --variants V instead of the default; rows are named
+# build-vV), VARIANTS0=1 (also build with --variants 0 into a second store),
+# EXEC=0 (skip exec and export), KEEP=1 (keep the stores in build/scale/).
 #
 # The corpus is generated once per (N, SEED, generator source, seed paths)
 # into build/scale/n<N>-s<SEED>/.  Every stage runs as its own cold process
 # under /usr/bin/time -v (wall time, CPU time, peak RSS of that process);
-# the store size is `du` after the stage.  One table row per stage, also
+# the store size is `du` after the stage; rates are per wall second (the
+# machine may be shared: cpu_s is user + system time of the process).  One table row per stage, also
 # appended as tab-separated lines to build/scale/results-s<SEED>.tsv (for
 # bench/scale/series.sh).
 set -eu
@@ -34,8 +36,12 @@ if [ "$(cat "$corpus/.done" 2>/dev/null)" != "$stamp" ]; then
 fi
 echo "corpus: $corpus, $(ls "$corpus"/*.tar.gz | wc -l) archives, $(du -sh "$corpus" | cut -f1)"
 
-db=build/scale/store-n$N-s$SEED
-log=build/scale/log-n$N-s$SEED
+main=build main_args=
+if [ -n "${VARIANTS:-}" ]; then
+	main=build-v$VARIANTS main_args="--variants $VARIANTS"
+fi
+db=build/scale/store-n$N-s$SEED${VARIANTS:+-v$VARIANTS}
+log=build/scale/log-n$N-s$SEED${VARIANTS:+-v$VARIANTS}
 rm -rf "$db" "$db-v0" "$log"
 mkdir -p "$log"
 results=build/scale/results-s$SEED.tsv
@@ -57,8 +63,8 @@ run() {
 	}
 }
 
-printf '%-14s %7s %8s %10s %9s %8s %9s %12s %9s %9s\n' \
-	stage models variants candidates unique seconds models/s candidates/s rss_MB store_MB
+printf '%-18s %7s %8s %10s %9s %8s %8s %9s %12s %9s %9s\n' \
+	stage models variants candidates unique wall_s cpu_s models/s candidates/s rss_MB store_MB
 # row NAME STORE MODELS VARIANTS CANDIDATES UNIQUE: prints and records it.
 row() {
 	t=$log/$1.time
@@ -66,8 +72,8 @@ row() {
 	cpu=$(awk -v u="$(time_field "$t" 'User time (seconds)')" -v s="$(time_field "$t" 'System time (seconds)')" 'BEGIN { print u + s }')
 	rss=$(time_field "$t" 'Maximum resident set size (kbytes)')
 	size=$(du -sk "$2" | cut -f1)
-	awk -v n="$1" -v m="$3" -v v="$4" -v c="$5" -v u="$6" -v w="$wall" -v r="$rss" -v z="$size" 'BEGIN {
-		printf "%-14s %7s %8s %10s %9s %8.1f %9.1f %12.0f %9.0f %9.0f\n", n, m, v, c, u, w,
+	awk -v n="$1" -v m="$3" -v v="$4" -v c="$5" -v u="$6" -v w="$wall" -v p="$cpu" -v r="$rss" -v z="$size" 'BEGIN {
+		printf "%-18s %7s %8s %10s %9s %8.1f %8.1f %9.1f %12.0f %9.0f %9.0f\n", n, m, v, c, u, w, p,
 			(m + v) / w, c / w, r / 1024, z / 1024 }'
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$N" "$1" "$3" "$4" "$5" "$6" "$wall" "$cpu" \
 		"$rss" "$size" "$(date -u +%F)" >> "$results"
@@ -106,7 +112,8 @@ build_rows() {  # NAME STORE [build args]
 	fi
 }
 
-build_rows build "$db"
+# shellcheck disable=SC2086 # main_args is empty or two words
+build_rows "$main" "$db" $main_args
 if [ "${VARIANTS0:-0}" = 1 ]; then
 	build_rows build-v0 "$db-v0" --variants 0
 fi
