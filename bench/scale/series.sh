@@ -13,7 +13,7 @@ BEGIN { n = split(list, ns, " ") }
 { key = $1 SUBSEP $2; models[key] = $3 + $4; cand[key] = $5; uniq[key] = $6; wall[key] = $7
   cpu[key] = $8; rss[key] = $9; size[key] = $10; if (!(($2) in seen)) { seen[$2] = 1; stages[++ns_] = $2 } }
 END {
-	printf "%-16s %-12s", "stage", "figure"
+	printf "%-20s %-18s", "stage", "figure"
 	for (i = 1; i <= n; i++) printf " %12s", "N=" ns[i]
 	for (i = 2; i <= n; i++) printf " %9s", "x" ns[i] / ns[i - 1]
 	printf "\n"
@@ -25,9 +25,9 @@ END {
 			       f == 5 ? cpu[k] : f == 6 ? rss[k] / 1024 : size[k] / 1024
 			if (k in wall) have = 1 }
 		if (!have) continue
-		printf "%-16s %-12s", st, fig[f]
+		printf "%-20s %-18s", st, fig[f]
 		for (i = 1; i <= n; i++) printf " %12.1f", v[i]
-		for (i = 2; i <= n; i++) printf " %9s", v[i - 1] > 0 ? sprintf("%.2f", v[i] / v[i - 1]) : "-"
+		for (i = 2; i <= n; i++) printf " %9s", (v[i - 1] > 0 ? sprintf("%.2f", v[i] / v[i - 1]) : "-")
 		printf "\n"
 	}
 }' "$results"
