@@ -23,11 +23,11 @@ END {
 		for (i = 1; i <= n; i++) { k = ns[i] SUBSEP st
 			v[i] = f == 1 ? models[k] : f == 2 ? cand[k] : f == 3 ? uniq[k] : f == 4 ? wall[k] : \
 			       f == 5 ? cpu[k] : f == 6 ? rss[k] / 1024 : size[k] / 1024
-			if (k in wall) have = 1 }
+			got[i] = k in wall; if (got[i]) have = 1 }
 		if (!have) continue
 		printf "%-20s %-18s", st, fig[f]
-		for (i = 1; i <= n; i++) printf " %12.1f", v[i]
-		for (i = 2; i <= n; i++) printf " %9s", (v[i - 1] > 0 ? sprintf("%.2f", v[i] / v[i - 1]) : "-")
+		for (i = 1; i <= n; i++) printf " %12s", (got[i] ? sprintf("%.1f", v[i]) : "-")
+		for (i = 2; i <= n; i++) printf " %9s", (got[i] && got[i - 1] && v[i - 1] > 0 ? sprintf("%.2f", v[i] / v[i - 1]) : "-")
 		printf "\n"
 	}
 }' "$results"
