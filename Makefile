@@ -9,6 +9,9 @@
 #   make corpus       deps + build + the main job on the default corpus
 #   make bench-...    benchmarks; each prints its figures (bench-ort: against
 #                     ONNX Runtime, needs node and npm)
+#   make bench-scale N=1000   a generated hub-like corpus of N models
+#                     (bench/scale/, cached in build/scale/): build, exec, export
+#                     per stage; bench-scale-series for N = 1000, 10000, 100000
 
 CC      ?= gcc
 PKGS    := libarchive libprotobuf-c lmdb libxxhash nettle libcurl json-c
@@ -51,7 +54,8 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps test test-corpus unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps
+        bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps \
+        bench-scale bench-scale-series bench-scale-stages
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
@@ -228,6 +232,35 @@ build/bench/%: bench/%.c $(LIB_OBJ) | $(GEN_HDR)
 bench-kernels: deps bench-deps
 	@$(MAKE) --no-print-directory build/bench/gemm
 	@build/bench/gemm $(BENCH_ARGS)
+
+# A hub-like corpus of N models from real seeds (bench/scale/README.md),
+# generated once per (N, SCALE_SEED) into build/scale/, then build, exec and
+# export on it with one table row per stage.  SCALE_VARIANTS=0 also measures
+# build with `--variants 0`; bench-scale-stages runs extract, partition and
+# dedup one by one (time and peak RSS of each).
+N ?= 1000
+SCALE_SEED ?= 1
+SCALE_SOURCES ?= $(if $(wildcard $(SHARED)/models),$(SHARED)/models,\
+                 /usr/share/libonnx-testdata/data/pytorch-converted $(HOME)/.cache/passnet)
+build/bench/scale-gen: bench/scale/gen.c build/obj/common/arena.o build/obj/common/strmap.o \
+                       build/obj/gen/onnx/onnx.pb-c.o | $(GEN_HDR)
+	@mkdir -p build/bench
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+bench-scale: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/scale-gen
+	@N=$(N) SEED=$(SCALE_SEED) bench/scale/run.sh $(SCALE_SOURCES)
+
+bench-scale-stages: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/scale-gen
+	@N=$(N) SEED=$(SCALE_SEED) STAGES=1 bench/scale/run.sh $(SCALE_SOURCES)
+
+SERIES ?= 1000 10000 100000
+bench-scale-series: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/scale-gen
+	@for n in $(SERIES); do N=$$n SEED=$(SCALE_SEED) bench/scale/run.sh $(SCALE_SOURCES) || exit 1; done; \
+	bench/scale/series.sh $(SCALE_SEED) $(SERIES)
 
 clean:
 	rm -rf build bin
