@@ -16,7 +16,9 @@
  * What is measured is unchanged: the same runs on the same inputs in the
  * same order per subgraph; only the untimed work of different subgraphs
  * shares the machine.  A batch also stops growing once the subgraphs it
- * keeps ready hold BATCH_BYTES (their values' sizes as inferred).
+ * keeps ready hold BATCH_BYTES (their values' sizes as inferred), once its
+ * phase 1 has lasted BATCH_SECONDS, and at the budget: a subgraph whose
+ * checks started is one started, as the budget counts them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,6 +41,9 @@
 #define COMMIT_SECONDS 1.0
 #define BATCH 64
 #define BATCH_BYTES (1024.0 * 1024 * 1024)
+/* ... or once its phase 1 has lasted this long, so that big subgraphs go
+ * in small batches and the budget is not overrun by a batch's checks. */
+#define BATCH_SECONDS 2.0
 #define MAX_WORKERS 16
 
 /* Subgraphs are measured in order of the first strategy that found them
@@ -179,6 +184,7 @@ typedef struct pbatch {
 	atomic_llong kept_kb;    /* what the checked ones hold */
 	const pn_profile_opts *o;
 	const pn_calibration *cal;
+	double stop_at;          /* no slot is claimed after this (pn_now) */
 	pn_profile_times tm[MAX_WORKERS];
 } pbatch;
 
@@ -200,7 +206,7 @@ static void *check_worker(void *ud)
 {
 	pworker *w = ud;
 	pbatch *b = w->b;
-	while (atomic_load(&b->kept_kb) < (long long)(BATCH_BYTES / 1024)) {
+	while (atomic_load(&b->kept_kb) < (long long)(BATCH_BYTES / 1024) && pn_now() < b->stop_at) {
 		int i = atomic_fetch_add(&b->next, 1);
 		if (i >= b->n)
 			break;
@@ -213,10 +219,14 @@ static void *check_worker(void *ud)
 	return NULL;
 }
 
-/* Phase 1 on `workers` threads (this one among them); returns how many
- * slots, from the first, are checked. */
-static int check_batch(pbatch *b, int workers, pn_profile_times *sum)
+/* Phase 1 on `workers` threads (this one among them), claiming no slot
+ * after `budget_end` (0: none); returns how many slots, from the first, are
+ * checked. */
+static int check_batch(pbatch *b, int workers, double budget_end, pn_profile_times *sum)
 {
+	b->stop_at = pn_now() + BATCH_SECONDS;
+	if (budget_end > 0 && budget_end < b->stop_at)
+		b->stop_at = budget_end;
 	atomic_store(&b->next, 0);
 	atomic_store(&b->kept_kb, 0);
 	memset(b->tm, 0, sizeof(b->tm));
@@ -362,7 +372,8 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		stats->read_s += tb - ta;
 		if (!b.n)
 			break;   /* only after a read error */
-		int checked = check_batch(&b, workers, &stats->work);
+		int checked = check_batch(&b, workers, o->budget_s > 0 ? t0 + o->budget_s : 0,
+					  &stats->work);
 		stats->check_s += pn_now() - tb;
 		int i = 0;
 		for (; !rc && i < checked; i++) {
