@@ -43,12 +43,44 @@ static int flags_mask(char *list, unsigned *mask)
 	return 0;
 }
 
+/* Subgraphs a second over the profiling itself (from the first read to the
+ * last commit: ranges, calibration and the plan aside). */
+static double rate(const pn_profile_stats *s)
+{
+	return s->profile_s > 0 ? (double)s->profiled / s->profile_s : 0;
+}
+
+static void print_times_json(const pn_profile_stats *s)
+{
+	const pn_profile_times *w = &s->work;
+	printf("\"subgraphs_per_s\":%.1f,\"time\":{\"calibration\":%.3f,\"ranges\":%.3f,"
+	       "\"plan\":%.3f,\"read\":%.3f,\"check\":%.3f,\"timing\":%.3f,\"commit\":%.3f,"
+	       "\"profiling\":%.3f,", rate(s), s->calibration_s, s->ranges.seconds, s->plan_s,
+	       s->read_s, s->check_s, s->timing_s, s->commit_s, s->profile_s);
+	printf("\"work\":{\"decode\":%.3f,\"infer\":%.3f,\"inputs\":%.3f,\"weights\":%.3f,"
+	       "\"correctness\":%.3f,\"timed_runs\":%.3f,\"flags\":%.3f}},", w->decode, w->infer,
+	       w->inputs, w->weights, w->correct, w->timing, w->cost);
+}
+
+static void print_times(const pn_profile_stats *s)
+{
+	const pn_profile_times *w = &s->work;
+	printf("exec: %.1f subgraphs/s over %.1f s of profiling; wall s: calibration %.2f, ranges "
+	       "%.2f, plan %.2f, read %.2f, set-up+correctness %.2f, timing %.2f, commit %.2f\n",
+	       rate(s), s->profile_s, s->calibration_s, s->ranges.seconds, s->plan_s, s->read_s,
+	       s->check_s, s->timing_s, s->commit_s);
+	printf("exec: thread s (summed over subgraphs): decode %.2f, infer %.2f, inputs %.2f, "
+	       "weights %.2f, correctness runs %.2f, timed runs %.2f, flags %.2f\n", w->decode,
+	       w->infer, w->inputs, w->weights, w->correct, w->timing, w->cost);
+}
+
 static void print_stats(const pn_profile_stats *s, int json)
 {
 	if (json) {
 		printf("{\"ranges_models\":%lld,\"ranges_failed\":%lld,\"ranges_subgraphs\":%lld,"
 		       "\"ranges_seconds\":%.3f,", (long long)s->ranges.models, (long long)s->ranges.failed,
 		       (long long)s->ranges.subgraphs, s->ranges.seconds);
+		print_times_json(s);
 		printf("\"todo\":%lld,\"profiled\":%lld,\"failed\":%lld,\"unstable\":%lld,"
 		       "\"left_for_later\":%lld,\"seconds\":%.3f,\"flags\":{",
 		       (long long)s->todo, (long long)s->profiled, (long long)s->failed,
@@ -69,6 +101,7 @@ static void print_stats(const pn_profile_stats *s, int json)
 	for (int f = 0; f < pn_n_flags; f++)
 		printf(" %s %lld", pn_flag_names[f], (long long)s->flag_count[f]);
 	printf("\n");
+	print_times(s);
 }
 
 int pn_run_exec(pn_ctx *ctx, const pn_profile_opts *o)
@@ -121,7 +154,10 @@ const pn_cmd_spec pn_cmd_exec = {
 		   "IQR/median > 0.2, then marked unstable), roofline bounds from the\n"
 		   "calibration (measured first if the store has none) and flags: slow,\n"
 		   "fusible, overhead-bound, parallel-slowdown, unstable, failed.\n"
-		   "Subgraphs are measured one at a time, in hash order; a killed run resumes.\n",
+		   "Subgraphs are timed one at a time, in hash order, with nothing else\n"
+		   "running; the set-up and correctness runs of the next batch run on every\n"
+		   "thread at once between timings.  A killed run resumes.  The summary gives\n"
+		   "subgraphs/s and where the time went (--json: \"time\").\n",
 	.check = check,
 	.run = run,
 };

@@ -53,7 +53,7 @@ int pn_flag_index(const char *name)
 	return -1;
 }
 
-typedef struct measure {
+struct pn_measure {
 	pn_model *m;
 	pn_type *types;          /* inferred, per value */
 	pn_tensor **in, **out;
@@ -62,8 +62,11 @@ typedef struct measure {
 	int assumed_dims;        /* unknown input dims, run at assumed_size */
 	int64_t assumed_size;
 	int ranged;              /* float inputs drawn in their recorded range */
+	int threads_total;       /* the profile's thread count (o->threads or the calibration's) */
+	double bytes;            /* what its values hold, summed: the memory it keeps */
 	char err[PN_ERRLEN];
-} measure;
+};
+typedef struct pn_measure measure;
 
 /* --- small helpers ------------------------------------------------------------- */
 
@@ -99,10 +102,14 @@ static int run_once(measure *ms, int threads)
 /* --- preparing a subgraph -------------------------------------------------------- */
 
 static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range *ranges,
-		   int n_ranges, const pn_profile_opts *o)
+		   int n_ranges, const pn_profile_opts *o, pn_profile_times *tm)
 {
-	if (pn_subgraph_model(canon, len, &ms->m, ms->err))
+	double t0 = pn_now();
+	int dec = pn_subgraph_model(canon, len, &ms->m, ms->err);
+	tm->decode += pn_now() - t0;
+	if (dec)
 		return -1;
+	t0 = pn_now();
 	const pn_graph *g = ms->m->graph;
 	pn_type *decl = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
 	if (!decl)
@@ -115,9 +122,15 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range
 	if (rc)
 		return -1;
 	ms->types = malloc(sizeof(pn_type) * (size_t)(g->n_values + 1));
-	for (int v = 0; ms->types && v < g->n_values; v++)
+	for (int v = 0; ms->types && v < g->n_values; v++) {
 		ms->types[v] = r.v[v].type;
+		double numel = pn_type_numel(&ms->types[v]);
+		if (numel > 0)
+			ms->bytes += numel * (double)pn_dtype_size(ms->types[v].dtype);
+	}
 	pn_infer_result_free(&r);
+	tm->infer += pn_now() - t0;
+	t0 = pn_now();
 	ms->in = calloc((size_t)g->n_inputs + 1, sizeof(void *));
 	ms->out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
 	if (!ms->types || !ms->in || !ms->out)
@@ -128,6 +141,7 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range
 		if (!(ms->in[i] = pn_input_for(g, i, &ms->types[g->inputs[i]], o->seed, r, ms->err)))
 			return -1;
 	}
+	tm->inputs += pn_now() - t0;
 	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
 	ms->threads = o->threads;
 	return pn_session_new(g, &eo, &ms->s, ms->err);
@@ -380,48 +394,100 @@ static void fail(Passnet__Profile *p, const char *why)
 	add_flag(p, PN_FLAG_FAILED);
 }
 
-void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
-		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p)
+/* The profile's fixed fields, before anything runs. */
+static void profile_header(const pn_profile_opts *o, int threads, Passnet__Profile *p)
 {
 	passnet__profile__init(p);
 	p->has_version = p->has_threads = p->has_warmups = p->has_trials = p->has_seed = 1;
 	p->version = 1;
 	p->executor_build = strdup(PN_EXECUTOR_BUILD);
-	int threads = o->threads > 0 ? o->threads : cal->max_threads > 0 ? cal->max_threads : 1;
 	p->threads = (uint32_t)threads;
 	p->warmups = (uint32_t)o->warmups;
 	p->trials = (uint32_t)o->trials;
 	p->seed = o->seed;
-	measure ms;
-	memset(&ms, 0, sizeof(ms));
-	int rc = prepare(&ms, canon, len, ranges, n_ranges, o);
+}
+
+pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *ranges,
+			     int n_ranges, const pn_profile_opts *o, const pn_calibration *cal,
+			     Passnet__Profile *p, pn_profile_times *tm)
+{
+	int threads = o->threads > 0 ? o->threads : cal->max_threads > 0 ? cal->max_threads : 1;
+	profile_header(o, threads, p);
+	measure *ms = calloc(1, sizeof(*ms));
+	if (!ms) {
+		fail(p, "out of memory");
+		return NULL;
+	}
+	ms->threads_total = threads;
+	int rc = prepare(ms, canon, len, ranges, n_ranges, o, tm);
 	if (!rc) {
 		p->has_nodes = 1;
-		p->nodes = (uint32_t)ms.m->graph->n_nodes;
-		p->has_assumed_dims = p->has_assumed_size = ms.assumed_dims > 0;
-		p->assumed_dims = (uint32_t)ms.assumed_dims;
-		p->assumed_size = (uint32_t)ms.assumed_size;
+		p->nodes = (uint32_t)ms->m->graph->n_nodes;
+		p->has_assumed_dims = p->has_assumed_size = ms->assumed_dims > 0;
+		p->assumed_dims = (uint32_t)ms->assumed_dims;
+		p->assumed_size = (uint32_t)ms->assumed_size;
 		p->has_ranged_inputs = 1;
-		p->ranged_inputs = (uint32_t)ms.ranged;
+		p->ranged_inputs = (uint32_t)ms->ranged;
+		double t0 = pn_now();
+		rc = check_outputs(ms, threads);
+		double weights = pn_session_weight_seconds(ms->s);
+		tm->weights += weights;
+		tm->correct += pn_now() - t0 - weights;
 	}
-	if (!rc)
-		rc = check_outputs(&ms, threads);
-	if (!rc)
-		rc = time_subgraph(&ms, o, p);
-	if (!rc && threads > 1)
-		rc = time_one_thread(&ms, o, p);
 	if (rc) {
-		fail(p, ms.err);
+		fail(p, ms->err);
+		pn_profile_drop(ms);
+		return NULL;
+	}
+	return ms;
+}
+
+void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibration *cal,
+		     Passnet__Profile *p, pn_profile_times *tm)
+{
+	int threads = ms->threads_total;
+	double t0 = pn_now();
+	int rc = time_subgraph(ms, o, p);
+	if (!rc && threads > 1)
+		rc = time_one_thread(ms, o, p);
+	double t1 = pn_now();
+	tm->timing += t1 - t0;
+	if (rc) {
+		fail(p, ms->err);
 	} else {
 		if (p->median_us > 0 && p->iqr_us / p->median_us > PN_UNSTABLE_IQR)
 			add_flag(p, PN_FLAG_UNSTABLE);
-		bounds_and_flags(&ms, o, cal, threads, p);
+		bounds_and_flags(ms, o, cal, threads, p);
 		int unstable = 0;
 		for (size_t i = 0; i < p->n_flags; i++)
 			unstable |= !strcmp(p->flags[i], "unstable");
 		p->status = strdup(unstable ? "unstable" : "ok");
 	}
-	release(&ms);
+	pn_profile_drop(ms);
+	tm->cost += pn_now() - t1;
+}
+
+double pn_measure_bytes(const pn_measure *ms)
+{
+	return ms ? ms->bytes : 0;
+}
+
+void pn_profile_drop(pn_measure *ms)
+{
+	if (!ms)
+		return;
+	release(ms);
+	free(ms);
+}
+
+void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
+		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p)
+{
+	pn_profile_times tm;
+	memset(&tm, 0, sizeof(tm));
+	pn_measure *ms = pn_profile_check(canon, len, ranges, n_ranges, o, cal, p, &tm);
+	if (ms)
+		pn_profile_time(ms, o, cal, p, &tm);
 }
 
 void pn_profile_clear(Passnet__Profile *p)

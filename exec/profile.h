@@ -47,11 +47,33 @@ typedef struct pn_profile_opts {
 	unsigned redo_flags;
 } pn_profile_opts;
 
+/* Where the time of measuring went, in seconds summed over subgraphs (the
+ * set-up and correctness parts of different subgraphs overlap in time when
+ * they run on several threads: see profile_stage.c). */
+typedef struct pn_profile_times {
+	double decode;    /* canonical bytes -> model */
+	double infer;     /* shapes and types of every value */
+	double inputs;    /* seeded inputs */
+	double weights;   /* weights regenerated from their statistics */
+	double correct;   /* the correctness runs (weights aside) */
+	double timing;    /* warm-ups and trials, on N threads and on 1 */
+	double cost;      /* cost, bounds, flags and freeing the session */
+} pn_profile_times;
+
 typedef struct pn_profile_stats {
 	pn_ranges_stats ranges;   /* the models run first (exec/ranges.h) */
 	int64_t todo, profiled, failed, unstable, skipped_budget;
 	int64_t flag_count[8];
 	double seconds;
+	/* wall-clock seconds of the stage's steps */
+	double calibration_s;  /* reading (or measuring) the calibration */
+	double plan_s;         /* choosing what to measure */
+	double read_s;         /* reading canonical bytes and input ranges */
+	double check_s;        /* set-up and correctness of each batch (parallel) */
+	double timing_s;       /* timing each subgraph, alone, and its flags */
+	double commit_s;       /* writing and committing profiles */
+	double profile_s;      /* from the first subgraph's read to the last commit */
+	pn_profile_times work; /* summed per subgraph */
 } pn_profile_stats;
 
 /* The flags a profile can carry; the names (pn_flag_names) are what the
@@ -75,5 +97,26 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
 		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p);
 void pn_profile_clear(Passnet__Profile *p);
+
+/*
+ * pn_profile_one in two halves, so that the half that is not timed can run
+ * for several subgraphs at once while the timed half runs alone:
+ * pn_profile_check fills p's fixed fields, decodes, draws the inputs and
+ * makes the session, and runs the correctness runs; it returns the
+ * measurement ready to be timed, or NULL when p is already final (failed).
+ * It may run on any thread, concurrently with other pn_profile_check calls
+ * (never with a pn_profile_time).  pn_profile_time times it (steps 4-6 of
+ * the protocol), completes p and frees the measurement; pn_profile_drop
+ * frees one that will not be timed.  Times are added to *tm.
+ */
+typedef struct pn_measure pn_measure;
+pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *ranges,
+			     int n_ranges, const pn_profile_opts *o, const pn_calibration *cal,
+			     Passnet__Profile *p, pn_profile_times *tm);
+void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibration *cal,
+		     Passnet__Profile *p, pn_profile_times *tm);
+void pn_profile_drop(pn_measure *ms);
+/* The bytes its values hold, as inferred: what keeping it costs in memory. */
+double pn_measure_bytes(const pn_measure *ms);
 
 #endif

@@ -1,10 +1,27 @@
 /*
  * profile_stage.c - `passnet exec`: after the models not yet run for their
  * value ranges are (exec/ranges.h), every subgraph without a profile from
- * this executor build is measured, one at a time (timings must not share
- * the machine), and its profile committed right away in small batches, so a
- * killed run loses at most the subgraph being measured.
+ * this executor build is measured, and its profile committed in small
+ * batches, so a killed run loses at most the subgraphs being measured.
+ *
+ * Subgraphs go in batches of up to BATCH, each in two phases that never
+ * overlap:
+ *   1. set-up and correctness (pn_profile_check: decode, inputs, session,
+ *      the correctness runs) of the whole batch on `threads` threads at
+ *      once, each taking the next subgraph; nothing is timed meanwhile, and
+ *      the threads end before phase 2, so their OpenMP teams are gone too;
+ *   2. timing (pn_profile_time), one subgraph after the other in plan
+ *      order, alone on the machine as before, reusing the session, weights
+ *      and inputs that phase 1 made and checked.
+ * What is measured is unchanged: the same runs on the same inputs in the
+ * same order per subgraph; only the untimed work of different subgraphs
+ * shares the machine.  A batch also stops growing once the subgraphs it
+ * keeps ready hold BATCH_BYTES (their values' sizes as inferred), once its
+ * phase 1 has lasted BATCH_SECONDS, and at the budget: a subgraph whose
+ * checks started is one started, as the budget counts them.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +39,12 @@
  * loses little, and the store is not flushed for every tiny subgraph. */
 #define COMMIT_EVERY 32
 #define COMMIT_SECONDS 1.0
+#define BATCH 64
+#define BATCH_BYTES (1024.0 * 1024 * 1024)
+/* ... or once its phase 1 has lasted this long, so that big subgraphs go
+ * in small batches and the budget is not overrun by a batch's checks. */
+#define BATCH_SECONDS 2.0
+#define MAX_WORKERS 16
 
 /* Subgraphs are measured in order of the first strategy that found them
  * (fusion, anchor, window, sole: the candidates an export draws on come
@@ -142,6 +165,164 @@ static void count_flags(const Passnet__Profile *p, pn_profile_stats *s)
 	s->unstable += !strcmp(p->status, "unstable");
 }
 
+/* --- a batch ----------------------------------------------------------------------- */
+
+typedef struct pslot {
+	const uint8_t *key;
+	uint8_t *canon;
+	size_t len;
+	pn_range *ranges;
+	int n_ranges;
+	Passnet__Profile p;
+	pn_measure *m;       /* ready to be timed; NULL: p is final (failed) */
+} pslot;
+
+typedef struct pbatch {
+	pslot *s;
+	int n;                   /* slots read */
+	atomic_int next;         /* the next slot to check */
+	atomic_llong kept_kb;    /* what the checked ones hold */
+	const pn_profile_opts *o;
+	const pn_calibration *cal;
+	double stop_at;          /* no slot is claimed after this (pn_now) */
+	pn_profile_times tm[MAX_WORKERS];
+} pbatch;
+
+typedef struct pworker {
+	pbatch *b;
+	int id;
+} pworker;
+
+static void free_input(pslot *sl)
+{
+	free(sl->canon);
+	free(sl->ranges);
+	sl->canon = NULL;
+	sl->ranges = NULL;
+}
+
+/* Claims slots in order, so that the checked ones are always a prefix. */
+static void *check_worker(void *ud)
+{
+	pworker *w = ud;
+	pbatch *b = w->b;
+	while (atomic_load(&b->kept_kb) < (long long)(BATCH_BYTES / 1024) && pn_now() < b->stop_at) {
+		int i = atomic_fetch_add(&b->next, 1);
+		if (i >= b->n)
+			break;
+		pslot *sl = &b->s[i];
+		sl->m = pn_profile_check(sl->canon, sl->len, sl->ranges, sl->n_ranges, b->o, b->cal,
+					 &sl->p, &b->tm[w->id]);
+		free_input(sl);
+		atomic_fetch_add(&b->kept_kb, (long long)(pn_measure_bytes(sl->m) / 1024));
+	}
+	return NULL;
+}
+
+/* Phase 1 on `workers` threads (this one among them), claiming no slot
+ * after `budget_end` (0: none); returns how many slots, from the first, are
+ * checked. */
+static int check_batch(pbatch *b, int workers, double budget_end, pn_profile_times *sum)
+{
+	b->stop_at = pn_now() + BATCH_SECONDS;
+	if (budget_end > 0 && budget_end < b->stop_at)
+		b->stop_at = budget_end;
+	atomic_store(&b->next, 0);
+	atomic_store(&b->kept_kb, 0);
+	memset(b->tm, 0, sizeof(b->tm));
+	pthread_t th[MAX_WORKERS];
+	pworker w[MAX_WORKERS];
+	int started = 1;
+	for (int k = 0; k < workers; k++)
+		w[k] = (pworker){b, k};
+	for (int k = 1; k < workers && k < b->n; k++, started++)
+		if (pthread_create(&th[k], NULL, check_worker, &w[k]))
+			break;
+	check_worker(&w[0]);
+	for (int k = 1; k < started; k++)
+		pthread_join(th[k], NULL);
+	for (int k = 0; k < workers; k++) {
+		const pn_profile_times *t = &b->tm[k];
+		sum->decode += t->decode;
+		sum->infer += t->infer;
+		sum->inputs += t->inputs;
+		sum->weights += t->weights;
+		sum->correct += t->correct;
+	}
+	int done = atomic_load(&b->next);
+	return done < b->n ? done : b->n;
+}
+
+/* Reads the canonical bytes and input ranges of items into slots from
+ * b->n on, in one reader; returns -1 (err set) when a record is missing,
+ * after the slots before it. */
+static int read_batch(pn_store *st, pbatch *b, const pitem *items, int64_t *next, int64_t n,
+		      char *err)
+{
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	int rc = 0;
+	for (; b->n < BATCH && *next < n; ++*next) {
+		pslot *sl = &b->s[b->n];
+		memset(sl, 0, sizeof(*sl));
+		sl->key = items[*next].key;
+		pn_bytes v;
+		if (pn_get(t, PN_T_SUBGRAPHS, sl->key, 16, &v) == 0) {
+			Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
+			if (sg && sg->has_canonical && (sl->canon = malloc(sg->canonical.len + 1))) {
+				memcpy(sl->canon, sg->canonical.data, sg->canonical.len);
+				sl->len = sg->canonical.len;
+			}
+			if (sg)
+				passnet__subgraph__free_unpacked(sg, NULL);
+		}
+		if (!sl->canon) {
+			rc = pn_fail(err, "subgraph record is missing or corrupt");
+			break;
+		}
+		sl->ranges = pn_subgraph_ranges_in(t, sl->key, &sl->n_ranges);
+		b->n++;
+	}
+	pn_rtxn_end(t);
+	return rc;
+}
+
+/* --- the stage ----------------------------------------------------------------------- */
+
+typedef struct pcommit {
+	pn_writer *w;
+	int since;
+	double last;
+} pcommit;
+
+static int commit_profile(pcommit *c, pslot *sl, pn_profile_stats *stats, char *err)
+{
+	double t0 = pn_now();
+	count_flags(&sl->p, stats);
+	stats->profiled++;
+	int rc = pn_put_msg(c->w, PN_T_PROFILES, sl->key, 16, &sl->p.base, err);
+	pn_profile_clear(&sl->p);
+	if (!rc && (++c->since >= COMMIT_EVERY || pn_now() - c->last > COMMIT_SECONDS)) {
+		rc = pn_writer_flush(c->w, err);
+		c->since = 0;
+		c->last = pn_now();
+	}
+	stats->commit_s += pn_now() - t0;
+	return rc;
+}
+
+/* Frees slots [from, to) of a batch that will not be timed. */
+static void drop_slots(pbatch *b, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		pn_profile_drop(b->s[i].m);
+		b->s[i].m = NULL;
+		pn_profile_clear(&b->s[i].p);
+		free_input(&b->s[i]);
+	}
+}
+
 int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof(*stats));
@@ -152,9 +333,11 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 	pn_calibration cal;
 	if (calibration(st, threads, &cal, err))
 		return -1;
+	stats->calibration_s = pn_now() - t0;
 	/* the inputs are drawn in the ranges the models show: those first */
 	if (pn_ranges_stage(st, threads, o->seed, &stats->ranges, err))
 		return -1;
+	double tp = pn_now();
 	pplan pl = {.o = o};
 	if (pn_rtxn_begin(st, &pl.t, err))
 		return -1;
@@ -164,50 +347,74 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 		qsort(pl.items, (size_t)pl.n, sizeof(pitem), cmp_item);
 	stats->todo = pl.n;
 	int64_t n = o->limit > 0 && o->limit < pl.n ? o->limit : pl.n;
-	pn_writer *w = NULL;
+	double tq = pn_now();
+	stats->plan_s = tq - tp;
+	pcommit c = {.last = pn_now()};
 	if (!rc)
-		rc = pn_writer_open(st, &w, 0, err);
+		rc = pn_writer_open(st, &c.w, 0, err);
+	pbatch b = {.o = &opts, .cal = &cal};
+	b.s = calloc(BATCH, sizeof(pslot));
+	if (!rc && !b.s)
+		rc = pn_fail(err, "out of memory");
+	int workers = threads < MAX_WORKERS ? threads : MAX_WORKERS;
 	pn_progress prog;
 	pn_progress_start(&prog, "exec", (uint64_t)n);
-	int since_commit = 0;
-	double last_commit = pn_now();
-	for (int64_t i = 0; !rc && i < n; i++) {
-		if (o->budget_s > 0 && pn_now() - t0 > o->budget_s) {
-			stats->skipped_budget = n - i;
+	int64_t read = 0, done = 0;   /* items read into slots; items committed */
+	int read_rc = 0, out_of_budget = 0;
+	char read_err[PN_ERRLEN] = "";
+	while (!rc && done < n) {
+		if ((out_of_budget = o->budget_s > 0 && pn_now() - t0 > o->budget_s))
+			break;
+		double ta = pn_now();
+		if (!read_rc)
+			read_rc = read_batch(st, &b, pl.items, &read, n, read_err);
+		double tb = pn_now();
+		stats->read_s += tb - ta;
+		if (!b.n)
+			break;   /* only after a read error */
+		int checked = check_batch(&b, workers, o->budget_s > 0 ? t0 + o->budget_s : 0,
+					  &stats->work);
+		stats->check_s += pn_now() - tb;
+		int i = 0;
+		for (; !rc && i < checked; i++) {
+			if ((out_of_budget = o->budget_s > 0 && pn_now() - t0 > o->budget_s))
+				break;
+			pslot *sl = &b.s[i];
+			double tt = pn_now();
+			if (sl->m)
+				pn_profile_time(sl->m, &opts, &cal, &sl->p, &stats->work);
+			sl->m = NULL;
+			stats->timing_s += pn_now() - tt;
+			rc = commit_profile(&c, sl, stats, err);
+			done++;
+			char note[64];
+			snprintf(note, sizeof note, "%lld failed", (long long)stats->failed);
+			pn_progress_step(&prog, (uint64_t)done, note);
+		}
+		if (i < checked) {   /* out of budget (or an error) */
+			drop_slots(&b, i, checked);
 			break;
 		}
-		size_t len = 0;
-		uint8_t *canon = pn_subgraph_canonical(st, pl.items[i].key, &len, err);
-		if (!canon) {
-			rc = -1;
-			break;
-		}
-		int n_ranges = 0;
-		pn_range *ranges = pn_subgraph_ranges(st, pl.items[i].key, &n_ranges);
-		Passnet__Profile p;
-		pn_profile_one(canon, len, ranges, n_ranges, &opts, &cal, &p);
-		free(ranges);
-		free(canon);
-		count_flags(&p, stats);
-		stats->profiled++;
-		rc = pn_put_msg(w, PN_T_PROFILES, pl.items[i].key, 16, &p.base, err);
-		pn_profile_clear(&p);
-		if (!rc && (++since_commit >= COMMIT_EVERY || pn_now() - last_commit > COMMIT_SECONDS)) {
-			rc = pn_writer_flush(w, err);
-			since_commit = 0;
-			last_commit = pn_now();
-		}
-		char note[64];
-		snprintf(note, sizeof note, "%lld failed", (long long)stats->failed);
-		pn_progress_step(&prog, (uint64_t)(i + 1), note);
+		/* the slots read but not checked go first in the next batch */
+		memmove(b.s, b.s + checked, sizeof(pslot) * (size_t)(b.n - checked));
+		b.n -= checked;
 	}
+	drop_slots(&b, 0, b.n);
+	if (!rc && read_rc && !out_of_budget)
+		rc = pn_fail(err, "%s", read_err);
+	if (!rc && out_of_budget)
+		stats->skipped_budget = n - done;
 	pn_progress_end(&prog);
-	if (w) {
+	if (c.w) {
+		double tc = pn_now();
 		char cerr[PN_ERRLEN];
-		if (pn_writer_close(w, rc ? cerr : err))
+		if (pn_writer_close(c.w, rc ? cerr : err))
 			rc = -1;
+		stats->commit_s += pn_now() - tc;
 	}
+	free(b.s);
 	free(pl.items);
+	stats->profile_s = pn_now() - tq;
 	stats->seconds = pn_now() - t0;
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "common/err.h"
+#include "common/util.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "runtime/gemm.h"
@@ -40,6 +41,7 @@ struct pn_session {
 	int nw, maxw;
 	packed_entry *pk;
 	int npk, maxpk;
+	double weight_seconds;   /* spent in pn_weight_regen */
 };
 
 #define PN_MAX_SCRATCH 16
@@ -56,7 +58,9 @@ typedef struct pn_run {
 	struct pn_run *parent;
 } pn_run;
 
-static int g_threads = 1;
+/* Per calling thread: sessions may run on several threads at once (the
+ * profiler's correctness runs), each with its own thread count. */
+static _Thread_local int g_threads = 1;
 
 int pn_threads(void)
 {
@@ -233,6 +237,11 @@ int pn_session_new(const pn_graph *g, const pn_exec_opts *o, pn_session **out, c
 	return 0;
 }
 
+double pn_session_weight_seconds(const pn_session *s)
+{
+	return s->weight_seconds;
+}
+
 void pn_session_set_threads(pn_session *s, int threads)
 {
 	s->o.threads = threads;
@@ -258,7 +267,9 @@ static pn_tensor *session_weight(pn_session *s, const pn_graph *g, int v, char *
 	for (int i = 0; i < s->nw; i++)
 		if (s->w[i].g == g && s->w[i].value == v)
 			return s->w[i].t;
+	double t0 = pn_now();
 	pn_tensor *t = pn_weight_regen(g, v, s->o.seed, err);
+	s->weight_seconds += pn_now() - t0;
 	if (!t)
 		return NULL;
 	if (s->nw == s->maxw) {

@@ -29,6 +29,8 @@ typedef struct pn_session pn_session;
 
 int  pn_session_new(const pn_graph *g, const pn_exec_opts *o, pn_session **out, char *err);
 void pn_session_free(pn_session *s);
+/* Seconds spent regenerating weights in this session's runs so far. */
+double pn_session_weight_seconds(const pn_session *s);
 /* Changes the thread count of the next runs (weights and buffers stay). */
 void pn_session_set_threads(pn_session *s, int threads);
 /* Runs the graph.  inputs[i] feeds g->inputs[i] (NULL or n_inputs short:
