@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "canon/form.h"
+#include "runtime/cost.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "dedup/dedup.h"
@@ -29,6 +30,7 @@ typedef struct cand {
 	Passnet__Candidate *rec;
 	pn_form form;
 	int ok;
+	double flops, bytes_unfused;   /* the cut's work (runtime/cost.h), for exec's order */
 	/* the records commit puts, packed by the worker into its job's
 	 * `packed` buffer (offsets, as the buffer moves when it grows) */
 	size_t sub_off, sub_len, occ_off, occ_len, cand_off, cand_len;
@@ -115,6 +117,31 @@ static char *binding_text(const pn_model *m, const Passnet__Model *rec)
 
 static void pack_records(mjob *j);
 
+/* FLOPs and unfused bytes of a cut, node by node at the model's types. */
+static void cut_cost(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
+		     cand *c)
+{
+	const pn_type *in[64], *out[64];
+	const pn_tensor *val[64];
+	c->flops = c->bytes_unfused = 0;
+	for (int i = 0; i < n; i++) {
+		const pn_node *nd = &g->nodes[nodes[i]];
+		if (nd->n_in > 64 || nd->n_out > 64)
+			continue;
+		for (int k = 0; k < nd->n_in; k++) {
+			int v = nd->in[k];
+			in[k] = v >= 0 ? &r->v[v].type : NULL;
+			val[k] = v >= 0 ? r->v[v].value : NULL;
+		}
+		for (int k = 0; k < nd->n_out; k++)
+			out[k] = nd->out[k] >= 0 ? &r->v[nd->out[k]].type : NULL;
+		double f, rd, wr;
+		pn_node_cost(nd, in, out, val, &f, &rd, &wr);
+		c->flops += f;
+		c->bytes_unfused += rd + wr;
+	}
+}
+
 static void dedup_model(mjob *j, pn_form_cache *cache)
 {
 	pn_model *m = NULL;
@@ -144,6 +171,8 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 		if (bad || !n)
 			continue;
 		c->ok = !pn_form_of_cut_cached(m->graph, &r, nodes, n, cache, &c->form, j->err);
+		if (c->ok)
+			cut_cost(m->graph, &r, nodes, n, c);
 	}
 	free(nodes);
 	pack_records(j);
@@ -193,6 +222,9 @@ static void pack_subgraph(pn_buf *b, cand *c)
 	s.inputs = (uint32_t)f->n_inputs;
 	s.outputs = (uint32_t)f->n_outputs;
 	s.constants = (uint32_t)f->n_consts;
+	s.has_flops = s.has_bytes_unfused = 1;
+	s.flops = c->flops;
+	s.bytes_unfused = c->bytes_unfused;
 	pack_into(b, &s.base, &c->sub_off, &c->sub_len);
 }
 

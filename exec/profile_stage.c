@@ -48,10 +48,13 @@
 
 /* Subgraphs are measured in order of the first strategy that found them
  * (fusion, anchor, window, sole: the candidates an export draws on come
- * first under a time budget), then by hash. */
+ * first under a time budget), then cheapest first (the work dedup recorded:
+ * FLOPs plus unfused bytes), so that a budget measures many subgraphs rather
+ * than a few batch-512 shape variants, then by hash. */
 typedef struct pitem {
 	uint8_t key[16];
 	int rank;
+	double cost;
 } pitem;
 
 typedef struct pplan {
@@ -64,7 +67,11 @@ typedef struct pplan {
 static int cmp_item(const void *a, const void *b)
 {
 	const pitem *x = a, *y = b;
-	return x->rank != y->rank ? x->rank - y->rank : memcmp(x->key, y->key, 16);
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return memcmp(x->key, y->key, 16);
 }
 
 /*
@@ -92,17 +99,16 @@ static int to_measure(pn_rtxn *t, const uint8_t *key, unsigned redo_flags)
 	return yes;
 }
 
-static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank)
+static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank, double *cost)
 {
 	const pn_profile_opts *o = pl->o;
-	if (o->min_nodes > 1) {
-		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-		int small = !sg || (int)sg->nodes < o->min_nodes;
-		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
-		if (small)
-			return 0;
-	}
+	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	int small = !sg || (o->min_nodes > 1 && (int)sg->nodes < o->min_nodes);
+	*cost = sg ? sg->flops + sg->bytes_unfused : 0;
+	if (sg)
+		passnet__subgraph__free_unpacked(sg, NULL);
+	if (small)
+		return 0;
 	pn_occ_summary occ;
 	pn_occurrences(pl->t, key.data, NULL, &occ);
 	*rank = PN_N_STRATEGIES;
@@ -118,7 +124,8 @@ static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
 {
 	pplan *pl = ud;
 	int rank = 0;
-	if (key.len != 16 || !wanted(pl, key, val, &rank))
+	double cost = 0;
+	if (key.len != 16 || !wanted(pl, key, val, &rank, &cost))
 		return 0;
 	if (pl->n == pl->cap) {
 		pl->cap = pl->cap ? pl->cap * 2 : 1024;
@@ -127,6 +134,7 @@ static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
 			return -1;
 	}
 	memcpy(pl->items[pl->n].key, key.data, 16);
+	pl->items[pl->n].cost = cost;
 	pl->items[pl->n++].rank = rank;
 	return 0;
 }
