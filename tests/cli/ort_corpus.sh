@@ -89,8 +89,22 @@ done <"$TEST_TMP/models.txt"
 
 cut -f1 "$TEST_TMP/index.tsv" | xargs node "$ROOT/bench/ort/time.js" --trials 1 --warmup 0 \
 	--no-profile --rtol "$rtol" --atol "$atol" --json >"$TEST_TMP/ort.jsonl" || true
+# Models that run in both but disagree, for reasons this test names but has
+# not yet turned into a comparison of its own (they are open work, written
+# in the README's limits): each must still run in ORT and still disagree, so
+# that a change in either is seen.
+#  - fasterrcnn_resnet50_fpn: two detections whose scores differ by 4e-6
+#    come out in the other order (the scores themselves agree within 3.7e-5),
+#    so boxes and labels of rows 18 and 19 are swapped: an order-insensitive
+#    comparison of detections is wanted.
+#  - maskrcnn_resnet50_fpn: 2383 of 10,240,000 mask elements differ (max
+#    0.047), presumably the same near-tie ordering; not yet confirmed.
+#  - quantized_resnet18: 222 of 1000 logits one quantisation step apart
+#    (0.036); ORT at optimisation levels "all" and "disabled" differs from
+#    itself by the same step on 221 of them.
+KNOWN_DIFFER="fasterrcnn_resnet50_fpn maskrcnn_resnet50_fpn quantized_resnet18"
 printf '%s\n' "$ORT_REFUSES" >"$TEST_TMP/refuses.tsv"
-"$PY" - "$TEST_TMP/index.tsv" "$TEST_TMP/ort.jsonl" "$TEST_TMP/refuses.tsv" "$rtol" "$atol" "$CORPUS/models" <<'EOT'
+"$PY" - "$TEST_TMP/index.tsv" "$TEST_TMP/ort.jsonl" "$TEST_TMP/refuses.tsv" "$rtol" "$atol" "$CORPUS/models" "$KNOWN_DIFFER" <<'EOT'
 import json, os, re, sys
 
 def ort_error(r):
@@ -107,9 +121,10 @@ for l in open(sys.argv[3]):
     if l.strip():
         name, err = l.rstrip("\n").split("\t", 1)
         refuses[name] = err
+known = set(sys.argv[7].split())
 bad = []
 worst = (0.0, 0.0, "")
-agreed = refused = 0
+agreed = refused = differ = 0
 names = set()
 for d, name, bind in rows:
     names.add(name)
@@ -134,7 +149,13 @@ for d, name, bind in rows:
         if r["max_abs"] > worst[0]:
             worst = (r["max_abs"], worst[1], name)
         worst = (worst[0], max(worst[1], r["max_rel_above_atol"]), worst[2])
-        if r["agree"]:
+        if name in known:
+            if r["agree"]:
+                bad.append(f"{name}: listed as disagreeing with ORT, but agrees now: take it off the list")
+            else:
+                differ += 1
+                line += " (listed)"
+        elif r["agree"]:
             agreed += 1
         else:
             bad.append(f"{name}: {r.get('diff')} (max abs {r['max_abs']:.3g}, "
@@ -145,11 +166,12 @@ for name in sorted(set(refuses) - names):
         bad.append(f"{name}: listed as refused by ORT, in the corpus, but not run")
     else:
         print(f"{name:44s} listed as refused by ORT; not in this corpus")
-verdict = "every model runs and agrees with ONNX Runtime" if not bad else f"{len(bad)} failures"
-print(f"ort_corpus: {len(rows)} models: {agreed} agree, {refused} refused by ORT (listed): {verdict} "
+verdict = "every other model runs and agrees with ONNX Runtime" if not bad else f"{len(bad)} failures"
+print(f"ort_corpus: {len(rows)} models: {agreed} agree, {refused} refused by ORT (listed), "
+      f"{differ} disagree (listed): {verdict} "
       f"(rtol {sys.argv[4]}, atol {sys.argv[5]}); largest differences: abs {worst[0]:.3g} "
       f"({worst[2] or '-'}), rel {worst[1]:.3g} (rel over elements above atol)")
 for b in bad:
     print("FAILED:", b, file=sys.stderr)
-sys.exit(1 if bad or agreed + refused != len(rows) else 0)
+sys.exit(1 if bad or agreed + refused + differ != len(rows) else 0)
 EOT
