@@ -122,6 +122,13 @@ static int resolve_tensor(resolver *r, Onnx__TensorProto *tp)
 	tp->raw_data.data = pn_arena_memdup(r->a, (const uint8_t *)f->data + off, len);
 	if (!tp->raw_data.data)
 		return pn_fail(r->err, "out of memory for tensor '%s'", name);
+	/* the bytes are inline now: a proto written from this one (the store's
+	 * stripped copy, --write-model, export-onnx) must not point other
+	 * runtimes at a file that is not beside it */
+	tp->has_data_location = 0;
+	tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
+	tp->n_external_data = 0;
+	tp->external_data = NULL;
 	return 0;
 }
 
