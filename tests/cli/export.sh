@@ -18,7 +18,13 @@ for run in a b; do
 	[ "$status" -eq 0 ] || fail "export $run: $out"
 done
 echo "$out"
-expect_contains "$out" "export: 30 tasks" "30 tasks selected"
+# 30 tasks, or one per eligible pattern when there are fewer (exec measures
+# the cheapest subgraphs first, so which are eligible depends on the corpus)
+patterns=$(echo "$out" | sed -n 's/.* from \([0-9]*\) eligible patterns.*/\1/p' | tail -1)
+[ -n "$patterns" ] || fail "no eligible pattern count in: $out"
+want=$((patterns < 30 ? patterns : 30))
+[ "$want" -ge 10 ] || fail "only $patterns eligible patterns: the test proves little"
+expect_contains "$out" "export: $want tasks" "$want tasks selected"
 set_dir="$TEST_TMP/a/set"
 cmp "$set_dir/MANIFEST.tsv" "$TEST_TMP/b/set/MANIFEST.tsv" || fail "two exports differ (MANIFEST.tsv)"
 cmp "$TEST_TMP/a/set.tar.gz" "$TEST_TMP/b/set.tar.gz" || fail "two exports differ (archive)"
@@ -48,7 +54,7 @@ for pair in "train val" "train test" "val test"; do
 	[ -z "$(comm -12 "$TEST_TMP/$1.hashes" "$TEST_TMP/$2.hashes")" ] || fail "a subgraph is in $1 and $2"
 done
 total=$(cat "$TEST_TMP"/*.patterns | wc -l)
-[ "$total" -eq 30 ] || fail "the splits hold $total tasks, not 30"
+[ "$total" -eq "$want" ] || fail "the splits hold $total tasks, not $want"
 
 # every model is valid ONNX, and every variant has its test set
 "$PY" "$ROOT/tests/fixtures/check_onnx.py" tasks/*/*/model.onnx > "$TEST_TMP/checked"
