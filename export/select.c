@@ -331,14 +331,16 @@ static int new_transitions(const pat *p, const uint8_t *covered)
 }
 
 /* Next pattern to take: the best gain among unpicked ones of this class
- * (slow first), ties to the least pattern hash. */
-static int pick_next(scan *s, const uint8_t *covered, double max_rarity, int want_slow)
+ * (rich in shapes or not, slow or not), ties to the least pattern hash. */
+static int pick_next(scan *s, const uint8_t *covered, double max_rarity, int want_rich,
+		     int want_slow)
 {
 	int best = -1;
 	double best_gain = -1;
 	for (int i = 0; i < s->n_pats; i++) {
 		const pat *p = &s->pats[i];
-		if (p->picked || p->t.slow != want_slow)
+		int rich = p->t.n_variants >= PN_TASK_RICH;
+		if (p->picked || p->t.slow != want_slow || rich != want_rich)
 			continue;
 		double r = max_rarity > 0 ? p->t.rarity / max_rarity : 0;
 		double gain = (new_transitions(p, covered) + 0.01) * (1 + r);
@@ -468,9 +470,10 @@ static void select_greedy(scan *s, int k, int max_variants, pn_selection *out)
 			max_rarity = s->pats[i].t.rarity;
 	}
 	out->tasks = calloc((size_t)(k > 0 ? k : 1), sizeof(pn_task));
-	for (int slow = 1; slow >= 0; slow--) {
+	for (int cls = 0; cls < 4; cls++) {
+		int rich = cls < 2, slow = cls % 2 == 0;
 		while (out->n < k) {
-			int i = pick_next(s, covered, max_rarity, slow);
+			int i = pick_next(s, covered, max_rarity, rich, slow);
 			if (i < 0)
 				break;
 			pat *p = &s->pats[i];

@@ -10,8 +10,12 @@
  * first-order Markov model of op-to-op transitions is fitted over every
  * stored subgraph (add-alpha smoothing); a pattern's rarity is the mean
  * negative log-probability of its transitions; the next pick maximises
- * (transitions not yet covered + 0.01) x (1 + rarity / max rarity), slow
- * patterns first, ties to the least pattern hash.
+ * (transitions not yet covered + 0.01) x (1 + rarity / max rarity), ties to
+ * the least pattern hash, in four classes taken in turn: patterns with at
+ * least PN_TASK_RICH eligible shapes, slow ones first, then the others,
+ * slow ones first.  A task is one computation at many shapes: a pattern
+ * measured at one shape makes a thin task, taken only when the rich ones
+ * are used up.
  */
 #ifndef PN_SELECT_H
 #define PN_SELECT_H
@@ -21,6 +25,9 @@
 #include "store/store.h"
 
 #define PN_MARKOV_ALPHA 1.0
+/* Eligible shapes that make a pattern rich: with its float16 and bfloat16
+ * passes, four shapes fill a task of ten. */
+#define PN_TASK_RICH 4
 
 typedef struct pn_export_filter {
 	const char *const *ops;     /* every listed op must occur in the subgraph */
