@@ -117,31 +117,6 @@ static char *binding_text(const pn_model *m, const Passnet__Model *rec)
 
 static void pack_records(mjob *j);
 
-/* FLOPs and unfused bytes of a cut, node by node at the model's types. */
-static void cut_cost(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
-		     cand *c)
-{
-	const pn_type *in[64], *out[64];
-	const pn_tensor *val[64];
-	c->flops = c->bytes_unfused = 0;
-	for (int i = 0; i < n; i++) {
-		const pn_node *nd = &g->nodes[nodes[i]];
-		if (nd->n_in > 64 || nd->n_out > 64)
-			continue;
-		for (int k = 0; k < nd->n_in; k++) {
-			int v = nd->in[k];
-			in[k] = v >= 0 ? &r->v[v].type : NULL;
-			val[k] = v >= 0 ? r->v[v].value : NULL;
-		}
-		for (int k = 0; k < nd->n_out; k++)
-			out[k] = nd->out[k] >= 0 ? &r->v[nd->out[k]].type : NULL;
-		double f, rd, wr;
-		pn_node_cost(nd, in, out, val, &f, &rd, &wr);
-		c->flops += f;
-		c->bytes_unfused += rd + wr;
-	}
-}
-
 static void dedup_model(mjob *j, pn_form_cache *cache)
 {
 	pn_model *m = NULL;
@@ -158,6 +133,13 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 		return;
 	}
 	pn_form_cache_model(cache, m->graph);
+	/* the model's inferred types and contents, for every cut's cost */
+	pn_type *types = malloc(sizeof(pn_type) * (size_t)(m->graph->n_values + 1));
+	const pn_tensor **values = malloc(sizeof(void *) * (size_t)(m->graph->n_values + 1));
+	for (int v = 0; types && values && v < m->graph->n_values; v++) {
+		types[v] = r.v[v].type;
+		values[v] = r.v[v].value;
+	}
 	int32_t *nodes = malloc(sizeof(int32_t) * (size_t)(m->graph->n_nodes + 1));
 	for (int i = 0; nodes && i < j->n; i++) {
 		cand *c = &j->c[i];
@@ -171,10 +153,17 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 		if (bad || !n)
 			continue;
 		c->ok = !pn_form_of_cut_cached(m->graph, &r, nodes, n, cache, &c->form, j->err);
-		if (c->ok)
-			cut_cost(m->graph, &r, nodes, n, c);
+		pn_graph_cost cost = {0};
+		char cerr[PN_ERRLEN];   /* a cost left at 0 only changes exec's order */
+		if (c->ok && types && values &&
+		    !pn_nodes_cost(m->graph, types, values, nodes, n, &cost, cerr)) {
+			c->flops = cost.flops;
+			c->bytes_unfused = cost.bytes_unfused;
+		}
 	}
 	free(nodes);
+	free(types);
+	free(values);
 	pack_records(j);
 	pn_infer_result_free(&r);
 	pn_model_free(m);

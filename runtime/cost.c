@@ -174,22 +174,25 @@ static int fused_bytes(const pn_graph *g, const pn_type *types, double *out, cha
 
 /* FLOPs and unfused traffic: every node on its own, each intermediate
  * written by its producer and read by each consumer. */
-static int node_costs(const pn_graph *g, const pn_type *types, pn_graph_cost *out, char *err)
+int pn_nodes_cost(const pn_graph *g, const pn_type *types, const pn_tensor *const *values,
+		  const int32_t *nodes, int n_nodes, pn_graph_cost *out, char *err)
 {
+	int count = nodes ? n_nodes : g->n_nodes;
 	int most = 1;
-	for (int i = 0; i < g->n_nodes; i++) {
-		most = g->nodes[i].n_in > most ? g->nodes[i].n_in : most;
-		most = g->nodes[i].n_out > most ? g->nodes[i].n_out : most;
+	for (int i = 0; i < count; i++) {
+		const pn_node *n = &g->nodes[nodes ? nodes[i] : i];
+		most = n->n_in > most ? n->n_in : most;
+		most = n->n_out > most ? n->n_out : most;
 	}
 	const pn_type **in = calloc((size_t)most, sizeof(void *));
 	const pn_type **outs = calloc((size_t)most, sizeof(void *));
 	const pn_tensor **val = calloc((size_t)most, sizeof(void *));
-	for (int i = 0; in && outs && val && i < g->n_nodes; i++) {
-		const pn_node *n = &g->nodes[i];
+	for (int i = 0; in && outs && val && i < count; i++) {
+		const pn_node *n = &g->nodes[nodes ? nodes[i] : i];
 		for (int k = 0; k < n->n_in; k++) {
 			int v = n->in[k];
 			in[k] = v >= 0 ? &types[v] : NULL;
-			val[k] = v >= 0 ? g->values[v].data : NULL;
+			val[k] = v < 0 ? NULL : values ? values[v] : g->values[v].data;
 		}
 		for (int k = 0; k < n->n_out; k++)
 			outs[k] = n->out[k] >= 0 ? &types[n->out[k]] : NULL;
@@ -219,7 +222,7 @@ int pn_graph_cost_of(const pn_graph *g, const pn_type *types, pn_graph_cost *out
 		return rc;
 	}
 	out->nodes = g->n_nodes;
-	if (node_costs(g, types, out, err))
+	if (pn_nodes_cost(g, types, NULL, NULL, 0, out, err))
 		return -1;
 	return fused_bytes(g, types, &out->bytes_fused, err);
 }

@@ -59,5 +59,11 @@ typedef struct pn_graph_cost {
  * bodies (If/Loop/Scan) are costed from their own value types.  Fails only
  * when out of memory. */
 int pn_graph_cost_of(const pn_graph *g, const pn_type *types, pn_graph_cost *out, char *err);
+/* Adds to out->flops and out->bytes_unfused the cost of nodes[0..n_nodes)
+ * of g (nodes NULL: every node), value v typed types[v] and holding
+ * values[v] (values NULL: g->values[v].data).  A cut of a model is costed
+ * with the model's inferred types. */
+int pn_nodes_cost(const pn_graph *g, const pn_type *types, const pn_tensor *const *values,
+		  const int32_t *nodes, int n_nodes, pn_graph_cost *out, char *err);
 
 #endif
