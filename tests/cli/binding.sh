@@ -9,13 +9,6 @@
 fx="$TEST_TMP/fx"
 /usr/bin/python3 "$ROOT/tests/fixtures/symbolic_models.py" "$fx" || fail "fixture"
 
-key_of() { # key_of DB FILE: the stored model whose path ends in FILE
-	pn --db "$1" ls
-	k=$(echo "$out" | grep -v ' variant ' | awk -v f="$2" '$NF ~ f"$" {print $1}')
-	[ -n "$k" ] || fail "no model $2 in: $out"
-	echo "$k"
-}
-
 # show_of DB FILE: `show` of that model in $out
 show_of() {
 	k=$(key_of "$1" "$2")

@@ -30,6 +30,15 @@ pn() {
 # ../shared/corpus), else the fixture corpus tests/fixtures/mkcorpus.py
 # writes, built once into build/fixture-corpus/<hash of the script>/.
 # Never skips: a corpus named but absent is a failure.
+# key_of DB FILE: the key of the stored model whose path ends in FILE (`ls`
+# lists models, not their shape variants).
+key_of() {
+	pn --db "$1" ls
+	k=$(echo "$out" | awk -v f="$2" '$NF ~ f"$" {print $1}')
+	[ -n "$k" ] || fail "no model $2 in: $out"
+	echo "$k"
+}
+
 need_corpus() {
 	if [ -n "${PASSNET_CORPUS:-}" ]; then
 		[ -d "$PASSNET_CORPUS/models" ] && [ -d "$PASSNET_CORPUS/zoo" ] ||

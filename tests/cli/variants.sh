@@ -21,13 +21,6 @@ fx="$TEST_TMP/fx"
 /usr/bin/python3 "$ROOT/tests/fixtures/symbolic_models.py" "$fx" || fail "fixture"
 models="$fx/image.onnx $fx/state.onnx $fx/wide.onnx"
 
-key_of() { # key_of DB FILE: the stored model (not a variant) whose path ends in FILE
-	pn --db "$1" ls
-	k=$(echo "$out" | grep -v ' variant ' | awk -v f="$2" '$NF ~ f"$" {print $1}')
-	[ -n "$k" ] || fail "no model $2 in: $out"
-	echo "$k"
-}
-
 db="$TEST_TMP/db"
 pn --db "$db" build $models
 [ "$status" -eq 0 ] || fail "build: $out"
