@@ -227,20 +227,28 @@ static double weight_bytes(const pn_graph *g)
 	return n;
 }
 
-static int validate(const pn_model *m, const pn_dimbind *b, int infer_only, char *err)
+/* What follows inference r of m under b: every input static, then (unless
+ * infer_only) one run. */
+static int after_inference(const pn_model *m, const pn_dimbind *b, const pn_infer_result *r,
+			   int infer_only, char *err)
 {
-	pn_infer_result r;
-	if (pn_infer_graph(m->graph, b, NULL, &r, err))
-		return TRY_INFER;
-	int rc = inputs_static(m->graph, &r, err);
-	pn_infer_result_free(&r);
-	if (rc)
+	if (inputs_static(m->graph, r, err))
 		return TRY_INFER;
 	if (infer_only)
 		return TRY_PASS;
 	if (weight_bytes(m->graph) > RUN_MAX_WEIGHT_BYTES)
 		return pn_fail(err, "weights over 1 GiB are not regenerated for a run"), TRY_NOFEED;
 	return run_once(m, b, err);
+}
+
+static int validate(const pn_model *m, const pn_dimbind *b, int infer_only, char *err)
+{
+	pn_infer_result r;
+	if (pn_infer_graph(m->graph, b, NULL, &r, err))
+		return TRY_INFER;
+	int rc = after_inference(m, b, &r, infer_only, err);
+	pn_infer_result_free(&r);
+	return rc;
 }
 
 static int note_try(chooser *c, const pn_dimbind *b, const char *why)
@@ -475,8 +483,8 @@ int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_
 	return conclude(&c, rc == 0) ? pn_fail(err, "out of memory") : 0;
 }
 
-int pn_binding_validate(const pn_model *m, const pn_dimbind *b, char *err)
+int pn_binding_run(const pn_model *m, const pn_dimbind *b, const pn_infer_result *r, char *err)
 {
-	int rc = validate(m, b, 0, err);
+	int rc = after_inference(m, b, r, 0, err);
 	return rc == TRY_PASS ? 0 : rc == TRY_NOFEED ? 2 : 1;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "common/arena.h"
+#include "runtime/infer.h"
 #include "schemas/ir.h"
 
 enum pn_input_role {
@@ -124,10 +125,11 @@ typedef struct pn_bind_testset {
 int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_testset *ts,
 		      pn_arena *a, pn_binding *out, char *err);
 
-/* Validates binding b of m as the choice does: whole-model inference with
- * every input static, then one run on seeded inputs (seed 1, 1 thread).
- * 0 passes; 1 rejected (err says why); 2 passes inference but could not be
- * run (an input that cannot be generated, weights too large: err says). */
-int pn_binding_validate(const pn_model *m, const pn_dimbind *b, char *err);
+/* The rest of validating binding b of m as the choice does, given the
+ * whole-model inference r under b: every input static, then one run on
+ * seeded inputs (seed 1, 1 thread).  0 passes; 1 rejected (err says why);
+ * 2 could not be run (an input that cannot be generated, weights too
+ * large: err says). */
+int pn_binding_run(const pn_model *m, const pn_dimbind *b, const pn_infer_result *r, char *err);
 
 #endif

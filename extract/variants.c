@@ -58,17 +58,18 @@ static int64_t type_elems(const pn_type *t)
 	return pn_numel(t->rank, t->dims);
 }
 
-/* Infers g under b and costs it.  0, or 1 when inference fails (why). */
-static int measure(const pn_graph *g, const pn_dimbind *b, size_of *sz, char *why)
+/* Infers g under b into *r (freed by the caller on 0) and costs it.  0,
+ * or 1 when inference fails (why), -1 when out of memory. */
+static int measure(const pn_graph *g, const pn_dimbind *b, pn_infer_result *r, size_of *sz,
+		   char *why)
 {
-	pn_infer_result r;
-	if (pn_infer_graph(g, b, NULL, &r, why))
+	if (pn_infer_graph(g, b, NULL, r, why))
 		return 1;
 	memset(sz, 0, sizeof *sz);
 	pn_type *types = malloc(sizeof(pn_type) * (size_t)(g->n_values + 1));
 	int rc = types ? 0 : pn_fail(why, "out of memory");
 	for (int v = 0; !rc && v < g->n_values; v++) {
-		types[v] = r.v[v].type;
+		types[v] = r->v[v].type;
 		int64_t n = type_elems(&types[v]);
 		if (n > sz->max_elems) {
 			sz->max_elems = n;
@@ -79,7 +80,8 @@ static int measure(const pn_graph *g, const pn_dimbind *b, size_of *sz, char *wh
 	if (!rc && pn_graph_cost_of(g, types, &cost, why) == 0)
 		sz->flops = cost.flops;
 	free(types);
-	pn_infer_result_free(&r);
+	if (rc)
+		pn_infer_result_free(r);
 	return rc ? -1 : 0;
 }
 
@@ -102,18 +104,23 @@ static int validate(vctx *c, const pn_model *m, const pn_dimbind *b, const char 
 		    char *why)
 {
 	size_of sz;
-	int rc = measure(m->graph, b, &sz, why);
+	pn_infer_result r;
+	int rc = measure(m->graph, b, &r, &sz, why);
 	if (rc)
 		return rc;
-	if (over_limits(&sz, why))
+	if (over_limits(&sz, why)) {
+		pn_infer_result_free(&r);
 		return 1;
+	}
 	if (sz.flops > PN_VARIANT_RUN_FLOPS || sz.max_elems > PN_VARIANT_RUN_ELEMS) {
+		pn_infer_result_free(&r);
 		*how = pn_arena_printf(c->a, "inference only: %.3g FLOPs, largest value %lld elements, "
 					     "over the run limit",
 				       sz.flops, (long long)sz.max_elems);
 		return *how ? 0 : -1;
 	}
-	rc = pn_binding_validate(m, b, why);
+	rc = pn_binding_run(m, b, &r, why);
+	pn_infer_result_free(&r);
 	if (rc == 1)
 		return 1;
 	*ran = rc == 0;
@@ -270,7 +277,10 @@ static int check_independence(gen_ctx *g, char *why)
 	if (!m2)
 		return 1;
 	size_of sz;
-	int rc = measure(m2->graph, &m2->bind, &sz, why);
+	pn_infer_result r;
+	int rc = measure(m2->graph, &m2->bind, &r, &sz, why);
+	if (!rc)
+		pn_infer_result_free(&r);
 	if (!rc && 2 * sz.flops > PN_GENERALIZE_CHECK_FLOPS) {
 		pn_fail(why, "checking batch independence takes %.3g FLOPs, over the limit of %.3g",
 			2 * sz.flops, PN_GENERALIZE_CHECK_FLOPS);
