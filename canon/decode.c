@@ -680,10 +680,9 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_on
 int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model **out,
 		       Onnx__ModelProto **proto, char *err)
 {
-	pn_model *m = calloc(1, sizeof(*m));
+	pn_model *m = pn_model_new();
 	if (!m)
 		return pn_fail(err, "out of memory");
-	pn_arena_init(&m->arena, 0);
 	Passnet__WeightMeta **metas = NULL;
 	size_t nm = 0;
 	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, for_onnx, &m->arena, &metas, &nm, err);

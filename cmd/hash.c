@@ -36,8 +36,11 @@ static int load_for_hashing(const char *path, pn_model **out, char *err)
 	else
 		snprintf(dir, sizeof dir, ".");
 	pn_fileio io = pn_dirio(dir);
-	pn_model *m = calloc(1, sizeof(*m));
-	pn_arena_init(&m->arena, 0);
+	pn_model *m = pn_model_new();
+	if (!m) {
+		free(data);
+		return pn_fail(err, "out of memory");
+	}
 	Onnx__ModelProto *mp = pn_onnx_unpack(data, len, &m->arena, err);
 	pn_decode_opts o = {.weights_as_meta = 1};
 	rc = !mp || pn_onnx_resolve_external(mp, &io, m, err) < 0 || pn_model_from_proto(mp, &o, m, err);

@@ -308,12 +308,11 @@ pn_key pn_variant_key(const pn_key *base, const char *text)
 static pn_model *copy_model(void *ud, char *err)
 {
 	ctx *c = ud;
-	pn_model *m = calloc(1, sizeof(*m));
+	pn_model *m = pn_model_new();
 	if (!m) {
 		pn_fail(err, "out of memory");
 		return NULL;
 	}
-	pn_arena_init(&m->arena, 0);
 	/* the proto is stripped by now: its weights come from the statistics, as
 	 * they do when a stage loads the stored record */
 	pn_decode_opts o = {.weights_as_meta = 1, .metas = c->rec->weights, .n_metas = c->rec->n_weights};
@@ -427,7 +426,7 @@ void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const c
 {
 	memset(out, 0, sizeof(*out));
 	out->key = pn_key_of(bytes, len);
-	pn_model *m = calloc(1, sizeof(*m));
+	pn_model *m = pn_model_new();
 	Passnet__Model rec;
 	passnet__model__init(&rec);
 	ctx c = {.m = m, .rec = &rec, .err = out->err, .max_variants = variants, .out = out};
@@ -436,7 +435,6 @@ void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const c
 		pn_fail(out->err, "out of memory");
 		return;
 	}
-	pn_arena_init(&m->arena, 0);
 	c.a = &m->arena;
 	if (ingest(&c, bytes, len, io, source, path, bind)) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
@@ -501,10 +499,9 @@ static int load_bind(pn_model *m, const Passnet__Model *rec)
 int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Passnet__Model **recp,
 			 char *err)
 {
-	pn_model *m = calloc(1, sizeof(*m));
+	pn_model *m = pn_model_new();
 	if (!m)
 		return pn_fail(err, "out of memory");
-	pn_arena_init(&m->arena, 0);
 	ProtobufCAllocator al;
 	pn_arena_protobuf_allocator(&m->arena, &al);
 	Passnet__Model *rec = passnet__model__unpack(&al, len, rec_bytes);

@@ -208,10 +208,9 @@ int pn_model_load_testsets(pn_model *m, const pn_fileio *io, char *err)
 int pn_model_load(const void *bytes, size_t len, const pn_fileio *io, int with_tests,
 		  pn_model **out, char *err)
 {
-	pn_model *m = calloc(1, sizeof(*m));
+	pn_model *m = pn_model_new();
 	if (!m)
 		return pn_fail(err, "out of memory");
-	pn_arena_init(&m->arena, 0);
 	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, &m->arena, err);
 	int rc = mp ? 0 : -1;
 	if (!rc && pn_onnx_resolve_external(mp, io, m, err) < 0)

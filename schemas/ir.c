@@ -299,6 +299,14 @@ char *pn_type_desc(const pn_type *t, char *buf, int n)
 	return buf;
 }
 
+pn_model *pn_model_new(void)
+{
+	pn_model *m = calloc(1, sizeof(*m));
+	if (m)
+		pn_arena_init(&m->arena, 0);
+	return m;
+}
+
 void pn_model_free(pn_model *m)
 {
 	if (!m)

@@ -196,6 +196,8 @@ int pn_graph_link(pn_graph *g, pn_arena *a, char *err);
 char *pn_type_desc(const pn_type *t, char *buf, int n);
 int   pn_type_is_static(const pn_type *t);  /* rank and every dim known */
 
+/* An empty model with its arena ready; NULL when out of memory. */
+pn_model *pn_model_new(void);
 void pn_model_free(pn_model *m);
 void pn_model_warn(pn_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
