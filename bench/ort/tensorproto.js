@@ -132,6 +132,36 @@ function readTensor(buf) {
   return { name: t.name, type, dims: t.dims, data };
 }
 
+// Encodes {name, type, dims, data} (an onnxruntime-node tensor) as a
+// TensorProto: dims (1), data_type (2), name (8) and raw_data (9), the
+// fields readTensor and onnx's numpy_helper read.  Little-endian raw bytes,
+// as TensorProto's raw_data requires (so this host's byte order must be
+// little-endian, which every platform onnxruntime-node ships for is).
+function varintBytes(x) {
+  let v = BigInt(x);
+  const out = [];
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v) b |= 0x80;
+    out.push(b);
+  } while (v);
+  return out;
+}
+
+function writeTensor(t) {
+  const code = Object.keys(TYPES).find((k) => TYPES[k][0] === t.type);
+  if (code === undefined) throw new Error(`tensor ${t.name}: type ${t.type} has no TensorProto code here`);
+  const parts = [];
+  for (const d of t.dims) parts.push(Buffer.from([0x08, ...varintBytes(d)]));
+  parts.push(Buffer.from([0x10, ...varintBytes(code)]));
+  const name = Buffer.from(t.name || '', 'utf8');
+  parts.push(Buffer.from([0x42, ...varintBytes(name.length)]), name);
+  const raw = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  parts.push(Buffer.from([0x4a, ...varintBytes(raw.length)]), raw);
+  return Buffer.concat(parts);
+}
+
 // IEEE half (bits) to a number, for comparing float16 outputs.
 function halfToNumber(h) {
   const s = h & 0x8000 ? -1 : 1;
@@ -148,4 +178,4 @@ function bfloat16ToNumber(h) {
   return f[0];
 }
 
-module.exports = { readTensor, halfToNumber, bfloat16ToNumber };
+module.exports = { readTensor, writeTensor, halfToNumber, bfloat16ToNumber };

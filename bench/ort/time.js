@@ -8,7 +8,11 @@
 // compared with them.
 //
 //   node bench/ort/time.js [--trials T] [--warmup W] [--rtol R] [--atol A]
-//                          [--no-profile] [--json] DIR...
+//                          [--no-profile] [--json] [--save-outputs] DIR...
+//
+// --save-outputs writes ORT's outputs as DIR/ort_outputs/output_N.pb (in
+// the order of the expected outputs), for an oracle that explains a
+// disagreement element by element (tests/cli/ort_explain.py).
 //
 // Session options: intraOpNumThreads 1, interOpNumThreads 1, sequential
 // execution, graph optimisation level 'all' (ORT's default), CPU provider.
@@ -34,7 +38,7 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
-const { readTensor, halfToNumber, bfloat16ToNumber } = require('./tensorproto');
+const { readTensor, writeTensor, halfToNumber, bfloat16ToNumber } = require('./tensorproto');
 
 const SESSION = {
   intraOpNumThreads: 1,
@@ -46,12 +50,12 @@ const SESSION = {
 
 function usage() {
   process.stderr.write('usage: node bench/ort/time.js [--trials T] [--warmup W] [--rtol R] [--atol A]\n' +
-    '                         [--no-profile] [--json] DIR...\n');
+    '                         [--no-profile] [--json] [--save-outputs] DIR...\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { trials: 10, warmup: 3, rtol: 1e-3, atol: 1e-5, profile: true, json: false, dirs: [] };
+  const o = { trials: 10, warmup: 3, rtol: 1e-3, atol: 1e-5, profile: true, json: false, save: false, dirs: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = (lo) => {
@@ -65,6 +69,7 @@ function parseArgs(argv) {
     else if (a === '--atol') o.atol = num(0);
     else if (a === '--no-profile') o.profile = false;
     else if (a === '--json') o.json = true;
+    else if (a === '--save-outputs') o.save = true;
     else if (a === '-h' || a === '--help') usage();
     else if (a.startsWith('-')) usage();
     else o.dirs.push(a);
@@ -180,6 +185,18 @@ function check(session, outputs, expected, o) {
   return res;
 }
 
+// ORT's outputs as DIR/ort_outputs/output_N.pb, N the expected output's
+// index, so an oracle can pair them with test_data_set_0/output_N.pb.
+function saveOutputs(dir, session, outputs, expected) {
+  const out = path.join(dir, 'ort_outputs');
+  fs.mkdirSync(out, { recursive: true });
+  expected.forEach((want, i) => {
+    const name = session.outputNames.includes(want.name) ? want.name : session.outputNames[i];
+    const got = outputs[name];
+    if (got) fs.writeFileSync(path.join(out, `output_${i}.pb`), writeTensor({ name, type: got.type, dims: got.dims, data: got.data }));
+  });
+}
+
 // ORT's profiler time of each run call: the last `trials` model_run events
 // (the first ones are the warm-up runs).
 async function profiledRuns(file, inputs, o, tmp) {
@@ -211,6 +228,7 @@ async function timeOne(dir, o, tmp) {
   }
   const { ms, last } = await timeRuns(session, makeFeeds(session, inputs), o);
   const cmp = expected.length ? check(session, last, expected, o) : null;
+  if (o.save && expected.length) saveOutputs(path.dirname(file), session, last, expected);
   await session.release();
   const js = stats(ms);
   const rec = { path: dir, trials: o.trials, threads: 1 };

@@ -8,7 +8,9 @@
 # ORT lacks CPU kernels for many float16 and most bfloat16 ops, and
 # onnxruntime-node has no bfloat16 tensors: such variants ("Could not find
 # an implementation", NOT_IMPLEMENTED, an unsupported data type) are counted
-# and listed apart; every other variant must agree.
+# and listed apart; every other variant must agree, or differ only where
+# tests/cli/ort_explain.py explains each differing element (one step of a
+# quantiser, one unit of a float-to-integer Cast).
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 command -v node >/dev/null || fail "node is not installed (make deps installs it)"
@@ -33,10 +35,19 @@ ort_group() {
 	rtol=$(awk -v t="$level" -v s="$scale" 'BEGIN { printf "%.6g", 10 ^ (s * t / 5) }')
 	atol=$(awk -v t="$level" 'BEGIN { printf "%.6g", 10 ^ t }')
 	echo "$name: $# variants at rtol $rtol, atol $atol"
-	node "$ROOT/bench/ort/time.js" --trials 1 --warmup 0 --no-profile --rtol "$rtol" --atol "$atol" --json \
-		"$@" >> "$TEST_TMP/ort.jsonl" || true
+	node "$ROOT/bench/ort/time.js" --trials 1 --warmup 0 --no-profile --save-outputs --rtol "$rtol" \
+		--atol "$atol" --json "$@" > "$TEST_TMP/group.jsonl" || true
+	cat "$TEST_TMP/group.jsonl" >> "$TEST_TMP/ort.jsonl"
+	# a disagreement must be explained element by element by
+	# ort_explain.py (one quantisation step, or one unit of an integer Cast
+	# of a float); the explained variants are listed apart
+	grep '"agree":false' "$TEST_TMP/group.jsonl" | sed 's/^{"path":"\([^"]*\)".*/\1/' > "$TEST_TMP/group.disagree" || true
+	[ -s "$TEST_TMP/group.disagree" ] || return 0
+	xargs "$PY" "$ROOT/tests/cli/ort_explain.py" --rtol "$rtol" --atol "$atol" < "$TEST_TMP/group.disagree" \
+		>> "$TEST_TMP/explain.jsonl" || true
 }
 : > "$TEST_TMP/ort.jsonl"
+: > "$TEST_TMP/explain.jsonl"
 set -- $(ls -d "$TEST_TMP"/set/tasks/*/v*/ | grep -v -e '-f16/$' -e '-bf16/$')
 ort_group float32 -3 5.886 "$@"
 set -- $(ls -d "$TEST_TMP"/set/tasks/*/v*-f16/ 2>/dev/null)
@@ -60,8 +71,15 @@ for d in f32 f16 bf16; do
 done
 echo "without ORT kernels:"
 grep -E "$nokernel_re" "$TEST_TMP/ort.jsonl" | sed 's/.*"error":"\([^"]*\)".*/\1/' | sort | uniq -c | sort -rn | head -10
-bad=$(grep -v '"agree":true' "$TEST_TMP/ort.jsonl" | grep -v -E "$nokernel_re" || true)
+explained=$(grep '"explained": true' "$TEST_TMP/explain.jsonl" | sed 's/^{"path": "\([^"]*\)".*/\1/' || true)
+if [ -n "$explained" ]; then
+	echo "disagree, explained by ort_explain.py:"
+	grep '"explained": true' "$TEST_TMP/explain.jsonl"
+fi
+bad=$(grep -v '"agree":true' "$TEST_TMP/ort.jsonl" | grep -v -E "$nokernel_re" |
+	grep -v -F "$(printf '%s\n' "$explained" | sed 's/.*/"path":"&"/')" || true)
 [ -z "$bad" ] || { echo "$bad" | head -5; fail "$(echo "$bad" | wc -l) variants disagree with ONNX Runtime or do not run there"; }
-f32_agree=$(grep -v -e '-f16/"' -e '-bf16/"' "$TEST_TMP/ort.jsonl" | grep -c '"agree":true' || true)
+f32_agree=$(grep -v -e '-f16/"' -e '-bf16/"' "$TEST_TMP/ort.jsonl" | grep -c -e '"agree":true' \
+	$(printf '%s\n' "$explained" | grep -v -e '-f16/$' -e '-bf16/$' | sed 's/.*/-e "path":"&"/') || true)
 f32_all=$(grep -v -e '-f16/"' -e '-bf16/"' "$TEST_TMP/ort.jsonl" | wc -l)
 [ "$f32_agree" -eq "$f32_all" ] || fail "a float32 variant does not run on ORT"
