@@ -14,6 +14,7 @@
 #include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/stage.h"
+#include "store/structures.h"
 #include "store/query.h"
 #include "store/records.h"
 
@@ -224,13 +225,14 @@ static int check_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
 	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
 	pn_bytes v;
-	if (!o || !o->has_model || o->model.len != 16 || !o->strategy) {
+	const uint8_t *st = pn_occurrence_structure(o);
+	if (!st || !o->strategy) {
 		problem(d, "an occurrence of %s does not decode", hex);
 	} else {
 		if (pn_get(d->t, PN_T_SUBGRAPHS, key.data, 16, &v) != 0)
 			problem(d, "occurrence of missing subgraph %s", hex);
 		uint8_t ck[64];
-		size_t kl = pn_candidate_key(ck, o->model.data, o->strategy, o->candidate);
+		size_t kl = pn_candidate_key(ck, st, o->strategy, o->candidate);
 		Passnet__Candidate *c = pn_get(d->t, PN_T_CANDIDATES, ck, kl, &v) == 0
 						? passnet__candidate__unpack(NULL, v.len, v.data) : NULL;
 		if (!c || !c->has_subgraph || c->subgraph.len != 16 || memcmp(c->subgraph.data, key.data, 16))
@@ -252,16 +254,36 @@ static int check_candidate(void *ud, pn_bytes key, pn_bytes val)
 	pn_bytes v;
 	char hex[33];
 	pn_hex(key.data, 16, hex);
+	/* a structure lists no model between partition's candidates and its
+	 * listing of the model (a killed run): the next run lists it */
 	if (!c || key.len < 21) {
-		problem(d, "a candidate of model %s does not decode", hex);
-	} else {
-		if (pn_get(d->t, PN_T_MODELS, key.data, 16, &v) != 0)
-			problem(d, "candidates of model %s, which is not stored", hex);
-		if (c->has_subgraph && pn_get(d->t, PN_T_SUBGRAPHS, c->subgraph.data, 16, &v) != 0)
-			problem(d, "a candidate of model %s hashes to a missing subgraph", hex);
+		problem(d, "a candidate of structure %s does not decode", hex);
+	} else if (c->has_subgraph && pn_get(d->t, PN_T_SUBGRAPHS, c->subgraph.data, 16, &v) != 0) {
+		problem(d, "a candidate of structure %s hashes to a missing subgraph", hex);
 	}
 	if (c)
 		passnet__candidate__free_unpacked(c, NULL);
+	return 0;
+}
+
+/* structures: each listed model is stored, has that structure, and the
+ * structure has its candidates (partition lists a model after them). */
+static int check_structure(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33], mhex[33] = "?";
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	if (val.len == 16)
+		pn_hex(val.data, 16, mhex);
+	pn_key st;
+	int got = key.len == 16 && val.len == 16 ? pn_model_structure(d->t, val.data, &st) : 1;
+	if (key.len != 16 || val.len != 16)
+		problem(d, "a structures record (%s) does not decode", hex);
+	else if (got > 0)
+		problem(d, "structure %s lists model %s, which is not stored", hex, mhex);
+	else if (got == 0 && memcmp(st.b, key.data, 16))
+		problem(d, "structure %s lists model %s, whose structure is another", hex, mhex);
 	return 0;
 }
 
@@ -312,6 +334,7 @@ static int run(pn_ctx *ctx)
 	pn_foreach(d.t, PN_T_MODELS, NULL, 0, check_model, &d);
 	pn_foreach(d.t, PN_T_ERRORS, NULL, 0, check_error, &d);
 	pn_foreach(d.t, PN_T_CANDIDATES, NULL, 0, check_candidate, &d);
+	pn_foreach(d.t, PN_T_STRUCTURES, NULL, 0, check_structure, &d);
 	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
 	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
 	pn_foreach(d.t, PN_T_RANGES, NULL, 0, check_ranges, &d);

@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "canon/decode.h"
 #include "extract/ingest.h"
+#include "store/structures.h"
 #include "store/query.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
@@ -198,27 +199,70 @@ static void print_subgraph_nodes(const pn_graph *g)
 		print_value_line("output", &g->values[g->outputs[i]]);
 }
 
-static int print_occurrence(void *ud, pn_bytes key, pn_bytes val)
+/* A subgraph's places, one per (occurrence, model of its structure),
+ * printed in model order. */
+typedef struct place_line {
+	uint8_t model[16];
+	char *strategy, *binding;
+	uint32_t candidate;
+} place_line;
+
+typedef struct place_lines {
+	place_line *l;
+	size_t n, cap;
+} place_lines;
+
+static int collect_place(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+			 const uint8_t model[16])
 {
-	(void)key;
-	pn_rtxn *t = ud;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (!o)
-		return 0;
-	pn_bytes mv;
-	char hex[33] = "";
-	if (o->has_model && o->model.len == 16)
-		pn_hex(o->model.data, 16, hex);
-	Passnet__Model *m = NULL;
-	if (o->has_model && o->model.len == 16 && pn_get(t, PN_T_MODELS, o->model.data, 16, &mv) == 0)
-		m = passnet__model__unpack(NULL, mv.len, mv.data);
-	printf("  found in  %.12s %s: %s  (%s, candidate %u)%s%s\n", hex, m ? m->source : "?",
-	       m ? m->path : "?", o->strategy ? o->strategy : "", o->candidate,
-	       o->binding ? " at " : "", o->binding ? o->binding : "");
-	if (m)
-		passnet__model__free_unpacked(m, NULL);
-	passnet__occurrence__free_unpacked(o, NULL);
+	(void)hash;
+	place_lines *p = ud;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 16;
+		place_line *l = realloc(p->l, sizeof(*l) * cap);
+		if (!l)
+			return 0;
+		p->l = l;
+		p->cap = cap;
+	}
+	place_line *l = &p->l[p->n++];
+	memcpy(l->model, model, 16);
+	l->strategy = strdup(o->strategy ? o->strategy : "");
+	l->binding = o->binding ? strdup(o->binding) : NULL;
+	l->candidate = o->candidate;
 	return 0;
+}
+
+static int place_cmp(const void *a, const void *b)
+{
+	const place_line *x = a, *y = b;
+	int c = memcmp(x->model, y->model, 16);
+	if (!c)
+		c = strcmp(x->strategy ? x->strategy : "", y->strategy ? y->strategy : "");
+	return c ? c : (x->candidate > y->candidate) - (x->candidate < y->candidate);
+}
+
+static void print_occurrences(pn_rtxn *t, const pn_key *key)
+{
+	place_lines p = {0};
+	pn_foreach_occurrence(t, key->b, collect_place, &p);
+	qsort(p.l, p.n, sizeof(*p.l), place_cmp);
+	for (size_t i = 0; i < p.n; i++) {
+		place_line *l = &p.l[i];
+		char hex[33];
+		pn_hex(l->model, 16, hex);
+		pn_bytes mv;
+		Passnet__Model *m = pn_get(t, PN_T_MODELS, l->model, 16, &mv) == 0
+					    ? passnet__model__unpack(NULL, mv.len, mv.data) : NULL;
+		printf("  found in  %.12s %s: %s  (%s, candidate %u)%s%s\n", hex, m ? m->source : "?",
+		       m ? m->path : "?", l->strategy ? l->strategy : "", l->candidate,
+		       l->binding ? " at " : "", l->binding ? l->binding : "");
+		if (m)
+			passnet__model__free_unpacked(m, NULL);
+		free(l->strategy);
+		free(l->binding);
+	}
+	free(p.l);
 }
 
 /* What its inputs were in the models it comes from (exec/ranges.h): shape
@@ -293,7 +337,7 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 		printf("subgraph   %s\npattern    %s\nnodes      %u\ncanonical  %zu bytes\n", hex, pat,
 		       sg->nodes, sg->canonical.len);
 		print_subgraph_nodes(m->graph);
-		pn_foreach(t, PN_T_OCCURRENCES, key->b, 16, print_occurrence, t);
+		print_occurrences(t, key);
 		print_ranges(t, key, m->graph);
 		print_profile(t, key);
 	}

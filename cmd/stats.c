@@ -13,6 +13,7 @@
 #include "extract/ingest.h"
 #include "partition/partition.h"
 #include "schemas/ops.h"
+#include "store/structures.h"
 #include "store/subgraphs.h"
 #include "exec/profile.h"
 #include "export/groups.h"
@@ -283,21 +284,19 @@ static void close_hash(stats *s)
 
 /* Occurrences come grouped by hash (dupsort), so one pass counts both the
  * candidates and the distinct subgraphs of every strategy. */
-static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
+/* One call per (occurrence, model of its structure): store/structures.h. */
+static int on_occurrence(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+			 const uint8_t model[16])
 {
+	(void)model;
 	stats *s = ud;
-	if (key.len != 16)
-		return 0;
-	if (!s->have_cur || memcmp(s->cur, key.data, 16)) {
+	if (!s->have_cur || memcmp(s->cur, hash, 16)) {
 		close_hash(s);
-		memcpy(s->cur, key.data, 16);
+		memcpy(s->cur, hash, 16);
 		s->have_cur = 1;
 		s->cur_total = 0;
 		memset(s->cur_strat, 0, sizeof s->cur_strat);
 	}
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (!o)
-		return 0;
 	s->cur_total++;
 	s->candidates++;
 	int i = pn_strategy_index(o->strategy);
@@ -305,7 +304,6 @@ static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 		s->cur_strat[i]++;
 		s->per_cand[i]++;
 	}
-	passnet__occurrence__free_unpacked(o, NULL);
 	return 0;
 }
 
@@ -583,7 +581,7 @@ static int run(pn_ctx *ctx)
 	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);
 	pn_foreach(t, PN_T_SOURCES, NULL, 0, on_source, &s);
 	s.t = t;
-	pn_foreach(t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, &s);
+	pn_foreach_occurrence(t, NULL, on_occurrence, &s);
 	close_hash(&s);
 	pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, &s);
 	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &s);

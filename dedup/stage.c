@@ -16,6 +16,7 @@
 #include "passnet.pb-c.h"
 #include "store/batches.h"
 #include "store/records.h"
+#include "store/structures.h"
 
 #define BATCH_MODELS 16
 /* The plan is made and worked a chunk at a time, so memory stays flat in
@@ -37,8 +38,12 @@ typedef struct cand {
 	int occ_too_large;
 } cand;
 
+/* One structure (store/structures.h): its candidates are hashed once, on
+ * the record of its least model (any of its models would give the same). */
 typedef struct mjob {
-	uint8_t model[16];
+	uint8_t structure[16];
+	uint8_t model[16];     /* the model whose record is decoded */
+	int unlisted;          /* no model listed yet: partition was cut short */
 	cand *c;
 	int n, cap;
 	void *record;
@@ -55,8 +60,8 @@ typedef struct dplan {
 	size_t cands;
 } dplan;
 
-/* Collects candidates without a subgraph hash, grouped by model (the key
- * prefix, so one pass sees each model's candidates together). */
+/* Collects candidates without a subgraph hash, grouped by structure (the
+ * key prefix, so one pass sees each structure's candidates together). */
 static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 {
 	dplan *p = ud;
@@ -74,13 +79,13 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 		passnet__candidate__free_unpacked(c, NULL);
 		return 0;
 	}
-	if (!p->n || memcmp(p->jobs[p->n - 1].model, k, 16)) {
+	if (!p->n || memcmp(p->jobs[p->n - 1].structure, k, 16)) {
 		if (p->n == p->cap) {
 			p->cap = p->cap ? p->cap * 2 : 64;
 			p->jobs = realloc(p->jobs, sizeof(mjob) * (size_t)p->cap);
 		}
 		memset(&p->jobs[p->n], 0, sizeof(mjob));
-		memcpy(p->jobs[p->n].model, k, 16);
+		memcpy(p->jobs[p->n].structure, k, 16);
 		p->n++;
 	}
 	mjob *j = &p->jobs[p->n - 1];
@@ -223,9 +228,9 @@ static void pack_occurrence(pn_buf *b, const mjob *j, cand *c)
 	passnet__occurrence__init(&o);
 	o.has_version = 1;
 	o.version = PN_SCHEMA_VERSION;
-	o.has_model = 1;
-	o.model.data = (uint8_t *)j->model;
-	o.model.len = 16;
+	o.has_structure = 1;
+	o.structure.data = (uint8_t *)j->structure;
+	o.structure.len = 16;
 	o.strategy = c->rec->strategy;
 	o.has_candidate = 1;
 	const uint8_t *k = c->key + c->klen - 4;
@@ -324,15 +329,14 @@ static int commit_candidate(pn_writer *w, mjob *j, cand *c, pn_stage_stats *stat
 
 static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
 {
+	if (j->unlisted)
+		return 0;
 	if (j->failed) {
 		stats->failed++;
 		return pn_model_error_put(w, j->model, "dedup", j->err, err);
 	}
-	uint8_t base[16];
-	if (pn_model_variant_of((pn_bytes){j->record, j->len}, base))
-		stats->variants++;
-	else
-		stats->models++;
+	stats->structures++;
+	stats->models++;
 	for (int i = 0; i < j->n; i++)
 		if (commit_candidate(w, j, &j->c[i], stats, err))
 			return -1;
@@ -360,6 +364,13 @@ static int load_records(pn_store *st, mjob *jobs, int n, char *err)
 		return -1;
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
+		/* a structure whose partition was killed before it listed a
+		 * model is left for the next run (partition lists it, then
+		 * dedup finds it again) */
+		if (pn_structure_first_model(t, jobs[i].structure, jobs[i].model)) {
+			jobs[i].unlisted = 1;
+			continue;
+		}
 		int got = pn_model_record_copy(t, jobs[i].model, &jobs[i].record, &jobs[i].len);
 		if (got > 0)
 			jobs[i].failed = !!pn_fail(jobs[i].err, "model record is missing");
@@ -391,7 +402,7 @@ static void pipe_work(void *ud, int i)
 	pipe *pp = ud;
 	mjob *j = &pp->p->jobs[i];
 	int t = omp_get_thread_num();
-	if (!j->failed)
+	if (!j->failed && !j->unlisted)
 		dedup_model(j, pp->caches && t < pp->n_caches ? pp->caches[t] : NULL);
 }
 

@@ -371,12 +371,16 @@ static int load_model(pn_store *st, const uint8_t key[16], pn_model **m, Passnet
 	size_t len = 0;
 	int rc = pn_model_record_copy(t, key, &whole, &len) == 0 ? 0
 		 : pn_fail(err, "model record vanished");
-	if (!rc)
+	pn_key structure = {{0}};
+	if (!rc) {
+		structure = pn_model_structure_key(whole, len);
 		rc = pn_model_from_record(whole, len, m, rec, err);
+	}
 	free(whole);
 	if (!rc) {
+		/* the cuts of its structure (store/structures.h) */
 		cs->n_nodes = (*m)->graph->n_nodes;
-		rc = pn_foreach(t, PN_T_CANDIDATES, key, 16, collect_cut, cs) < 0 ? -1 : 0;
+		rc = pn_foreach(t, PN_T_CANDIDATES, structure.b, 16, collect_cut, cs) < 0 ? -1 : 0;
 	}
 	pn_rtxn_end(t);
 	return rc;

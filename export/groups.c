@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "exec/profile.h"
 #include "passnet.pb-c.h"
+#include "store/structures.h"
 #include "store/records.h"
 
 typedef struct keyed {
@@ -129,26 +130,22 @@ static void close_subgraph(walk *w)
 	w->have_cur = 0;
 }
 
-/* Occurrences come grouped by hash, each starting with its model's key. */
-static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
+/* Occurrences come grouped by hash, one call per model of each
+ * (store/structures.h). */
+static int on_occurrence(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+			 const uint8_t model[16])
 {
+	(void)o;
 	walk *w = ud;
-	if (key.len != 16)
-		return 0;
-	if (!w->have_cur || memcmp(w->cur.key, key.data, 16)) {
+	if (!w->have_cur || memcmp(w->cur.key, hash, 16)) {
 		close_subgraph(w);
-		memcpy(w->cur.key, key.data, 16);
+		memcpy(w->cur.key, hash, 16);
 		w->cur.groups = 0;
 		w->have_cur = 1;
 	}
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (!o)
-		return 0;
-	const keyed *m = o->has_model && o->model.len == 16 ? find(w->models, w->n_models, o->model.data)
-							     : NULL;
+	const keyed *m = find(w->models, w->n_models, model);
 	if (m)
 		w->cur.groups |= m->groups;
-	passnet__occurrence__free_unpacked(o, NULL);
 	return 0;
 }
 
@@ -186,7 +183,7 @@ int pn_group_stats(pn_rtxn *t, pn_group_stat **out, int *n, char *err)
 		return pn_fail(err, "out of memory");
 	pn_foreach(t, PN_T_SOURCES, NULL, 0, on_source, &w);
 	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &w);
-	pn_foreach(t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, &w);
+	pn_foreach_occurrence(t, NULL, on_occurrence, &w);
 	close_subgraph(&w);
 	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &w);
 	for (int i = 0; i < w.n_src; i++)

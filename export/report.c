@@ -27,6 +27,7 @@
 #include "passnet.pb-c.h"
 #include "store/query.h"
 #include "store/records.h"
+#include "store/structures.h"
 
 /* Calibration is written by another part of passnet (exec/calibrate.c);
  * weak, so the report links and simply leaves the figures out where that
@@ -318,28 +319,25 @@ static int source_counts(report *r, rsource *src, size_t sub)
 	return 0;
 }
 
-static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
+/* One call per (occurrence, model of its structure): store/structures.h. */
+static int on_occurrence(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+			 const uint8_t model[16])
 {
+	(void)o;
 	report *r = ud;
-	if (key.len != 16)
-		return 0;
-	if (!r->have_cur || memcmp(r->subs[r->cur].hash, key.data, 16)) {
-		rsub *s = find_sub(r, key.data);
+	r->occurrences++;
+	if (!r->have_cur || memcmp(r->subs[r->cur].hash, hash, 16)) {
+		rsub *s = find_sub(r, hash);
 		r->have_cur = s != NULL;
 		if (!s)
 			return 0;
 		r->cur = (size_t)(s - r->subs);
 	}
 	r->subs[r->cur].occurrences++;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (!o)
-		return 0;
 	int rc = 0;
-	if (o->has_model && o->model.len == 16)
-		for (size_t i = first_place(r, o->model.data);
-		     !rc && i < r->n_places && !memcmp(r->places[i].model, o->model.data, 16); i++)
-			rc = source_counts(r, &r->srcs[r->places[i].src], r->cur);
-	passnet__occurrence__free_unpacked(o, NULL);
+	for (size_t i = first_place(r, model);
+	     !rc && i < r->n_places && !memcmp(r->places[i].model, model, 16); i++)
+		rc = source_counts(r, &r->srcs[r->places[i].src], r->cur);
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
@@ -357,7 +355,7 @@ static int load(report *r)
 	r->models = 0;
 	if (pn_foreach(r->t, PN_T_MODELS, NULL, 0, count_model, r))
 		return -1;
-	r->occurrences = pn_count(r->t, PN_T_OCCURRENCES);
+	r->occurrences = 0;
 	if (pn_foreach(r->t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, r) ||
 	    pn_foreach(r->t, PN_T_PROFILES, NULL, 0, on_profile, r) ||
 	    pn_foreach(r->t, PN_T_SOURCES, NULL, 0, on_source, r))
@@ -366,7 +364,7 @@ static int load(report *r)
 	if (pn_foreach(r->t, PN_T_MODEL_PATHS, NULL, 0, on_place, r))
 		return -1;
 	index_places(r);
-	if (pn_foreach(r->t, PN_T_OCCURRENCES, NULL, 0, on_occurrence, r))
+	if (pn_foreach_occurrence(r->t, NULL, on_occurrence, r))
 		return -1;
 	if (pn_calibration_get) {
 		char err[PN_ERRLEN];

@@ -15,6 +15,7 @@
 #include "runtime/rng.h"
 #include "partition/partition.h"
 #include "passnet.pb-c.h"
+#include "store/structures.h"
 #include "store/subgraphs.h"
 
 /* A pattern collecting its eligible variants. */
@@ -166,15 +167,14 @@ typedef struct source_walk {
 	int found;
 } source_walk;
 
-static int occurs_in_source(void *ud, pn_bytes key, pn_bytes val)
+static int occurs_in_source(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+			    const uint8_t model[16])
 {
-	(void)key;
+	(void)hash;
+	(void)o;
 	source_walk *w = ud;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (o && o->has_model && o->model.len == 16 && !strcmp(model_source(w->s, o->model.data), w->s->f->source))
+	if (!strcmp(model_source(w->s, model), w->s->f->source))
 		w->found = 1;
-	if (o)
-		passnet__occurrence__free_unpacked(o, NULL);
 	return w->found;
 }
 
@@ -204,7 +204,7 @@ static int eligible(scan *s, const uint8_t *key, const Passnet__Subgraph *sg, co
 	}
 	if (f->source) {
 		source_walk w = {s, 0};
-		pn_foreach(s->t, PN_T_OCCURRENCES, key, 16, occurs_in_source, &w);
+		pn_foreach_occurrence(s->t, key, occurs_in_source, &w);
 		if (!w.found)
 			return 0;
 	}

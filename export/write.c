@@ -19,6 +19,7 @@
 #include "export/export.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
+#include "store/structures.h"
 #include "store/subgraphs.h"
 
 static const char *const split_names[3] = {"train", "val", "test"};
@@ -239,43 +240,73 @@ static void json_type_list(FILE *f, const pn_graph *g, const int32_t *ids, int n
 	fputc(']', f);
 }
 
+typedef struct prov_model {
+	uint8_t key[16];
+	char *binding;
+} prov_model;
+
 typedef struct prov_walk {
-	pn_rtxn *t;
-	FILE *f;
-	int n;
-	uint8_t last[16];
+	prov_model *m;
+	int n, cap;
 	int64_t occurrences;
 } prov_walk;
 
-/* Lists each model the subgraph was found in (once), with source, path and
- * the binding it was cut at (a shape variant is a model of its own). */
-static int provenance(void *ud, pn_bytes key, pn_bytes val)
+/* Collects each model the subgraph was found in, with the binding it was
+ * cut at (a shape variant is a model of its own). */
+static int collect_provenance(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+			      const uint8_t model[16])
 {
-	(void)key;
+	(void)hash;
 	prov_walk *w = ud;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (!o)
-		return 0;
 	w->occurrences++;
-	if (o->has_model && o->model.len == 16 && (!w->n || memcmp(w->last, o->model.data, 16))) {
-		memcpy(w->last, o->model.data, 16);
+	if (w->n && !memcmp(w->m[w->n - 1].key, model, 16))
+		return 0;   /* a model's occurrences come together */
+	if (w->n == w->cap) {
+		prov_model *m = realloc(w->m, sizeof(*m) * (size_t)(w->cap ? 2 * w->cap : 16));
+		if (!m)
+			return 0;
+		w->m = m;
+		w->cap = w->cap ? 2 * w->cap : 16;
+	}
+	memcpy(w->m[w->n].key, model, 16);
+	w->m[w->n].binding = strdup(o->binding ? o->binding : "");
+	w->n++;
+	return 0;
+}
+
+static int prov_cmp(const void *a, const void *b)
+{
+	return memcmp(((const prov_model *)a)->key, ((const prov_model *)b)->key, 16);
+}
+
+/* The models, in key order, once each, with source, path and binding (a
+ * model's occurrences all have its binding). */
+static void print_provenance(FILE *f, pn_rtxn *t, prov_walk *w)
+{
+	qsort(w->m, (size_t)w->n, sizeof(*w->m), prov_cmp);
+	int printed = 0;
+	for (int i = 0; i < w->n; i++) {
 		pn_bytes mv;
-		Passnet__Model *m = pn_get(w->t, PN_T_MODELS, o->model.data, 16, &mv) == 0
+		Passnet__Model *m = NULL;
+		if (i && !memcmp(w->m[i - 1].key, w->m[i].key, 16)) {   /* once each */
+			free(w->m[i].binding);
+			continue;
+		}
+		m = pn_get(t, PN_T_MODELS, w->m[i].key, 16, &mv) == 0
 					    ? passnet__model__unpack(NULL, mv.len, mv.data) : NULL;
 		if (m) {
-			fprintf(w->f, "%s{\"source\":", w->n ? "," : "");
-			pn_json_str(w->f, m->source);
-			fprintf(w->f, ",\"path\":");
-			pn_json_str(w->f, m->path);
-			fprintf(w->f, ",\"binding\":");
-			pn_json_str(w->f, o->binding ? o->binding : "");
-			fputc('}', w->f);
-			w->n++;
+			fprintf(f, "%s{\"source\":", printed++ ? "," : "");
+			pn_json_str(f, m->source);
+			fprintf(f, ",\"path\":");
+			pn_json_str(f, m->path);
+			fprintf(f, ",\"binding\":");
+			pn_json_str(f, w->m[i].binding ? w->m[i].binding : "");
+			fputc('}', f);
 			passnet__model__free_unpacked(m, NULL);
 		}
+		free(w->m[i].binding);
 	}
-	passnet__occurrence__free_unpacked(o, NULL);
-	return 0;
+	free(w->m);
 }
 
 /* The binding of the subgraph's first occurrence (the least in the
@@ -308,9 +339,10 @@ static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *n
 	fprintf(f, ",\"flops\":%.17g,\"bytes_fused\":%.17g,\"bytes_unfused\":%.17g,"
 		   "\"baseline_us\":%.17g,\"baseline_threads\":%u,\"bound_fused_us\":%.17g,",
 		v->flops, v->bytes_fused, v->bytes_unfused, v->median_us, v->threads, v->bound_fused_us);
-	prov_walk w = {.t = t, .f = f};
+	prov_walk w = {0};
 	fprintf(f, "\"models\":[");
-	pn_foreach(t, PN_T_OCCURRENCES, v->hash, 16, provenance, &w);
+	pn_foreach_occurrence(t, v->hash, collect_provenance, &w);
+	print_provenance(f, t, &w);
 	fprintf(f, "],\"occurrences\":%lld}", (long long)w.occurrences);
 }
 

@@ -15,13 +15,15 @@
 #include "passnet.pb-c.h"
 #include "store/batches.h"
 #include "store/records.h"
+#include "store/structures.h"
 
 #define BATCH_MODELS 32
 
-size_t pn_candidate_key(uint8_t *key, const uint8_t model[16], const char *strategy, uint32_t index)
+size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *strategy,
+			uint32_t index)
 {
 	size_t l = strlen(strategy);
-	memcpy(key, model, 16);
+	memcpy(key, structure, 16);
 	memcpy(key + 16, strategy, l);
 	key[16 + l] = 0;
 	key[17 + l] = (uint8_t)(index >> 24);
@@ -33,10 +35,18 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t model[16], const char *strat
 
 /* --- what is left to do ------------------------------------------------------------- */
 
+/* One model.  The first model of a structure in the plan cuts it (todo: the
+ * strategies the structure has no done marker for); every model, that one
+ * too, is then listed under its structure (store/structures.h), unless it
+ * is already. */
 typedef struct job {
 	uint8_t key[16];
+	pn_key structure;
 	unsigned todo;          /* strategies (bit i = pn_strategies[i]) to run */
-	void *record;           /* copy of the model record */
+	int link;               /* list the model under its structure */
+	int cutter;             /* the job that cuts this structure (itself, or earlier) */
+	int variant;            /* a shape variant (extract/variants.h) */
+	void *record;           /* copy of the model record (when todo) */
 	size_t len;
 	/* results */
 	pn_cuts cuts[PN_N_STRATEGIES];
@@ -44,32 +54,109 @@ typedef struct job {
 	int failed;
 } job;
 
+/* Structure keys seen in the plan -> the job that cuts them: open
+ * addressing over the keys' first bytes (they are hashes). */
+typedef struct seen_set {
+	pn_key *keys;
+	int *jobs;
+	size_t cap, n;
+} seen_set;
+
+static int seen_find(const seen_set *ss, const pn_key *k, size_t *slot)
+{
+	uint64_t h;
+	memcpy(&h, k->b, sizeof h);
+	for (size_t i = h & (ss->cap - 1);; i = (i + 1) & (ss->cap - 1)) {
+		*slot = i;
+		if (ss->jobs[i] < 0)
+			return -1;
+		if (!memcmp(ss->keys[i].b, k->b, 16))
+			return ss->jobs[i];
+	}
+}
+
+static int seen_grow(seen_set *ss)
+{
+	seen_set g = {calloc(ss->cap ? ss->cap * 2 : 1024, sizeof(pn_key)), NULL,
+		      ss->cap ? ss->cap * 2 : 1024, ss->n};
+	g.jobs = malloc(sizeof(int) * g.cap);
+	if (!g.keys || !g.jobs) {
+		free(g.keys);
+		free(g.jobs);
+		return -1;
+	}
+	for (size_t i = 0; i < g.cap; i++)
+		g.jobs[i] = -1;
+	for (size_t i = 0; i < ss->cap; i++) {
+		size_t slot;
+		if (ss->jobs[i] >= 0 && seen_find(&g, &ss->keys[i], &slot) < 0) {
+			g.keys[slot] = ss->keys[i];
+			g.jobs[slot] = ss->jobs[i];
+		}
+	}
+	free(ss->keys);
+	free(ss->jobs);
+	*ss = g;
+	return 0;
+}
+
+#define UNSEEN (-1)     /* not seen in this plan */
+#define NO_CUTTER (-2)  /* seen, and nothing to cut: its candidates are stored */
+
+static int seen_get(const seen_set *ss, const pn_key *k)
+{
+	size_t slot;
+	return ss->cap ? seen_find(ss, k, &slot) : UNSEEN;
+}
+
+static int seen_record(seen_set *ss, const pn_key *k, int job)
+{
+	size_t slot;
+	if (2 * (ss->n + 1) > ss->cap && seen_grow(ss))
+		return -1;
+	if (seen_find(ss, k, &slot) == UNSEEN)
+		ss->n++;
+	ss->keys[slot] = *k;
+	ss->jobs[slot] = job;
+	return 0;
+}
+
 typedef struct plan {
 	pn_rtxn *t;
 	unsigned wanted;
 	job *jobs;
 	int n, cap;
+	seen_set seen;
 } plan;
 
-static int done_marker(pn_rtxn *t, const uint8_t *model, const char *strategy)
+static int done_marker(pn_rtxn *t, const uint8_t *structure, const char *strategy)
 {
 	uint8_t key[64];
-	size_t kl = pn_candidate_key(key, model, strategy, PN_CANDIDATE_DONE);
+	size_t kl = pn_candidate_key(key, structure, strategy, PN_CANDIDATE_DONE);
 	pn_bytes v;
 	return pn_get(t, PN_T_CANDIDATES, key, kl, &v) == 0;
 }
 
 static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 {
-	(void)val;
 	plan *p = ud;
 	if (key.len != 16)
 		return 0;
+	void *rec;
+	size_t len;
+	if (pn_model_record_whole(p->t, val, &rec, &len))
+		return 0;   /* a variant without its base: nothing to cut */
+	pn_key st = pn_model_structure_key(rec, len);
+	free(rec);
+	int cutter = seen_get(&p->seen, &st);
 	unsigned todo = 0;
-	for (int i = 0; i < PN_N_STRATEGIES; i++)
-		if ((p->wanted >> i & 1) && !done_marker(p->t, key.data, pn_strategies[i].name))
+	for (int i = 0; cutter == UNSEEN && i < PN_N_STRATEGIES; i++)
+		if ((p->wanted >> i & 1) && !done_marker(p->t, st.b, pn_strategies[i].name))
 			todo |= 1u << i;
-	if (!todo)
+	if (cutter == UNSEEN && seen_record(&p->seen, &st, todo ? p->n : NO_CUTTER))
+		return -1;
+	int link = !pn_structure_has_model(p->t, st.b, key.data);
+	if (!todo && !link)
 		return 0;
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 256;
@@ -78,10 +165,16 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 			return -1;
 		p->jobs = j;
 	}
-	job *j = &p->jobs[p->n++];
+	job *j = &p->jobs[p->n];
 	memset(j, 0, sizeof(*j));
 	memcpy(j->key, key.data, 16);
+	j->structure = st;
 	j->todo = todo;
+	j->link = link;
+	j->cutter = cutter >= 0 ? cutter : p->n;
+	uint8_t base[16];
+	j->variant = pn_model_variant_of(val, base);
+	p->n++;
 	return 0;
 }
 
@@ -92,6 +185,8 @@ static int load_records(pn_store *st, job *jobs, int n, char *err)
 		return -1;
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
+		if (!jobs[i].todo)
+			continue;
 		int got = pn_model_record_copy(t, jobs[i].key, &jobs[i].record, &jobs[i].len);
 		if (got)
 			rc = pn_fail(err, got > 0 ? "model record vanished" : "out of memory");
@@ -104,6 +199,8 @@ static int load_records(pn_store *st, job *jobs, int n, char *err)
 
 static void partition_model(job *j)
 {
+	if (!j->todo)
+		return;
 	pn_model *m = NULL;
 	pn_infer_result r;
 	pn_pview pv;
@@ -152,23 +249,29 @@ static int put_candidate(pn_writer *w, const job *j, const char *strategy, uint3
 		c.count = (uint32_t)n;
 	}
 	uint8_t key[64];
-	size_t kl = pn_candidate_key(key, j->key, strategy, idx);
+	size_t kl = pn_candidate_key(key, j->structure.b, strategy, idx);
 	int rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
 	free(nv);
 	return rc;
 }
 
-static int commit_job(pn_writer *w, job *j, pn_stage_stats *stats, char *err)
+static int commit_job(pn_writer *w, job *jobs, int i, pn_stage_stats *stats, char *err)
 {
+	job *j = &jobs[i];
+	/* a model of a structure its cutter failed on fails the same way */
+	if (j->cutter != i && !j->failed && jobs[j->cutter].failed) {
+		j->failed = 1;
+		memcpy(j->err, jobs[j->cutter].err, sizeof j->err);
+	}
 	if (j->failed) {
 		stats->failed++;
 		return pn_model_error_put(w, j->key, "partition", j->err, err);
 	}
-	uint8_t base[16];
-	if (pn_model_variant_of((pn_bytes){j->record, j->len}, base))
+	if (j->variant)
 		stats->variants++;
 	else
 		stats->models++;
+	stats->structures += j->todo != 0;
 	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		if (!(j->todo >> s & 1))
 			continue;
@@ -183,7 +286,8 @@ static int commit_job(pn_writer *w, job *j, pn_stage_stats *stats, char *err)
 		if (put_candidate(w, j, name, PN_CANDIDATE_DONE, NULL, c->n, err))
 			return -1;
 	}
-	return 0;
+	/* listed last: a model listed under its structure is done */
+	return j->link ? pn_put_dup(w, PN_T_STRUCTURES, j->structure.b, 16, j->key, 16, err) : 0;
 }
 
 static void free_job(job *j)
@@ -216,7 +320,7 @@ static void pipe_work(void *ud, int i)
 static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
 {
 	pipe *pp = ud;
-	return commit_job(w, &pp->p->jobs[i], pp->stats, err);
+	return commit_job(w, pp->p->jobs, i, pp->stats, err);
 }
 
 static void pipe_release(void *ud, int i)
@@ -255,6 +359,8 @@ int pn_partition_stage(pn_store *st, unsigned strategies, int threads,
 			rc = -1;
 	}
 	free(p.jobs);
+	free(p.seen.keys);
+	free(p.seen.jobs);
 	stats->seconds = pn_now() - t0;
 	return rc;
 }

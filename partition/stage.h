@@ -2,8 +2,9 @@
  * stage.h - the partition stage over the store (and the counts it and the
  * dedup stage, dedup/dedup.h, report).
  *
- * For every stored model and every requested strategy that has no done
- * marker yet, cut the model and store its candidates.  Models are decoded
+ * For every stored model whose structure (store/structures.h) has no done
+ * marker yet for a requested strategy, cut the model and store its
+ * candidates under the structure; list every model under its structure.  Models are decoded
  * in parallel, in batches, and committed from one thread in key order; only
  * what is missing is done, so a killed run resumes.
  */
@@ -18,6 +19,7 @@
 typedef struct pn_stage_stats {
 	uint64_t models;          /* models worked on, not counting ... */
 	uint64_t variants;        /* ... their shape variants (extract/variants.h) */
+	uint64_t structures;      /* structures cut or hashed (store/structures.h) */
 	uint64_t candidates;      /* candidates written (partition) or hashed (dedup) */
 	uint64_t per_strategy[PN_N_STRATEGIES];
 	uint64_t new_subgraphs;
@@ -32,7 +34,8 @@ int pn_partition_stage(pn_store *st, unsigned strategies, int threads,
 		       pn_stage_stats *stats, char *err);
 
 /* Keys of the candidates table. */
-size_t pn_candidate_key(uint8_t *key, const uint8_t model[16], const char *strategy, uint32_t index);
+size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *strategy,
+			uint32_t index);
 #define PN_CANDIDATE_DONE 0xffffffffu
 
 #endif

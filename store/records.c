@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "common/err.h"
 
 int pn_put_msg(pn_writer *w, int table, const void *key, size_t klen, const ProtobufCMessage *msg,
@@ -102,6 +104,125 @@ int pn_model_variant_of(pn_bytes val, uint8_t base[16])
 		}
 	}
 	return 0;
+}
+
+/* --- the structure key --------------------------------------------------------------- */
+
+/* What the key keeps of a message, field by field: KEEP hashes the field
+ * whole, DROP leaves it out, SUB hashes its tag and then the kept fields of
+ * the sub-message (filtered by sub_filter) instead of its bytes. */
+enum { DROP, KEEP, SUB };
+
+typedef struct field_filter {
+	int (*keep)(uint64_t field);
+	const struct field_filter *(*sub_filter)(uint64_t field);
+} field_filter;
+
+/* onnx.ModelProto: producer_name, producer_version, domain, model_version,
+ * doc_string (2-6) and metadata_props (14) say nothing of the computation. */
+static int keep_modelproto_field(uint64_t f)
+{
+	return (f >= 2 && f <= 6) || f == 14 ? DROP : KEEP;
+}
+
+/* passnet's WeightMeta: name, dtype, dims (1-3); the statistics are the
+ * weights' values. */
+static int keep_weightmeta_field(uint64_t f)
+{
+	return f >= 1 && f <= 3 ? KEEP : DROP;
+}
+
+static const field_filter modelproto_filter = {keep_modelproto_field, NULL};
+static const field_filter weightmeta_filter = {keep_weightmeta_field, NULL};
+
+/* passnet's Model (schemas/passnet.proto): provenance and bookkeeping out,
+ * the graph (10) and the weights' descriptions (11) filtered. */
+static int keep_model_field(uint64_t f)
+{
+	switch (f) {
+	case 2: case 3: case 4: case 7: case 9: case 12:   /* source .. test sets */
+	case 17: case 18: case 19:                          /* how the binding was found */
+	case 20: case 21: case 24: case 25: case 26:        /* the variant's place, notes */
+		return DROP;
+	case 10: case 11:
+		return SUB;
+	default:
+		return KEEP;
+	}
+}
+
+static const field_filter *model_sub_filter(uint64_t f)
+{
+	return f == 10 ? &modelproto_filter : &weightmeta_filter;
+}
+
+static const field_filter model_filter = {keep_model_field, model_sub_filter};
+
+/* Hashes the kept fields of p[0..end) into x; 0 on malformed wire data. */
+static int hash_fields(XXH3_state_t *x, const uint8_t *p, const uint8_t *end,
+		       const field_filter *ff)
+{
+	while (p < end) {
+		const uint8_t *start = p;
+		uint64_t tag, n;
+		if (!read_varint(&p, end, &tag))
+			return 0;
+		const uint8_t *after_tag = p, *body = p;
+		switch (tag & 7) {
+		case 0:
+			if (!read_varint(&p, end, &n))
+				return 0;
+			break;
+		case 1:
+		case 5:
+			n = (tag & 7) == 1 ? 8 : 4;
+			if (n > (uint64_t)(end - p))
+				return 0;
+			p += n;
+			break;
+		case 2:
+			if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+				return 0;
+			body = p;
+			p += n;
+			break;
+		default:
+			return 0;
+		}
+		int k = ff->keep(tag >> 3);
+		if (k == SUB && (tag & 7) == 2) {
+			/* the tag, then the kept sub-fields, bracketed (the length
+			 * is left out: it counts the dropped bytes too) */
+			XXH3_128bits_update(x, start, (size_t)(after_tag - start));
+			XXH3_128bits_update(x, "{", 1);
+			if (!hash_fields(x, body, p, ff->sub_filter(tag >> 3)))
+				return 0;
+			XXH3_128bits_update(x, "}", 1);
+		} else if (k != DROP) {
+			XXH3_128bits_update(x, start, (size_t)(p - start));
+		}
+	}
+	return 1;
+}
+
+pn_key pn_model_structure_key(const void *rec, size_t len)
+{
+	XXH3_state_t *x = XXH3_createState();
+	int ok = x && XXH3_128bits_reset(x) == XXH_OK &&
+		 hash_fields(x, rec, (const uint8_t *)rec + len, &model_filter);
+	if (!ok) {
+		/* malformed (the stages will refuse the record anyway) or no
+		 * memory for the state: the key of the bytes whole, still a
+		 * function of them alone */
+		XXH3_freeState(x);
+		return pn_key_of(rec, len);
+	}
+	XXH128_canonical_t c;
+	XXH128_canonicalFromHash(&c, XXH3_128bits_digest(x));
+	XXH3_freeState(x);
+	pn_key k;
+	memcpy(k.b, c.digest, 16);
+	return k;
 }
 
 int pn_model_record_whole(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)

@@ -29,6 +29,19 @@ int pn_model_record_whole(pn_rtxn *t, pn_bytes val, void **rec, size_t *len);
  * Reads the top-level field tags only, so it costs nothing on a base. */
 int pn_model_variant_of(pn_bytes val, uint8_t base[16]);
 
+/* The structure key of a whole models-table record (pn_model_record_whole):
+ * XXH3-128 of its bytes less the fields that say where the model came
+ * from or what its weights' values are (source, path, producer, warnings,
+ * test sets, how the binding was found, the variant's place in its list,
+ * ModelProto's producer, version, doc string and metadata, and each
+ * WeightMeta's statistics).  Two records with the same key decode to the
+ * same graph at the same binding, weights' values aside, so partition and
+ * dedup give them the same candidates and subgraphs: a fine-tune (same
+ * graph, other weights) has its base's key.  The converse need not hold
+ * (a field order protobuf would merge the same way, say): a key that
+ * differs costs a recomputation, never a wrong result. */
+pn_key pn_model_structure_key(const void *rec, size_t len);
+
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
 
 /* Packs msg (any protobuf-c message) and puts it under key. */

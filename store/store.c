@@ -54,10 +54,16 @@ static const char *const table_names[PN_T_COUNT] = {
 	[PN_T_CANDIDATES] = "candidates",
 	[PN_T_SUBGRAPHS] = "subgraphs",
 	[PN_T_OCCURRENCES] = "occurrences",
+	[PN_T_STRUCTURES] = "structures",
 	[PN_T_PROFILES] = "profiles",
 	[PN_T_RANGES] = "ranges",
 	[PN_T_ERRORS] = "errors",
 };
+
+int pn_table_is_dupsort(int table)
+{
+	return table == PN_T_OCCURRENCES || table == PN_T_STRUCTURES;
+}
 
 static const char schema_key[] = "schema_version";
 
@@ -216,7 +222,7 @@ static int open_tables(pn_store *s, char *err)
 		return lmdb_fail(s, err, "opening tables", rc);
 	for (int t = 0; t < PN_T_COUNT; t++) {
 		unsigned flags = s->readonly ? 0 : MDB_CREATE;
-		if (t == PN_T_OCCURRENCES)
+		if (pn_table_is_dupsort(t))
 			flags |= MDB_DUPSORT;
 		rc = mdb_dbi_open(txn, table_names[t], flags, &s->dbi[t]);
 		if (rc == MDB_NOTFOUND && s->readonly)
@@ -828,7 +834,7 @@ static int w_check(pn_writer *w, int kind, int table, size_t klen, size_t vlen,
 		return pn_fail(err, "%s", w->failed);
 	if (!valid_table(table))
 		return pn_fail(err, "store %s: no table %d", s->path, table);
-	int dup = table == PN_T_OCCURRENCES;
+	int dup = pn_table_is_dupsort(table);
 	if (kind == PN_OP_PUT && dup)
 		return pn_fail(err, "store %s: %s is a dupsort table, use pn_put_dup",
 			       s->path, table_names[table]);
@@ -923,7 +929,7 @@ static int w_get_logged(pn_writer *w, int table, const void *key, size_t klen,
 			pn_bytes *val)
 {
 	const struct pn_op *best = NULL;
-	int deleted = 0, dup = table == PN_T_OCCURRENCES;
+	int deleted = 0, dup = pn_table_is_dupsort(table);
 	for (size_t i = w->nops; i-- > w->first;) {
 		const struct pn_op *op = &w->ops[i];
 		const char *k = w->buf + op->off;

@@ -36,7 +36,9 @@
 #include <stdint.h>
 
 /* Bump when a record changes meaning; stored in meta "schema_version". */
-#define PN_SCHEMA_VERSION 1
+/* 2: candidates and occurrences are kept per structure (store/structures.h),
+ * the structures table lists each structure's models. */
+#define PN_SCHEMA_VERSION 2
 
 enum pn_table {
 	PN_T_META,
@@ -46,6 +48,7 @@ enum pn_table {
 	PN_T_CANDIDATES,
 	PN_T_SUBGRAPHS,
 	PN_T_OCCURRENCES,   /* MDB_DUPSORT: many values per key */
+	PN_T_STRUCTURES,    /* MDB_DUPSORT: structure key -> the models of it */
 	PN_T_PROFILES,
 	PN_T_RANGES,
 	PN_T_ERRORS,
@@ -62,6 +65,7 @@ typedef struct pn_bytes {
 } pn_bytes;
 
 const char *pn_table_name(int table);   /* "models", ... */
+int pn_table_is_dupsort(int table);
 
 /* Opens (creating when allowed, like mkdir -p) the store directory.  The
  * initial map size is 1 GiB, or PASSNET_MAPSIZE bytes from the environment

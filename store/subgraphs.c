@@ -6,6 +6,7 @@
 #include "common/err.h"
 
 #include "schemas/strategies.h"
+#include "store/structures.h"
 
 typedef struct occ_walk {
 	pn_occ_summary *s;
@@ -14,28 +15,25 @@ typedef struct occ_walk {
 	int have_last;
 } occ_walk;
 
-/* Occurrences of a hash sort by model key (the value starts with it), so
- * counting distinct models needs only the previous one. */
-static int count_occ(void *ud, pn_bytes key, pn_bytes val)
+/* One call per (occurrence, model of its structure): a subgraph's
+ * occurrences sort by structure, and a model has one structure, so its
+ * calls come together and counting distinct models needs only the
+ * previous one. */
+static int count_occ(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
+		     const uint8_t model[16])
 {
-	(void)key;
+	(void)hash;
 	occ_walk *w = ud;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
-	if (!o)
-		return 0;
 	w->s->total++;
 	int i = pn_strategy_index(o->strategy);
 	if (i >= 0)
 		w->s->per_strategy[i]++;
-	if (o->has_model && o->model.len == 16) {
-		if (!w->have_last || memcmp(w->last, o->model.data, 16))
-			w->s->models++;
-		memcpy(w->last, o->model.data, 16);
-		w->have_last = 1;
-		if (w->model && !memcmp(w->model, o->model.data, 16))
-			w->s->in_model = 1;
-	}
-	passnet__occurrence__free_unpacked(o, NULL);
+	if (!w->have_last || memcmp(w->last, model, 16))
+		w->s->models++;
+	memcpy(w->last, model, 16);
+	w->have_last = 1;
+	if (w->model && !memcmp(w->model, model, 16))
+		w->s->in_model = 1;
 	return 0;
 }
 
@@ -51,7 +49,7 @@ int pn_occurrences(pn_rtxn *t, const uint8_t hash[16], const uint8_t *model, pn_
 {
 	memset(s, 0, sizeof(*s));
 	occ_walk w = {.s = s, .model = model};
-	return pn_foreach(t, PN_T_OCCURRENCES, hash, 16, count_occ, &w) < 0 ? -1 : 0;
+	return pn_foreach_occurrence(t, hash, count_occ, &w) < 0 ? -1 : 0;
 }
 
 uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len, char *err)

@@ -87,7 +87,7 @@ expect_contains "$out" "status     warning" "image given 1x1"
 # no binding satisfies odd.onnx: stored with every try, never cut
 db4="$TEST_TMP/db4"
 pn --db "$db4" build "$fx/odd.onnx"
-expect_contains "$out" "partition: 0 models cut into 0 candidates" "odd.onnx is not cut"
+expect_contains "$out" "partition: 0 models (0 new structures) cut into 0 candidates" "odd.onnx is not cut"
 expect_contains "$out" "1 failed" "odd.onnx's partition failure is counted"
 expect_contains "$out" "cannot reshape 16000 elements into 9973" "odd partition error"
 pn --db "$db4" ls --status warning

@@ -82,7 +82,7 @@ expect_contains "$out" " at N=" "an occurrence names its binding"
 # 5. --variants
 pn --db "$TEST_TMP/none" build --variants 0 $models
 expect_contains "$out" "0 shape variants" "--variants 0"
-expect_contains "$out" "3 models cut into" "--variants 0: partition"
+expect_contains "$out" "partition: 3 models (3 new structures) cut into" "--variants 0: partition"
 pn --db "$TEST_TMP/three" build --variants 3 $models
 expect_contains "$out" "9 shape variants" "--variants 3"
 pn --db "$TEST_TMP/bad" build --variants 10 $models
