@@ -20,7 +20,7 @@ db="$TEST_TMP/db"
 good="$fx/image.onnx $fx/audio.onnx $fx/tokens.onnx $fx/state.onnx"
 pn --db "$db" build $good
 [ "$status" -eq 0 ] || fail "build of the four bindable models: $out"
-expect_contains "$out" "4 models and 36 shape variants cut into" "partition"
+expect_contains "$out" "4 models and 36 shape variants (40 new structures) cut into" "partition"
 expect_contains "$out" "0 failed" "partition and dedup"
 
 show_of "$db" image.onnx

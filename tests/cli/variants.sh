@@ -27,7 +27,7 @@ pn --db "$db" build $models
 # nine each: state and wide fill up from the batch-only pass
 expect_contains "$out" "3 new models" "extract"
 expect_contains "$out" "27 shape variants" "extract counts the variants"
-expect_contains "$out" "3 models and 27 shape variants cut into" "partition"
+expect_contains "$out" "3 models and 27 shape variants (30 new structures) cut into" "partition"
 expect_contains "$out" "0 failed" "partition and dedup"
 
 # 1. the ladder

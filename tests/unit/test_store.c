@@ -713,7 +713,7 @@ static void test_schema_version(void **state)
 		assert_int_equal(pn_store_open(&s, f->db, ro, f->err), -1);
 		assert_null(s);
 		assert_non_null(strstr(f->err, f->db));
-		assert_non_null(strstr(f->err, "schema version 2 is newer"));
+		assert_non_null(strstr(f->err, "is newer"));
 		assert_null(strchr(f->err, '\n'));
 	}
 }
