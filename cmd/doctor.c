@@ -143,7 +143,8 @@ static int check_model(void *ud, pn_bytes key, pn_bytes val)
 	}
 	int rc = pn_model_record_whole(d->t, val, &whole, &len);
 	if (rc || pn_model_from_record(whole, len, &m, &rec, err)) {
-		problem(d, "model %s does not decode: %s", hex, rc ? "out of memory" : err);
+		problem(d, "model %s does not decode: %s", hex,
+			rc > 0 ? "its graph is missing" : rc ? "out of memory" : err);
 		free(whole);
 		return 0;
 	}
@@ -287,6 +288,19 @@ static int check_structure(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* graphs: each is stored under the hash of its bytes (store/records.h). */
+static int check_graph(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33];
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	pn_key k = pn_key_of(val.data, val.len);
+	if (key.len != 16 || memcmp(k.b, key.data, 16))
+		problem(d, "graph %s: its bytes hash to another key", hex);
+	return 0;
+}
+
 /* ranges: a subgraph's input ranges, or a model's "has contributed" marker. */
 static int check_ranges(void *ud, pn_bytes key, pn_bytes val)
 {
@@ -335,6 +349,7 @@ static int run(pn_ctx *ctx)
 	pn_foreach(d.t, PN_T_ERRORS, NULL, 0, check_error, &d);
 	pn_foreach(d.t, PN_T_CANDIDATES, NULL, 0, check_candidate, &d);
 	pn_foreach(d.t, PN_T_STRUCTURES, NULL, 0, check_structure, &d);
+	pn_foreach(d.t, PN_T_GRAPHS, NULL, 0, check_graph, &d);
 	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
 	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
 	pn_foreach(d.t, PN_T_RANGES, NULL, 0, check_ranges, &d);

@@ -168,13 +168,21 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 			 (long long)m->opsets[i]->version);
 		pn_tally_add(&s->opsets, name, 1);
 	}
-	if (m->graph)
-		count_graph_ops(s, m->graph->graph);
-	if (m->unknown_dims) {
+	/* the graph is kept apart (store/records.h): read the record whole */
+	void *whole = NULL;
+	size_t len = 0;
+	int have = pn_model_record_whole(s->t, val, &whole, &len) == 0;
+	Passnet__Model *g = have ? passnet__model__unpack(NULL, len, whole) : NULL;
+	if (g && g->graph)
+		count_graph_ops(s, g->graph->graph);
+	if (g)
+		passnet__model__free_unpacked(g, NULL);
+	if (m->unknown_dims && have) {
 		pn_key k;
 		memcpy(k.b, key.data, 16);
-		list_unknown(s, &k, val.data, val.len);
+		list_unknown(s, &k, whole, len);
 	}
+	free(whole);
 	passnet__model__free_unpacked(m, NULL);
 	return 0;
 }
@@ -576,6 +584,7 @@ static int run(pn_ctx *ctx)
 	s.list_unknown = opt_unknown;
 	s.brief = opt_brief;
 	pn_rtxn *t = ctx->txn;
+	s.t = t;
 	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &s);
 	pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, on_place, &s);
 	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);

@@ -164,8 +164,8 @@ static int commit_ok(extractor *x, item *it)
 	have &= !same;
 	free(s);
 	free(p);
-	if (replace && pn_put(x->w, PN_T_MODELS, it->model.b, 16, it->result.record,
-			      it->result.record_len, x->err))
+	if (replace && pn_model_record_put(x->w, it->model.b, it->result.record,
+					   it->result.record_len, x->err))
 		return -1;
 	/* the variants after their base: a kill between leaves a base whose
 	 * variants are missing, which the rerun (the place is not yet in

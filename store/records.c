@@ -5,6 +5,7 @@
 
 #include <xxhash.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 
 int pn_put_msg(pn_writer *w, int table, const void *key, size_t klen, const ProtobufCMessage *msg,
@@ -71,11 +72,21 @@ static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 }
 
 #define VARIANT_OF_FIELD 20   /* Passnet__Model.variant_of */
+#define GRAPH_KEY_FIELD 27    /* Passnet__Model.graph_key */
+#define MODEL_GRAPH_FIELD 10  /* Passnet__Model.graph (an onnx.ModelProto) */
+#define PROTO_GRAPH_FIELD 7   /* onnx.ModelProto.graph */
 
-int pn_model_variant_of(pn_bytes val, uint8_t base[16])
+/* Walks the top-level fields of p[0..end): calls fn for each with its
+ * number, wire type and its whole bytes [start, next) and, for a
+ * length-delimited field, its body [body, next).  0 when the bytes end
+ * inside a field (malformed), 1 when fn stopped the walk, else 2. */
+typedef int (*field_fn)(void *ud, uint64_t field, int wire, const uint8_t *start,
+			const uint8_t *body, const uint8_t *next);
+
+static int walk_fields(const uint8_t *p, const uint8_t *end, field_fn fn, void *ud)
 {
-	const uint8_t *p = val.data, *end = p + val.len;
 	while (p < end) {
+		const uint8_t *start = p, *body = NULL;
 		uint64_t tag, n;
 		if (!read_varint(&p, end, &tag))
 			return 0;
@@ -85,25 +96,141 @@ int pn_model_variant_of(pn_bytes val, uint8_t base[16])
 				return 0;
 			break;
 		case 1:
-			p += 8;
-			break;
 		case 5:
-			p += 4;
+			n = (tag & 7) == 1 ? 8 : 4;
+			if (n > (uint64_t)(end - p))
+				return 0;
+			p += n;
 			break;
 		case 2:
 			if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
 				return 0;
-			if (tag >> 3 == VARIANT_OF_FIELD && n == 16) {
-				memcpy(base, p, 16);
-				return 1;
-			}
+			body = p;
 			p += n;
 			break;
 		default:
 			return 0;
 		}
+		if (fn(ud, tag >> 3, (int)(tag & 7), start, body, p))
+			return 1;
+	}
+	return 2;
+}
+
+typedef struct key_field {
+	uint64_t field;
+	uint8_t *out;
+} key_field;
+
+static int take_key_field(void *ud, uint64_t field, int wire, const uint8_t *start,
+			  const uint8_t *body, const uint8_t *next)
+{
+	(void)start;
+	key_field *k = ud;
+	if (field != k->field || wire != 2 || next - body != 16)
+		return 0;
+	memcpy(k->out, body, 16);
+	return 1;
+}
+
+/* A 16-byte field of a record's top level (the last one wins in protobuf,
+ * but the records written here hold it once). */
+static int find_key_field(pn_bytes val, uint64_t field, uint8_t out[16])
+{
+	key_field k = {field, out};
+	return walk_fields(val.data, (const uint8_t *)val.data + val.len, take_key_field, &k) == 1;
+}
+
+int pn_model_variant_of(pn_bytes val, uint8_t base[16])
+{
+	return find_key_field(val, VARIANT_OF_FIELD, base);
+}
+
+/* --- the graph kept apart (graphs table) ------------------------------------------ */
+
+typedef struct split {
+	pn_buf out;           /* the record without the graph */
+	pn_buf proto;         /* field 10's body without field 7 */
+	const uint8_t *graph; /* field 7's body */
+	size_t graph_len;
+	int graphs;
+} split;
+
+static int proto_field(void *ud, uint64_t field, int wire, const uint8_t *start,
+		       const uint8_t *body, const uint8_t *next)
+{
+	split *s = ud;
+	if (field == PROTO_GRAPH_FIELD && wire == 2) {
+		s->graph = body;
+		s->graph_len = (size_t)(next - body);
+		s->graphs++;
+	} else {
+		pn_buf_put(&s->proto, start, (size_t)(next - start));
 	}
 	return 0;
+}
+
+static int record_field(void *ud, uint64_t field, int wire, const uint8_t *start,
+			const uint8_t *body, const uint8_t *next)
+{
+	split *s = ud;
+	if (field == MODEL_GRAPH_FIELD && wire == 2) {
+		s->proto.n = 0;
+		if (walk_fields(body, next, proto_field, s) != 2)
+			return 1;
+		pn_buf_varint(&s->out, MODEL_GRAPH_FIELD << 3 | 2);
+		pn_buf_varint(&s->out, s->proto.n);
+		pn_buf_put(&s->out, s->proto.p, s->proto.n);
+	} else {
+		pn_buf_put(&s->out, start, (size_t)(next - start));
+	}
+	return 0;
+}
+
+int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, size_t len,
+			char *err)
+{
+	split s = {0};
+	int walked = walk_fields(rec, (const uint8_t *)rec + len, record_field, &s);
+	int rc;
+	if (walked != 2 || s.graphs != 1 || s.out.oom || s.proto.oom) {
+		/* no graph (a failed model, a variant) or one this cannot take
+		 * apart: the record as it is */
+		rc = pn_put(w, PN_T_MODELS, key, 16, rec, len, err);
+	} else {
+		pn_key gk = pn_key_of(s.graph, s.graph_len);
+		pn_buf_varint(&s.out, GRAPH_KEY_FIELD << 3 | 2);
+		pn_buf_varint(&s.out, 16);
+		pn_buf_put(&s.out, gk.b, 16);
+		pn_bytes have;
+		rc = s.out.oom ? pn_fail(err, "out of memory") : 0;
+		/* content-addressed: a graph stored is the same bytes */
+		if (!rc && pn_wget(w, PN_T_GRAPHS, gk.b, 16, &have) != 0)
+			rc = pn_put(w, PN_T_GRAPHS, gk.b, 16, s.graph, s.graph_len, err);
+		if (!rc)
+			rc = pn_put(w, PN_T_MODELS, key, 16, s.out.p, s.out.n, err);
+	}
+	pn_buf_free(&s.out);
+	pn_buf_free(&s.proto);
+	return rc;
+}
+
+/* The record's graph appended as a second field 10 holding only field 7:
+ * protobuf merges the two ModelProto fields into one. */
+static int append_graph(pn_rtxn *t, const uint8_t gk[16], pn_buf *b)
+{
+	pn_bytes g;
+	if (pn_get(t, PN_T_GRAPHS, gk, 16, &g) != 0)
+		return 1;
+	pn_buf inner = {0};
+	pn_buf_varint(&inner, PROTO_GRAPH_FIELD << 3 | 2);
+	pn_buf_varint(&inner, g.len);
+	pn_buf_varint(b, MODEL_GRAPH_FIELD << 3 | 2);
+	pn_buf_varint(b, inner.n + g.len);
+	pn_buf_put(b, inner.p, inner.n);
+	pn_buf_put(b, g.data, g.len);
+	pn_buf_free(&inner);
+	return b->oom ? -1 : 0;
 }
 
 /* --- the structure key --------------------------------------------------------------- */
@@ -227,18 +354,24 @@ pn_key pn_model_structure_key(const void *rec, size_t len)
 
 int pn_model_record_whole(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)
 {
-	uint8_t base[16];
+	uint8_t base[16], gk[16];
 	pn_bytes b = {NULL, 0};
 	if (pn_model_variant_of(v, base) && pn_get(t, PN_T_MODELS, base, 16, &b) != 0)
 		return 1;
-	*rec = malloc(b.len + v.len + 1);
-	if (!*rec)
-		return -1;
-	if (b.len)
-		memcpy(*rec, b.data, b.len);
-	memcpy((uint8_t *)*rec + b.len, v.data, v.len);
-	*len = b.len + v.len;
-	return 0;
+	pn_buf out = {0};
+	pn_buf_put(&out, b.data, b.len);
+	pn_buf_put(&out, v.data, v.len);
+	int rc = out.oom ? -1 : 0;
+	if (!rc && find_key_field(b.len ? b : v, GRAPH_KEY_FIELD, gk))
+		rc = append_graph(t, gk, &out);
+	if (rc) {
+		pn_buf_free(&out);
+		return rc;
+	}
+	pn_buf_u8(&out, 0);   /* a spare byte, as before: callers may rely on len + 1 */
+	*rec = out.p;
+	*len = out.n - 1;
+	return out.oom ? -1 : 0;
 }
 
 int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len)

@@ -19,12 +19,21 @@ int pn_model_error_put(pn_writer *w, const uint8_t model[16], const char *stage,
 		       char *err);
 
 /* Copies the models-table record of `model` into *rec (malloc'd): 0, 1 when
- * there is none (or a variant's base is missing), -1 when out of memory.
+ * there is none (or a variant's base or the graph is missing), -1 when out
+ * of memory.  The graph kept apart (pn_model_record_put) comes back in it.
  * A shape variant's record (schemas/passnet.proto: variant_of) comes back
  * whole: its base's bytes followed by its own, one message to protobuf. */
 int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len);
 /* The same for a models-table value already read (a foreach). */
 int pn_model_record_whole(pn_rtxn *t, pn_bytes val, void **rec, size_t *len);
+/* Puts a model record (the whole message, as ingest makes it) into the
+ * models table, its main graph (ModelProto.graph) apart: in the graphs
+ * table under XXH3-128 of its bytes, the record holding that key
+ * (graph_key) instead.  Models whose graphs are the same bytes (a
+ * fine-tune: learned weights are kept as statistics, outside the graph)
+ * share one copy.  pn_model_record_whole puts it back. */
+int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, size_t len,
+			char *err);
 /* 1 and the base key when a models-table value is a variant's, else 0.
  * Reads the top-level field tags only, so it costs nothing on a base. */
 int pn_model_variant_of(pn_bytes val, uint8_t base[16]);

@@ -4,8 +4,9 @@
 # byte of the external weights file changed), another model_version and doc
 # string, so each is a model of its own with its seed's structure.
 #  1. The fine-tunes add model records and structure listings only: the
-#     candidates and occurrences tables are those of the seeds alone, and
-#     partition reports no new structure for them.
+#     candidates and occurrences tables are those of the seeds alone,
+#     partition reports no new structure for them, and their graphs are
+#     stored once.
 #  2. Queries answer per model: `show` lists each subgraph in three times as
 #     many places, stats counts three times the candidates, `ls --subgraphs
 #     --model` gives a fine-tune the subgraphs of its seed, and export's
@@ -59,6 +60,9 @@ for t in candidates occurrences subgraphs; do
 done
 [ "$(count "$TEST_TMP/all" structures)" = 9 ] || fail "structures lists $(count "$TEST_TMP/all" structures) models, not 9"
 [ "$(count "$TEST_TMP/all" models)" = 9 ] || fail "9 model records expected"
+# their graphs are the same bytes (learned weights are kept as statistics,
+# outside the graph): one copy each (store/records.h)
+[ "$(count "$TEST_TMP/all" graphs)" = 3 ] || fail "graphs holds $(count "$TEST_TMP/all" graphs) graphs, not 3"
 echo "1. fine-tunes: $(count "$TEST_TMP/all" candidates) candidates, as for the seeds alone"
 
 # 2. queries per model
