@@ -12,6 +12,8 @@
 #   make bench-scale N=1000   a generated hub-like corpus of N models
 #                     (bench/scale/, cached in build/scale/): build, exec, export
 #                     per stage; bench-scale-series for N = 1000, 10000, 100000
+#   make fuzz         libFuzzer harnesses (tests/fuzz/, clang, ASan + UBSan)
+#                     in build/fuzz/; make fuzz-run SECONDS=30 runs each
 
 CC      ?= gcc
 PKGS    := libarchive libprotobuf-c lmdb libxxhash nettle libcurl json-c
@@ -38,6 +40,9 @@ DEB_BUILD := gcc make pkg-config libarchive-dev libprotobuf-c-dev protobuf-c-com
              libjson-c-dev
 DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-numpy \
              zip unzip xz-utils bzip2 dpkg-dev chromium
+# `make fuzz`: clang with its sanitizer and libFuzzer runtimes, and clang's
+# OpenMP runtime (the library is built with -fopenmp by clang too).
+DEB_FUZZ  := clang libclang-rt-dev libomp-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GEN_DIR   := build/gen
@@ -52,15 +57,19 @@ LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
              $(patsubst $(GEN_DIR)/%.c,build/obj/gen/%.o,$(GEN_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
+# The fuzz harnesses (tests/fuzz/, see "fuzzing" below).
+FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json
+FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
+FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
-.PHONY: FORCE all deps test test-corpus unit-test cli-test conformance-test corpus clean \
+.PHONY: FORCE all deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
         bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
 deps:
-	@missing=""; for p in $(DEB_BUILD) $(DEB_TEST); do \
+	@missing=""; for p in $(DEB_BUILD) $(DEB_TEST) $(DEB_FUZZ); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
@@ -113,7 +122,7 @@ build/tests/%: tests/unit/%.c $(LIB_OBJ) | $(GEN_HDR)
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -lcmocka -o $@
 
 # Fixture tools the tests build their inputs with.
-TOOLS := build/tools/mkarchive build/tools/mkprofiles
+TOOLS := build/tools/mkarchive build/tools/mkprofiles $(FUZZ_REPLAY) build/tools/canon_seeds
 build/tools/%: tests/tools/%.c
 	@mkdir -p build/tools
 	@$(if $(Q),echo "  TOOL    $@")
@@ -138,6 +147,62 @@ build/bench/ort_time: bench/ort/ort_time.c $(LIB_OBJ) | $(GEN_HDR)
 	@mkdir -p build/bench
 	@$(if $(Q),echo "  BENCH   $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -ldl -o $@
+
+# --- fuzzing -------------------------------------------------------------------
+
+# One libFuzzer harness per parser of outside bytes (tests/fuzz/<name>.c),
+# built by clang with AddressSanitizer and UndefinedBehaviorSanitizer over
+# the library rebuilt by clang into build/fuzz/obj/ (never mixed with gcc's
+# build/obj/).  The same harnesses built by gcc with tests/fuzz/replay.c
+# (build/fuzz-replay/) let `make test` replay the seeds and the regression
+# inputs without clang (tests/cli/fuzz_regressions.sh).
+FUZZ_CC     ?= clang
+# -Werror stays gcc's: clang warns about other things, and the fuzz build
+# must not break on them.  UBSan reports abort, so libFuzzer sees a crash.
+FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined -std=c11 -Wall -Wextra -fopenmp \
+               -D_GNU_SOURCE -MMD -MP -I. -Ibuild/gen
+FUZZ_OBJ    := $(patsubst build/obj/%,build/fuzz/obj/%,$(LIB_OBJ))
+SECONDS     ?= 30
+
+fuzz: $(FUZZ_BIN)
+
+build/fuzz/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+build/fuzz/obj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
+
+$(FUZZ_BIN): build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJ) | $(GEN_HDR)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $< $(FUZZ_OBJ) \
+	    $(LDLIBS) -o $@
+
+$(FUZZ_REPLAY): build/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h \
+                $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/fuzz-replay
+	@$(if $(Q),echo "  REPLAY  $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< tests/fuzz/replay.c $(LIB_OBJ) \
+	    $(LDLIBS) -o $@
+
+build/tools/canon_seeds: tests/fuzz/canon_seeds.c $(LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p build/tools
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
+
+# Seeds: small real files (tests/fuzz/mkseeds.sh) beside the committed
+# ones in tests/fuzz/seeds/; libFuzzer adds what it finds to build/fuzz/corpus/.
+fuzz-seeds: build/tools/canon_seeds
+	@tests/fuzz/mkseeds.sh build/fuzz/seeds build/tools/canon_seeds
+
+fuzz-run: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) fuzz build/tools/canon_seeds
+	@$(MAKE) --no-print-directory fuzz-seeds
+	@tests/fuzz/run.sh $(SECONDS) $(FUZZ_HARNESSES)
 
 # --- tests -------------------------------------------------------------------
 
@@ -265,4 +330,4 @@ bench-scale-series: deps
 clean:
 	rm -rf build bin
 
--include $(shell find build/obj -name '*.d' 2>/dev/null)
+-include $(shell find build/obj build/fuzz/obj -name '*.d' 2>/dev/null)

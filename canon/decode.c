@@ -51,13 +51,28 @@ static uint8_t rd_u8(reader *r)
 
 static const uint8_t *rd_bytes(reader *r, size_t n)
 {
-	if ((size_t)(r->end - r->p) < n) {
+	/* A reader over no bytes (the blob of a bad record) has p == NULL,
+	 * and even p + 0 is undefined then (UBSan, from fuzzing). */
+	if (!r->p || (size_t)(r->end - r->p) < n) {
 		r->bad = 1;
 		return NULL;
 	}
 	const uint8_t *q = r->p;
 	r->p += n;
 	return q;
+}
+
+/* A count of items that follow, each taking at least one byte: more than
+ * the bytes left is a damaged record, refused before it sizes an
+ * allocation (fuzzing found a few bytes asking for exabytes). */
+static size_t rd_count(reader *r)
+{
+	uint64_t n = rd_varint(r);
+	if (r->bad || n > (uint64_t)(r->end - r->p)) {
+		r->bad = 1;
+		return 0;
+	}
+	return (size_t)n;
 }
 
 static reader rd_blob(reader *r)
@@ -161,14 +176,21 @@ static Onnx__TensorProto *rd_tensor(ctx *c, reader *r, const char *name)
 	if (tp->n_dims > PN_MAX_RANK)
 		return r->bad = 1, NULL;
 	tp->dims = pn_arena_alloc(c->a, sizeof(int64_t) * (tp->n_dims + 1));
+	if (!tp->dims)
+		return r->bad = 1, NULL;
 	int64_t numel = 1;
 	for (size_t i = 0; i < tp->n_dims; i++) {
 		tp->dims[i] = (int64_t)rd_varint(r);
+		/* a damaged dim must not overflow the count (UB) */
+		if (tp->dims[i] < 0 || (tp->dims[i] && numel > INT64_MAX / tp->dims[i]))
+			return r->bad = 1, NULL;
 		numel *= tp->dims[i];
 	}
 	if (!rd_u8(r) || r->bad)
 		return r->bad ? NULL : tp;
 	if (tp->data_type == PN_STRING) {
+		if (numel > r->end - r->p)   /* as rd_count: a byte per string at least */
+			return r->bad = 1, NULL;
 		tp->n_string_data = (size_t)numel;
 		tp->string_data = pn_arena_alloc(c->a, sizeof(ProtobufCBinaryData) * (size_t)(numel + 1));
 		for (int64_t i = 0; i < numel && tp->string_data; i++) {
@@ -178,6 +200,8 @@ static Onnx__TensorProto *rd_tensor(ctx *c, reader *r, const char *name)
 		}
 		return tp;
 	}
+	if (numel > r->end - r->p)   /* a byte per element at least */
+		return r->bad = 1, NULL;
 	size_t n = (size_t)numel * pn_dtype_size(tp->data_type);
 	const uint8_t *q = rd_bytes(r, n);
 	if (!q)
@@ -215,7 +239,7 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		break;
 	}
 	case PN_ATTR_FLOATS:
-		ap->n_floats = (size_t)rd_varint(r);
+		ap->n_floats = rd_count(r);
 		ap->floats = pn_arena_alloc(c->a, sizeof(float) * (ap->n_floats + 1));
 		for (size_t i = 0; i < ap->n_floats && ap->floats; i++) {
 			const uint8_t *q = rd_bytes(r, 4);
@@ -224,13 +248,13 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		}
 		break;
 	case PN_ATTR_INTS:
-		ap->n_ints = (size_t)rd_varint(r);
+		ap->n_ints = rd_count(r);
 		ap->ints = pn_arena_alloc(c->a, sizeof(int64_t) * (ap->n_ints + 1));
 		for (size_t i = 0; i < ap->n_ints && ap->ints; i++)
 			ap->ints[i] = rd_svarint(r);
 		break;
 	case PN_ATTR_STRINGS:
-		ap->n_strings = (size_t)rd_varint(r);
+		ap->n_strings = rd_count(r);
 		ap->strings = pn_arena_alloc(c->a, sizeof(ProtobufCBinaryData) * (ap->n_strings + 1));
 		for (size_t i = 0; i < ap->n_strings && ap->strings; i++) {
 			reader s = rd_blob(r);
@@ -250,7 +274,7 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		ap->t = rd_tensor(c, r, "");
 		break;
 	case PN_ATTR_TENSORS:
-		ap->n_tensors = (size_t)rd_varint(r);
+		ap->n_tensors = rd_count(r);
 		ap->tensors = pn_arena_alloc(c->a, sizeof(void *) * (ap->n_tensors + 1));
 		for (size_t i = 0; i < ap->n_tensors && ap->tensors; i++)
 			ap->tensors[i] = rd_tensor(c, r, "");
@@ -318,7 +342,7 @@ static int rd_node_label(ctx *c, reader lb, dnode *d, const char *name, pending_
 	d->n_in = (int)rd_varint(&lb);
 	rd_varint(&lb);   /* n_out: the structure has it too */
 	note_version(c, np->domain ? np->domain : "", version);
-	np->n_attribute = (size_t)rd_varint(&lb);
+	np->n_attribute = rd_count(&lb);
 	np->attribute = pn_arena_alloc(c->a, sizeof(void *) * (np->n_attribute + 1));
 	for (size_t i = 0; i < np->n_attribute && !lb.bad; i++) {
 		Onnx__AttributeProto *ap = pn_arena_alloc(c->a, sizeof(*ap));
@@ -330,7 +354,7 @@ static int rd_node_label(ctx *c, reader lb, dnode *d, const char *name, pending_
 			lb.p++;
 			ap->has_type = 1;
 			ap->type = (Onnx__AttributeProto__AttributeType)type;
-			int count = type == PN_ATTR_GRAPHS ? (int)rd_varint(&lb) : 1;
+			int count = type == PN_ATTR_GRAPHS ? (int)rd_count(&lb) : 1;
 			for (int k = 0; k < count && *npg < 16; k++)
 				pg[(*npg)++] = (pending_graph){ap, rd_blob(&lb), type == PN_ATTR_GRAPHS};
 		} else if (rd_attr(c, &lb, ap, name)) {
@@ -519,18 +543,29 @@ static int parse_graph(ctx *c, reader *r, const char *prefix, const char *const 
 		if (rd_node_label(c, lb, d, name, pg, &npg))
 			return -1;
 		rd_u8(&body);   /* commutative flag */
+		/* Counts and value numbers are checked before use: a damaged
+		 * record must not size an allocation beyond its own bytes (each
+		 * number takes one at least) nor index outside the values
+		 * (fuzzing found an output number past them). */
 		d->nin = (int)rd_varint(&body);
+		if (d->nin < 0 || d->nin > body.end - body.p || d->n_in < 0 || d->n_in > d->nin)
+			return pn_fail(c->err, "corrupt canonical form");   /* listed inputs are operands */
 		d->in = pn_arena_alloc(c->a, sizeof(int32_t) * (size_t)(d->nin + 1));
 		for (int k = 0; k < d->nin && d->in; k++)
 			d->in[k] = (int32_t)rd_varint(&body) - 1;
 		d->nout = (int)rd_varint(&body);
+		if (d->nout < 0 || d->nout > body.end - body.p)
+			return pn_fail(c->err, "corrupt canonical form");
 		d->out = pn_arena_alloc(c->a, sizeof(int32_t) * (size_t)(d->nout + 1));
 		for (int k = 0; k < d->nout && d->out; k++)
 			d->out[k] = (int32_t)rd_varint(&body) - 1;
 		if (body.bad || !d->in || !d->out)
 			return pn_fail(c->err, "corrupt canonical form");
 		for (int k = 0; k < d->nin; k++)
-			if (d->in[k] >= g->nv)
+			if (d->in[k] < -1 || d->in[k] >= g->nv)
+				return pn_fail(c->err, "corrupt canonical form");
+		for (int k = 0; k < d->nout; k++)
+			if (d->out[k] < -1 || d->out[k] >= g->nv)
 				return pn_fail(c->err, "corrupt canonical form");
 		if (d->meta_const && meta_constant(c, g, d))
 			return -1;

@@ -115,8 +115,10 @@ int pn_sample_parse(const char *line, size_t len, pn_sample *s, char *err)
 		rc = pn_fail(err, "not a JSON object");
 	else if (s->error_class < 0)
 		rc = pn_fail(err, "missing or unknown error_class");
-	else if (pn_json_is_num(lvl))
-		s->pass_level = (int)level;
+	else if (pn_json_is_num(lvl))   /* cast only in range: -1e37 is UB as an int
+					   (fuzzing); out of range fails below */
+		s->pass_level = level >= PN_TOL_MIN_LEVEL && level <= PN_TOL_MAX_LEVEL
+				? (int)level : PN_NO_LEVEL;
 	else if (lvl && !json_object_is_type(lvl, json_type_null))
 		rc = pn_fail(err, "pass_level is neither a number nor null");
 	if (!rc && pn_json_is_num(sp))

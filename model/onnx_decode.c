@@ -235,7 +235,10 @@ static int decode_attr(decoder *d, scope *s, const Onnx__AttributeProto *ap, pn_
 	at->type = ap->has_type ? (int32_t)ap->type : PN_ATTR_UNDEFINED;
 	at->f = ap->f;
 	at->i = ap->i;
-	if (ap->has_s) {
+	/* A STRING attribute whose s is missing holds the empty string (the
+	 * proto default); readers of a->s expect a string (fuzzing found a
+	 * NULL handed to strcmp). */
+	if (ap->has_s || at->type == PN_ATTR_STRING) {
 		at->s = pn_arena_strndup(d->a, (const char *)ap->s.data, ap->s.len);
 		at->s_len = (int64_t)ap->s.len;
 	}

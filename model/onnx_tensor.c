@@ -57,10 +57,27 @@ static void narrow_int32(const int32_t *src, int64_t n, int dtype, void *dst)
 			((uint8_t *)dst)[i] = ((uint8_t *)dst)[i] != 0;
 }
 
+/* How many numbers the typed field of out's dtype holds. */
+static size_t typed_count(const Onnx__TensorProto *tp, int dtype)
+{
+	switch (dtype) {
+	case PN_FLOAT: case PN_COMPLEX64: return tp->n_float_data;
+	case PN_DOUBLE: case PN_COMPLEX128: return tp->n_double_data;
+	case PN_INT64: return tp->n_int64_data;
+	case PN_UINT32: case PN_UINT64: return tp->n_uint64_data;
+	default: return tp->n_int32_data;
+	}
+}
+
 static int typed_fields(const Onnx__TensorProto *tp, pn_tensor *out, void *dst, char *err)
 {
 	int64_t n = out->numel;
 	int64_t cplx = (out->dtype == PN_COMPLEX64 || out->dtype == PN_COMPLEX128) ? 2 : 1;
+	/* An empty tensor's field is a NULL array, which memcpy must not be
+	 * given even for 0 bytes (UBSan, from fuzzing); the caller checked the
+	 * count already. */
+	if (n == 0)
+		return 0;
 	size_t have;
 	switch (out->dtype) {
 	case PN_FLOAT: case PN_COMPLEX64:
@@ -131,6 +148,17 @@ int pn_tensor_from_proto(const Onnx__TensorProto *tp, pn_arena *a, pn_tensor *ou
 		       tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
 	if (external && !tp->has_raw_data)
 		return 1;
+	/* The data must hold what the dims declare before the buffer is
+	 * allocated: dims cost a few bytes of a file and may declare 2^40
+	 * elements (fuzzing found 35 bytes asking malloc for terabytes). */
+	int64_t cplx = (out->dtype == PN_COMPLEX64 || out->dtype == PN_COMPLEX128) ? 2 : 1;
+	if (tp->has_raw_data ? tp->raw_data.len != need
+			     : (int64_t)typed_count(tp, out->dtype) != out->numel * cplx)
+		return tp->has_raw_data
+		       ? pn_fail(err, "tensor '%s' has %zu bytes of data, expected %zu", tname(tp),
+				 tp->raw_data.len, need)
+		       : pn_fail(err, "tensor '%s' declares %lld elements but holds %zu", tname(tp),
+				 (long long)out->numel, typed_count(tp, out->dtype));
 	void *dst = pn_arena_alloc(a, need ? need : 1);
 	if (!dst)
 		return pn_fail(err, "out of memory for tensor '%s' (%zu bytes)", tname(tp), need);

@@ -419,6 +419,8 @@ static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **
 		return pn_fail(err, "training op %s is not executed", n->op_type);
 	if (!op->kernel)
 		return pn_fail(err, "op %s is not implemented", n->op_type);
+	if (pn_node_lacks_input0(n))   /* kernels read input 0 unchecked */
+		return pn_fail(err, "%s: input 0 is absent", n->op_type);
 	if (prepare_outputs(r, n, in, out, err))
 		return -1;
 	pn_kctx k = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out, .in = in,

@@ -180,6 +180,21 @@ done:
 		free(outs);
 }
 
+int pn_node_lacks_input0(const pn_node *n)
+{
+	if (n->n_in > 0 && n->in[0] >= 0)
+		return 0;
+	switch (n->op) {
+	case PN_OP_Loop: case PN_OP_Scan: case PN_OP_Optional: case PN_OP_OptionalHasElement:
+		return 0;   /* input 0 optional (Scan: opset 8's sequence_lens) */
+	case PN_OP_Constant: case PN_OP_RandomNormal: case PN_OP_RandomUniform:
+	case PN_OP_SequenceEmpty:
+		return n->n_in > 0;   /* no inputs at all */
+	default:
+		return 1;
+	}
+}
+
 static int infer_node(pn_infer_env *env, const pn_node *n, char *err)
 {
 	pn_infer_result *res = env->res;
@@ -196,6 +211,11 @@ static int infer_node(pn_infer_env *env, const pn_node *n, char *err)
 	for (int i = 0; i < n->n_out; i++)
 		out[i].type.rank = -1;
 	const pn_op_info *op = n->op >= 0 ? &pn_ops[n->op] : NULL;
+	/* found by fuzzing: a MaxPool or Unique whose X is "" was folded */
+	if (op && pn_node_lacks_input0(n)) {
+		rc = pn_fail(err, "node '%s' (%s): input 0 is absent", n->name, n->op_type);
+		goto done;
+	}
 	if (op && op->infer) {
 		pn_ictx c = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
 			     .in = (const pn_tinfo *const *)in, .out = out, .env = env, .err = err};
