@@ -5,7 +5,9 @@
 # grew (build/fuzz/corpus/<h>), and prints per harness the executions, the
 # coverage of libFuzzer's final stats line (cov: edges, ft: features) and
 # any crash file (build/fuzz/crashes/<h>/), then the total executions.
-# Exit status 1 if any harness left a crash file.
+# Exit status 1 if any harness left a crash file.  FUZZ_SEED=S fixes
+# libFuzzer's random seed (0, the default, lets it pick one), so a run can
+# be repeated on the same machine (.ci/run uses 1).
 set -u
 secs=$1
 shift
@@ -22,7 +24,7 @@ for h in "$@"; do
 	# its working directory
 	(cd "$fz/logs/$h" && rm -f fuzz-0.log &&
 	 "$fz/$h" -jobs=1 -workers=1 -max_total_time="$secs" -timeout=25 -rss_limit_mb=2048 \
-		-print_final_stats=1 -artifact_prefix="$fz/crashes/$h/" $dict \
+		-print_final_stats=1 -artifact_prefix="$fz/crashes/$h/" -seed="${FUZZ_SEED:-0}" $dict \
 		"$fz/corpus/$h" "$fz/seeds/$h" >/dev/null 2>&1)
 	log=$fz/logs/$h/fuzz-0.log
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
