@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
@@ -100,13 +101,20 @@ static int hash_file(const char *path, uint64_t *size, char xxh[33], char sha[65
 	return 0;
 }
 
+/* MANIFEST.tsv is the export's last file, and a rerun takes a folder
+ * holding it for a finished export: so it is written as MANIFEST.tsv.part
+ * and renamed, and a kill while it is written leaves no MANIFEST.tsv (the
+ * .part of a killed run is removed before the listing). */
 int pn_write_manifest(const char *dir, char *err)
 {
 	file_list l = {0};
-	int rc = list_tree(dir, "", &l, err);
-	char path[4096];
+	char path[4096], part[4200];
 	snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
-	FILE *f = rc ? NULL : fopen(path, "w");
+	snprintf(part, sizeof part, "%s.part", path);
+	if (unlink(part) && errno != ENOENT)
+		return pn_fail(err, "%s: %s", part, strerror(errno));
+	int rc = list_tree(dir, "", &l, err);
+	FILE *f = rc ? NULL : fopen(part, "w");
 	if (!rc && !f)
 		rc = pn_fail(err, "%s: %s", path, strerror(errno));
 	if (f)
@@ -123,7 +131,9 @@ int pn_write_manifest(const char *dir, char *err)
 			fprintf(f, "%s\t%llu\t%s\t%s\n", rel, (unsigned long long)size, xxh, sha);
 	}
 	if (f && fclose(f) && !rc)
-		rc = pn_fail(err, "%s: write error", path);
+		rc = pn_fail(err, "%s: write error", part);
+	if (!rc && rename(part, path))
+		rc = pn_fail(err, "%s: %s", path, strerror(errno));
 	free_list(&l);
 	return rc;
 }

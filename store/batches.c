@@ -3,6 +3,8 @@
  */
 #include "store/batches.h"
 
+#include "common/err.h"
+
 #include <omp.h>
 
 static int batch_len(int first, int n_jobs, int batch)
@@ -15,9 +17,14 @@ static int batch_len(int first, int n_jobs, int batch)
 static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops, void *ud,
 			char *err)
 {
-	for (int i = first; i < first + n; i++)
-		if (ops->commit(ud, w, i, err))
+	/* a job's records commit together (pn_writer_hold) */
+	for (int i = first; i < first + n; i++) {
+		pn_writer_hold(w);
+		int rc = ops->commit(ud, w, i, err);
+		char rerr[PN_ERRLEN];   /* a failed commit's own message comes first */
+		if (pn_writer_release(w, rc ? rerr : err) || rc)
 			return -1;
+	}
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@
 #define PN_MAXREADERS       1024
 /* A flush waiting this long for readers to end says so once. */
 #define PN_WAIT_WARN_SECS   10
+/* Free space below which a failed commit blames the disk (store.c: space_hint). */
+#define PN_LOW_SPACE        (64ull << 20)
 /* "A resize is pending": distinct from -1, errno values and LMDB's codes. */
 #define PN_WAIT             (-2)
 
@@ -115,6 +118,7 @@ struct pn_writer {
 	char *scratch;                  /* pn_wget's copy of a committed value */
 	size_t scratch_cap;
 	char failed[PN_ERRLEN];         /* non-empty: the writer is unusable */
+	int held;                       /* pn_writer_hold: no commit until released */
 };
 
 const char *pn_table_name(int table)
@@ -645,10 +649,26 @@ static void w_abort(pn_writer *w)
 /* Failures other than a full map leave the LMDB txn unusable and the batch
  * lost.  Later calls keep failing, so that nothing after the gap gets
  * committed as if the batch had been. */
+/* LMDB reports a short write (a full disk) as EIO: say when the store's
+ * filesystem is nearly full, so the one line names the cause. */
+static void space_hint(const pn_store *s, char *buf, size_t n)
+{
+	struct statvfs v;
+	buf[0] = 0;
+	if (statvfs(s->path, &v) == 0) {
+		unsigned long long avail = (unsigned long long)v.f_bavail * v.f_frsize;
+		if (avail < PN_LOW_SPACE)
+			snprintf(buf, n, "; the store's filesystem is full (%llu KiB free)", avail >> 10);
+	}
+}
+
 static int w_broken(pn_writer *w, char *err)
 {
-	snprintf(w->failed, PN_ERRLEN, "%s (%zu uncommitted writes lost)", err,
-		 w->nops - w->first);
+	char hint[96];
+	space_hint(w->s, hint, sizeof hint);
+	snprintf(w->failed, PN_ERRLEN,
+		 "%s%s (the last %zu writes are not committed; what was committed is kept, and "
+		 "running the command again resumes)", err, hint, w->nops - w->first);
 	w_abort(w);
 	w->nops = w->first = w->used = 0;
 	return pn_fail(err, "%s", w->failed);
@@ -730,7 +750,7 @@ static int w_start(pn_writer *w, char *err)
 		size_t i = w->first + w->txn_ops;
 		if (i == w->nops)
 			return 0;
-		if (w->txn_ops && w_batch_full(w))
+		if (w->txn_ops && !w->held && w_batch_full(w))
 			rc = w_commit_txn(w, err);
 		else if (!(rc = w_apply(w, &w->ops[i]))) {
 			w->txn_ops++;
@@ -864,7 +884,7 @@ static int w_do(pn_writer *w, int kind, int table, const void *key, size_t klen,
 		return 0;
 	if (rc)
 		return -1;
-	return w_batch_full(w) ? w_commit(w, 0, err) : 0;
+	return !w->held && w_batch_full(w) ? w_commit(w, 0, err) : 0;
 }
 
 int pn_put(pn_writer *w, int table, const void *key, size_t klen,
@@ -976,6 +996,23 @@ int pn_wget(pn_writer *w, int table, const void *key, size_t klen, pn_bytes *val
 		return -1;
 	}
 	return read_get(w->s, w->txn, table, key, klen, val);
+}
+
+void pn_writer_hold(pn_writer *w)
+{
+	w->held = 1;
+}
+
+/* The group is whole: commit now if the batch is full (w_commit without
+ * waiting for a pending resize: the next put or flush commits then). */
+int pn_writer_release(pn_writer *w, char *err)
+{
+	w->held = 0;
+	if (w->failed[0])
+		return pn_fail(err, "%s", w->failed);
+	if (!w->txn || !w->txn_ops || !w_batch_full(w))
+		return 0;
+	return w_commit(w, 0, err);
 }
 
 int pn_writer_flush(pn_writer *w, char *err)

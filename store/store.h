@@ -119,6 +119,13 @@ int  pn_wget(pn_writer *w, int table, const void *key, size_t klen, pn_bytes *va
  * readers to end; fails if this thread holds one (the batch is kept: end
  * the reader and flush again). */
 int  pn_writer_flush(pn_writer *w, char *err);
+/* Between hold and release a full batch is not committed: the puts of one
+ * group of records (a model's candidates with their subgraphs and
+ * occurrences) land in one commit, so a reader, or the store a killed run
+ * leaves, never sees half a group.  release commits if the batch is full;
+ * pn_writer_flush commits in any case. */
+void pn_writer_hold(pn_writer *w);
+int  pn_writer_release(pn_writer *w, char *err);
 int  pn_writer_close(pn_writer *w, char *err);   /* flush, free either way */
 /* Drops the uncommitted batch and frees the writer (tests use it to
  * simulate a crash). */

@@ -340,6 +340,45 @@ static void test_creates_nested_dir(void **state)
 	assert_int_equal(stat(dir, &st), 0);
 }
 
+/* A held group commits whole: a 1 KiB batch that would commit every 10
+ * puts commits none of a held group's 35, and release commits them, with
+ * everything before. */
+static void test_hold_group(void **state)
+{
+	struct fx *f = *state;
+	pn_store *s = open_rw(f);
+	pn_writer *w = writer(f, s, 1024);
+	char k[16], val[100];
+	memset(val, 'x', sizeof val);
+	pn_rtxn *t;
+	for (int i = 0; i < 5; i++) {   /* before the group: under one batch */
+		snprintf(k, sizeof k, "a%03d", i);
+		assert_int_equal(pn_put(w, PN_T_CANDIDATES, k, strlen(k), val, sizeof val, f->err), 0);
+	}
+	pn_writer_hold(w);
+	for (int i = 0; i < 35; i++) {
+		snprintf(k, sizeof k, "g%03d", i);
+		assert_int_equal(pn_put(w, PN_T_CANDIDATES, k, strlen(k), val, sizeof val, f->err), 0);
+	}
+	assert_int_equal(pn_rtxn_begin(s, &t, f->err), 0);
+	assert_int_equal(pn_count(t, PN_T_CANDIDATES), 0);
+	pn_rtxn_end(t);
+	assert_int_equal(pn_writer_release(w, f->err), 0);
+	assert_int_equal(pn_rtxn_begin(s, &t, f->err), 0);
+	assert_int_equal(pn_count(t, PN_T_CANDIDATES), 40);
+	pn_rtxn_end(t);
+	/* released: batches commit on their own again */
+	for (int i = 0; i < 15; i++) {
+		snprintf(k, sizeof k, "b%03d", i);
+		assert_int_equal(pn_put(w, PN_T_CANDIDATES, k, strlen(k), val, sizeof val, f->err), 0);
+	}
+	assert_int_equal(pn_rtxn_begin(s, &t, f->err), 0);
+	assert_int_equal(pn_count(t, PN_T_CANDIDATES), 50);
+	pn_rtxn_end(t);
+	assert_int_equal(pn_writer_close(w, f->err), 0);
+	pn_store_close(s);
+}
+
 static void test_batches_commit(void **state)
 {
 	struct fx *f = *state;
@@ -738,6 +777,7 @@ int main(void)
 		T(test_reopen_persists),
 		T(test_creates_nested_dir),
 		T(test_batches_commit),
+		T(test_hold_group),
 		T(test_map_growth),
 		T(test_growth_with_own_reader),
 		T(test_growth_with_other_reader),
