@@ -20,6 +20,7 @@
  * last commit.  Callers never see a full map; only a flush must wait.
  */
 #include "store/store.h"
+#include "store/writer_lock.h"
 #include "common/err.h"
 #include "common/util.h"
 #include "passnet.pb-c.h"
@@ -119,6 +120,7 @@ struct pn_writer {
 	size_t scratch_cap;
 	char failed[PN_ERRLEN];         /* non-empty: the writer is unusable */
 	int held;                       /* pn_writer_hold: no commit until released */
+	int lock_fd;                    /* writer_lock.h: one writing process */
 };
 
 const char *pn_table_name(int table)
@@ -624,6 +626,10 @@ int pn_writer_open(pn_store *s, pn_writer **out, size_t batch_bytes, char *err)
 	pn_writer *w = calloc(1, sizeof *w);
 	if (!w)
 		return pn_fail(err, "store %s: out of memory", s->path);
+	if (pn_writer_lock(s->path, &w->lock_fd, err)) {
+		free(w);
+		return -1;
+	}
 	w->s = s;
 	/* PASSNET_WRITE_BATCH shrinks the default so tests can kill a run
 	 * between many small commits. */
@@ -1029,6 +1035,7 @@ int pn_writer_flush(pn_writer *w, char *err)
 static void w_free(pn_writer *w)
 {
 	w_abort(w);
+	pn_writer_unlock(w->lock_fd);
 	w->s->writer = NULL;
 	free(w->ops);
 	free(w->buf);
