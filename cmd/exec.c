@@ -78,8 +78,10 @@ static void print_stats(const pn_profile_stats *s, int json)
 {
 	if (json) {
 		printf("{\"ranges_models\":%lld,\"ranges_failed\":%lld,\"ranges_subgraphs\":%lld,"
+		       "\"ranges_left\":%lld,\"waiting_ranges\":%lld,"
 		       "\"ranges_seconds\":%.3f,", (long long)s->ranges.models, (long long)s->ranges.failed,
-		       (long long)s->ranges.subgraphs, s->ranges.seconds);
+		       (long long)s->ranges.subgraphs, (long long)s->ranges.left,
+		       (long long)s->waiting_ranges, s->ranges.seconds);
 		print_times_json(s);
 		printf("\"todo\":%lld,\"profiled\":%lld,\"failed\":%lld,\"unstable\":%lld,"
 		       "\"left_for_later\":%lld,\"seconds\":%.3f,\"flags\":{",
@@ -90,11 +92,14 @@ static void print_stats(const pn_profile_stats *s, int json)
 		printf("}}\n");
 		return;
 	}
-	if (s->ranges.models || s->ranges.failed || s->ranges.not_run)
+	if (s->ranges.models || s->ranges.failed || s->ranges.not_run || s->ranges.left)
 		printf("ranges: %lld models run (%lld could not run, %lld shape variants too big to "
 		       "run), %lld cut input ranges recorded, %.1f s\n", (long long)s->ranges.models,
 		       (long long)s->ranges.failed, (long long)s->ranges.not_run,
 		       (long long)s->ranges.subgraphs, s->ranges.seconds);
+	if (s->ranges.left)
+		printf("ranges: %lld models left for a later run (at half the budget); %lld subgraphs "
+		       "wait for their ranges\n", (long long)s->ranges.left, (long long)s->waiting_ranges);
 	printf("exec: %lld subgraphs profiled (%lld failed, %lld unstable), %lld left for a later "
 	       "run, %.1f s; flags:", (long long)s->profiled, (long long)s->failed,
 	       (long long)s->unstable, (long long)(s->todo - s->profiled), s->seconds);

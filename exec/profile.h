@@ -63,6 +63,7 @@ typedef struct pn_profile_times {
 typedef struct pn_profile_stats {
 	pn_ranges_stats ranges;   /* the models run first (exec/ranges.h) */
 	int64_t todo, profiled, failed, unstable, skipped_budget;
+	int64_t waiting_ranges;   /* not planned: a model of theirs has not run for ranges yet */
 	int64_t flag_count[8];
 	double seconds;
 	/* wall-clock seconds of the stage's steps */

@@ -62,6 +62,10 @@ typedef struct pplan {
 	const pn_profile_opts *o;
 	pitem *items;
 	int64_t n, cap;
+	/* structures whose models have not all run for ranges (the ranges
+	 * phase stopped at half the budget): their subgraphs wait */
+	uint8_t (*pending)[16];
+	int64_t n_pending, waiting;
 } pplan;
 
 static int cmp_item(const void *a, const void *b)
@@ -127,6 +131,12 @@ static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	double cost = 0;
 	if (key.len != 16 || !wanted(pl, key, val, &rank, &cost))
 		return 0;
+	/* measured on inputs drawn from ranges still to widen, its profile
+	 * would differ from one run's: it waits for the next run */
+	if (pl->n_pending && pn_ranges_pending_in(pl->t, key.data, pl->pending, pl->n_pending)) {
+		pl->waiting++;
+		return 0;
+	}
 	if (pl->n == pl->cap) {
 		pl->cap = pl->cap ? pl->cap * 2 : 1024;
 		pl->items = realloc(pl->items, sizeof(pitem) * (size_t)pl->cap);
@@ -342,15 +352,21 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 	if (calibration(st, threads, &cal, err))
 		return -1;
 	stats->calibration_s = pn_now() - t0;
-	/* the inputs are drawn in the ranges the models show: those first */
-	if (pn_ranges_stage(st, threads, o->seed, &stats->ranges, err))
+	/* the inputs are drawn in the ranges the models show: those first,
+	 * within half the budget (the models left run in the next exec) */
+	double ranges_stop = o->budget_s > 0 ? t0 + o->budget_s / 2 : 0;
+	if (pn_ranges_stage(st, threads, o->seed, ranges_stop, &stats->ranges, err))
 		return -1;
 	double tp = pn_now();
 	pplan pl = {.o = o};
 	if (pn_rtxn_begin(st, &pl.t, err))
 		return -1;
+	if (stats->ranges.left)
+		pl.pending = pn_ranges_pending(pl.t, &pl.n_pending);
 	int rc = pn_foreach(pl.t, PN_T_SUBGRAPHS, NULL, 0, plan_subgraph, &pl) < 0 ? -1 : 0;
 	pn_rtxn_end(pl.t);
+	free(pl.pending);
+	stats->waiting_ranges = pl.waiting;
 	if (pl.n)
 		qsort(pl.items, (size_t)pl.n, sizeof(pitem), cmp_item);
 	stats->todo = pl.n;

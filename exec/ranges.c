@@ -19,6 +19,7 @@
 #include "partition/stage.h"
 #include "passnet.pb-c.h"
 #include "store/records.h"
+#include "store/structures.h"
 #include "store/subgraphs.h"
 
 /* --- one model's values --------------------------------------------------------------- */
@@ -444,7 +445,8 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 	return rc;
 }
 
-int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, pn_ranges_stats *stats, char *err)
+int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
+		    pn_ranges_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof *stats);
 	double t0 = pn_now();
@@ -461,6 +463,10 @@ int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, pn_ranges_stats *s
 	pn_progress prog;
 	pn_progress_start(&prog, "ranges", (uint64_t)td.n);
 	for (int i = 0; !rc && i < td.n; i++) {
+		if (stop_at > 0 && pn_now() > stop_at) {
+			stats->left = td.n - i;
+			break;
+		}
 		rc = one_model(st, w, td.keys[i], threads, seed, stats, err);
 		if (!rc)   /* one commit per model: a kill loses one model's run */
 			rc = pn_writer_flush(w, err);
@@ -475,4 +481,86 @@ int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, pn_ranges_stats *s
 	free(td.keys);
 	stats->seconds = pn_now() - t0;
 	return rc;
+}
+
+/* --- ranges still to come ------------------------------------------------------------ */
+
+typedef struct pending_walk {
+	pn_rtxn *t;
+	uint8_t (*keys)[16];
+	int64_t n, cap;
+	int oom;
+} pending_walk;
+
+/* structures table: key = structure, value = one of its models */
+static int note_pending(void *ud, pn_bytes key, pn_bytes val)
+{
+	pending_walk *w = ud;
+	uint8_t mk[17];
+	pn_bytes v;
+	if (key.len != 16 || val.len != 16)
+		return 0;
+	if (w->n && !memcmp(w->keys[w->n - 1], key.data, 16))
+		return 0;   /* already pending */
+	marker_key(mk, val.data);
+	if (pn_get(w->t, PN_T_RANGES, mk, 17, &v) == 0)
+		return 0;
+	if (w->n == w->cap) {
+		int64_t cap = w->cap ? 2 * w->cap : 64;
+		void *k = realloc(w->keys, 16 * (size_t)cap);
+		if (!k) {
+			w->oom = 1;
+			return 1;
+		}
+		w->keys = k;
+		w->cap = cap;
+	}
+	memcpy(w->keys[w->n++], key.data, 16);
+	return 0;
+}
+
+uint8_t (*pn_ranges_pending(pn_rtxn *t, int64_t *n))[16]
+{
+	/* the table is walked in key order, so the keys come sorted */
+	pending_walk w = {.t = t};
+	pn_foreach(t, PN_T_STRUCTURES, NULL, 0, note_pending, &w);
+	if (w.oom) {   /* without the list, every subgraph counts as pending */
+		free(w.keys);
+		*n = -1;
+		return NULL;
+	}
+	*n = w.n;
+	return w.keys;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+typedef struct pending_in {
+	uint8_t (*keys)[16];
+	int64_t n;
+} pending_in;
+
+static int occurs_in_pending(void *ud, pn_bytes key, pn_bytes val)
+{
+	(void)key;
+	pending_in *p = ud;
+	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	const uint8_t *s = pn_occurrence_structure(o);
+	int hit = s && bsearch(s, p->keys, (size_t)p->n, 16, key_cmp) != NULL;
+	if (o)
+		passnet__occurrence__free_unpacked(o, NULL);
+	return hit;
+}
+
+int pn_ranges_pending_in(pn_rtxn *t, const uint8_t hash[16], uint8_t (*pending)[16], int64_t n)
+{
+	if (n < 0)
+		return 1;
+	if (!n)
+		return 0;
+	pending_in p = {pending, n};
+	return pn_foreach(t, PN_T_OCCURRENCES, hash, 16, occurs_in_pending, &p) == 1;
 }

@@ -29,12 +29,24 @@ typedef struct pn_ranges_stats {
 	int64_t failed;      /* models that could not run */
 	int64_t not_run;     /* shape variants too big to run (extract/variants.h) */
 	int64_t subgraphs;   /* subgraph range records written or widened */
+	int64_t left;        /* models not run yet: the stage stopped at stop_at */
 	double seconds;
 } pn_ranges_stats;
 
 /* Runs every model that has not contributed its ranges yet (in key order,
  * one at a time on `threads` threads) and merges its cuts' input ranges into
  * the ranges table, committing after each model (a killed run resumes). */
-int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, pn_ranges_stats *stats, char *err);
+int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
+		    pn_ranges_stats *stats, char *err);
+/* stop_at (pn_now() seconds; 0: none): no model is started after it, and
+ * the models left are run by the next call.  A subgraph's ranges are final
+ * once every model it occurs in has contributed: */
+
+/* The structures (store/structures.h) with a model that has not contributed
+ * its ranges yet, sorted, as a malloc'd array of *n keys (NULL when none). */
+uint8_t (*pn_ranges_pending(pn_rtxn *t, int64_t *n))[16];
+/* 1 when subgraph `hash` occurs in one of those structures: its ranges may
+ * still widen. */
+int pn_ranges_pending_in(pn_rtxn *t, const uint8_t hash[16], uint8_t (*pending)[16], int64_t n);
 
 #endif
