@@ -463,7 +463,8 @@ int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
 	pn_progress prog;
 	pn_progress_start(&prog, "ranges", (uint64_t)td.n);
 	for (int i = 0; !rc && i < td.n; i++) {
-		if (stop_at > 0 && pn_now() > stop_at) {
+		/* one model at least, so that every call gets somewhere */
+		if (stop_at > 0 && i > 0 && pn_now() > stop_at) {
 			stats->left = td.n - i;
 			break;
 		}

@@ -38,8 +38,8 @@ typedef struct pn_ranges_stats {
  * the ranges table, committing after each model (a killed run resumes). */
 int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
 		    pn_ranges_stats *stats, char *err);
-/* stop_at (pn_now() seconds; 0: none): no model is started after it, and
- * the models left are run by the next call.  A subgraph's ranges are final
+/* stop_at (pn_now() seconds; 0: none): no model but the first is started
+ * after it, and the models left are run by the next call.  A subgraph's ranges are final
  * once every model it occurs in has contributed: */
 
 /* The structures (store/structures.h) with a model that has not contributed

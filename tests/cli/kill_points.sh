@@ -54,7 +54,7 @@ doctor_clean() {
 # Each command execs passnet, so that run in a subshell, "( cmd ) &", the
 # pid $! is passnet's own (a function run in the background is a subshell,
 # and killing that would leave passnet running on).
-build_cmd() { exec "$PASSNET" --db "$1" build --variants 2 $models; }
+build_cmd() { exec "$PASSNET" --db "$1" build --variants 0 $models; }
 # every fusion subgraph of 2 ops or more (no --limit, no --budget: a rerun
 # after a kill must end where one run ends), on the calibration stored
 # before (a measured figure, copied into every store alike)
