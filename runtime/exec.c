@@ -419,7 +419,9 @@ static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **
 		return pn_fail(err, "training op %s is not executed", n->op_type);
 	if (!op->kernel)
 		return pn_fail(err, "op %s is not implemented", n->op_type);
-	if (pn_node_lacks_input0(n))   /* kernels read input 0 unchecked */
+	/* kernels read input 0 unchecked; the tensors say whether it is there
+	 * (pn_exec_node's callers give tensors, not value numbers) */
+	if (pn_node_lacks_input0(n, n->n_in > 0 && in[0] != NULL))
 		return pn_fail(err, "%s: input 0 is absent", n->op_type);
 	if (prepare_outputs(r, n, in, out, err))
 		return -1;

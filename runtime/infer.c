@@ -180,9 +180,9 @@ done:
 		free(outs);
 }
 
-int pn_node_lacks_input0(const pn_node *n)
+int pn_node_lacks_input0(const pn_node *n, int has_input0)
 {
-	if (n->n_in > 0 && n->in[0] >= 0)
+	if (has_input0)
 		return 0;
 	switch (n->op) {
 	case PN_OP_Loop: case PN_OP_Scan: case PN_OP_Optional: case PN_OP_OptionalHasElement:
@@ -212,7 +212,7 @@ static int infer_node(pn_infer_env *env, const pn_node *n, char *err)
 		out[i].type.rank = -1;
 	const pn_op_info *op = n->op >= 0 ? &pn_ops[n->op] : NULL;
 	/* found by fuzzing: a MaxPool or Unique whose X is "" was folded */
-	if (op && pn_node_lacks_input0(n)) {
+	if (op && pn_node_lacks_input0(n, n->n_in > 0 && n->in && n->in[0] >= 0)) {
 		rc = pn_fail(err, "node '%s' (%s): input 0 is absent", n->name, n->op_type);
 		goto done;
 	}

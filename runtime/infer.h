@@ -72,12 +72,13 @@ typedef struct pn_infer_result {
 /* Infers every value of g (inputs typed from the graph with symbolic dims
  * bound, initializers and constants from their contents).  With input_types
  * given (n = g->n_inputs), those replace the declared input types. */
-/* True when n lacks input 0 (absent, or no inputs at all) and its op
+/* True when n lacks input 0 (has_input0: whether it is given, as a value
+ * number or a tensor, by the caller) and its op
  * requires it: every op but Loop, Scan, Optional and OptionalHasElement
  * (optional there) and the ops that take no inputs (Constant, RandomNormal,
  * RandomUniform, SequenceEmpty).  Kernels read input 0 unchecked, so
  * inference (folding) and the executor refuse such a node instead. */
-int  pn_node_lacks_input0(const pn_node *n);
+int  pn_node_lacks_input0(const pn_node *n, int has_input0);
 int  pn_infer_graph(const pn_graph *g, const pn_dimbind *bind, const pn_type *input_types,
 		    pn_infer_result *res, char *err);
 void pn_infer_result_free(pn_infer_result *res);
