@@ -18,9 +18,11 @@ PKGS    := libarchive libprotobuf-c lmdb libxxhash nettle libcurl json-c
 ONNX_PROTO_DIR ?= /usr/include
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -MMD -MP \
+# What every build shares, the sanitized one (test-sanitize) included.
+BASE_CFLAGS := -std=c11 -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -MMD -MP \
            -Wno-format-truncation \
            -I. -Ibuild/gen
+CFLAGS  += $(BASE_CFLAGS)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -55,7 +57,8 @@ UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps test test-corpus unit-test cli-test conformance-test corpus clean \
         bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps \
-        bench-scale bench-scale-series bench-scale-stages
+        bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
+        test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
@@ -162,6 +165,64 @@ unit-test: all $(UNIT_BIN)
 cli-test: all $(TOOLS)
 	@tests/run-all.sh cli
 
+# --- sanitizers ----------------------------------------------------------------
+
+# The whole suite (tests/run-all.sh) again against a build with
+# AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: passnet,
+# its unit tests and the fixture tools, in build/san/ so that nothing mixes
+# with build/ and bin/.  -O1 keeps the stacks readable at a tolerable speed;
+# -fno-sanitize-recover makes every UBSan finding fatal like ASan's.
+# tests/sanitize.sh sets the runtime options and sends every report to a file,
+# so that a report fails its test even where the test expected passnet to
+# fail.  SAN_TESTS narrows the run (tests/run-all.sh's argument: unit, cli or
+# all; SAN_ONLY names single tests, e.g. SAN_ONLY="unit/test_store cli/check").
+SAN       := build/san
+SAN_OPT   ?= -O1 -march=native
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_CFLAGS := $(SAN_OPT) -g $(SAN_FLAGS) $(BASE_CFLAGS)
+SAN_LDFLAGS := $(SAN_FLAGS) -fopenmp
+SAN_LIB_OBJ := $(patsubst build/obj/%,$(SAN)/obj/%,$(LIB_OBJ))
+SAN_UNIT_BIN := $(patsubst build/tests/%,$(SAN)/tests/%,$(UNIT_BIN))
+SAN_TOOLS := $(patsubst build/tools/%,$(SAN)/tools/%,$(TOOLS))
+SAN_TESTS ?= all
+SAN_ONLY ?=
+
+$(SAN)/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC SAN  $<")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(SAN)/obj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC SAN  $<")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(SAN)/bin/passnet: $(SAN)/obj/passnet.o $(SAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(SAN_LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(SAN_LIB_OBJ) $(LDLIBS) -lcmocka -o $@
+
+$(SAN)/tools/mkarchive: tests/tools/mkarchive.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(LDLIBS) -o $@
+
+$(SAN)/tools/mkprofiles: tests/tools/mkprofiles.c $(SAN_LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(SAN_LIB_OBJ) $(LDLIBS) -o $@
+
+sanitize-build:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(SAN)/bin/passnet $(SAN_UNIT_BIN) $(SAN_TOOLS)
+
+test-sanitize: deps sanitize-build
+	@SAN_ONLY="$(SAN_ONLY)" tests/sanitize.sh $(SAN_TESTS)
+
 # --- the main job --------------------------------------------------------------
 
 # The main job: every stage over the default corpus.  exec measures with a
@@ -265,4 +326,4 @@ bench-scale-series: deps
 clean:
 	rm -rf build bin
 
--include $(shell find build/obj -name '*.d' 2>/dev/null)
+-include $(shell find build/obj $(SAN)/obj -name '*.d' 2>/dev/null)
