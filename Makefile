@@ -180,7 +180,10 @@ SAN       := build/san
 SAN_OPT   ?= -O1 -march=native
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_CFLAGS := $(SAN_OPT) -g $(SAN_FLAGS) $(BASE_CFLAGS)
-SAN_LDFLAGS := $(SAN_FLAGS) -fopenmp
+# -static-libubsan: with libubsan.so beside libasan.so, UBSan reports ignore
+# log_path and go to stderr, where a test that expects an error would not see
+# them (gcc 12); linked in, UBSan writes them to the file like ASan.
+SAN_LDFLAGS := $(SAN_FLAGS) -static-libubsan -fopenmp
 SAN_LIB_OBJ := $(patsubst build/obj/%,$(SAN)/obj/%,$(LIB_OBJ))
 SAN_UNIT_BIN := $(patsubst build/tests/%,$(SAN)/tests/%,$(UNIT_BIN))
 SAN_TOOLS := $(patsubst build/tools/%,$(SAN)/tools/%,$(TOOLS))
@@ -222,6 +225,45 @@ sanitize-build:
 
 test-sanitize: deps sanitize-build
 	@SAN_ONLY="$(SAN_ONLY)" tests/sanitize.sh $(SAN_TESTS)
+
+# ThreadSanitizer over the unit tests that run OpenMP code writing shared
+# state (the store's parallel readers and batched writers, parallel source
+# reading, the parallel kernels).  Debian's libgomp is not built with TSan and
+# synchronises its barriers with futexes TSan cannot see, so a gcc build
+# reports races on every parallel region; clang's libomp instead loads Archer
+# (libarcher.so, OMPT), which tells TSan about every OpenMP barrier, task and
+# lock, and ignore_noninstrumented_modules hides the runtime's own accesses.
+# So this build uses Debian's clang and libomp (libomp-dev), in build/tsan/.
+TSAN      := build/tsan
+TSAN_CC   ?= clang
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+# gcc-only warning options in BASE_CFLAGS are not errors for clang.
+TSAN_CFLAGS := -O1 -g $(TSAN_FLAGS) $(BASE_CFLAGS) -Wno-unknown-warning-option
+TSAN_LIB_OBJ := $(patsubst build/obj/%,$(TSAN)/obj/%,$(LIB_OBJ))
+TSAN_UNITS ?= test_store test_sources test_gemm test_conv test_pool test_layout test_math \
+              test_resize test_calibrate
+TSAN_UNIT_BIN := $(addprefix $(TSAN)/tests/,$(TSAN_UNITS))
+
+$(TSAN)/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC TSAN $<")
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(TSAN)/obj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC TSAN $<")
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(TSAN)/tests/%: tests/unit/%.c $(TSAN_LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) $(TSAN_FLAGS) -fopenmp $< $(TSAN_LIB_OBJ) \
+	    $(LDLIBS) -lcmocka -o $@
+
+test-tsan: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TSAN_UNIT_BIN)
+	@TSAN_OPTIONS="ignore_noninstrumented_modules=1:halt_on_error=1:abort_on_error=1" \
+	  OMP_NUM_THREADS=4 PN_UNIT_DIR=$(TSAN)/tests tests/run-all.sh unit
 
 # --- the main job --------------------------------------------------------------
 
@@ -326,4 +368,4 @@ bench-scale-series: deps
 clean:
 	rm -rf build bin
 
--include $(shell find build/obj $(SAN)/obj -name '*.d' 2>/dev/null)
+-include $(shell find build/obj $(SAN)/obj $(TSAN)/obj -name '*.d' 2>/dev/null)
