@@ -6,6 +6,10 @@
 #                     tests that read a corpus build a small fixture corpus
 #                     (tests/fixtures/mkcorpus.py) into build/fixture-corpus/
 #   make test-corpus  those tests again on ../shared/corpus (fails without it)
+#   make test-sanitize   the unit and CLI tests against an ASan+LSan+UBSan build
+#                     in build/san/ (tests/sanitize.sh); any report fails
+#   make test-tsan    ThreadSanitizer (clang, libomp, Archer) over the unit tests
+#                     of the OpenMP paths, in build/tsan/
 #   make corpus       deps + build + the main job on the default corpus
 #   make bench-...    benchmarks; each prints its figures (bench-ort: against
 #                     ONNX Runtime, needs node and npm)
@@ -180,10 +184,12 @@ SAN       := build/san
 SAN_OPT   ?= -O1 -march=native
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_CFLAGS := $(SAN_OPT) -g $(SAN_FLAGS) $(BASE_CFLAGS)
-# -static-libubsan: with libubsan.so beside libasan.so, UBSan reports ignore
-# log_path and go to stderr, where a test that expects an error would not see
-# them (gcc 12); linked in, UBSan writes them to the file like ASan.
-SAN_LDFLAGS := $(SAN_FLAGS) -static-libubsan -fopenmp
+# Both runtimes linked in: with libubsan.so beside libasan.so (gcc 12), UBSan
+# reports ignore log_path and go to stderr, where a test that expects an error
+# would not see them; with only libubsan static, ASan's go there instead.
+# Linked in together they share one copy of the common code and write every
+# report to the file (tests/sanitize.sh gives both the same common options).
+SAN_LDFLAGS := $(SAN_FLAGS) -static-libasan -static-libubsan -fopenmp
 SAN_LIB_OBJ := $(patsubst build/obj/%,$(SAN)/obj/%,$(LIB_OBJ))
 SAN_UNIT_BIN := $(patsubst build/tests/%,$(SAN)/tests/%,$(UNIT_BIN))
 SAN_TOOLS := $(patsubst build/tools/%,$(SAN)/tools/%,$(TOOLS))
@@ -233,16 +239,24 @@ test-sanitize: deps sanitize-build
 # reports races on every parallel region; clang's libomp instead loads Archer
 # (libarcher.so, OMPT), which tells TSan about every OpenMP barrier, task and
 # lock, and ignore_noninstrumented_modules hides the runtime's own accesses.
-# So this build uses Debian's clang and libomp (libomp-dev), in build/tsan/.
+# So this build uses Debian's clang and libomp (libomp-dev), in build/tsan/,
+# and runs those unit tests and the CLI tests in TSAN_CLI (models run and a
+# store built on 2 threads) against it; a report fails its test (log_path
+# and tests/sanitize.sh --after, as for test-sanitize).
 TSAN      := build/tsan
 TSAN_CC   ?= clang
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-# gcc-only warning options in BASE_CFLAGS are not errors for clang.
-TSAN_CFLAGS := -O1 -g $(TSAN_FLAGS) $(BASE_CFLAGS) -Wno-unknown-warning-option
+# The warnings policy (-Werror) is gcc's: clang's other warnings are shown,
+# not fatal, and gcc-only options in BASE_CFLAGS are not errors.
+TSAN_CFLAGS := -O1 -g $(TSAN_FLAGS) $(BASE_CFLAGS) -Wno-unknown-warning-option -Wno-error
 TSAN_LIB_OBJ := $(patsubst build/obj/%,$(TSAN)/obj/%,$(LIB_OBJ))
 TSAN_UNITS ?= test_store test_sources test_gemm test_conv test_pool test_layout test_math \
               test_resize test_calibrate
 TSAN_UNIT_BIN := $(addprefix $(TSAN)/tests/,$(TSAN_UNITS))
+# and passnet itself on the CLI tests that run models and builds on 2 threads
+TSAN_CLI  ?= exec_threads dedup_determinism
+# Reached only through the pattern rule below: kept, not deleted as intermediates.
+.SECONDARY: $(TSAN_LIB_OBJ)
 
 $(TSAN)/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
@@ -254,16 +268,32 @@ $(TSAN)/obj/%.o: %.c | $(GEN_HDR)
 	@$(if $(Q),echo "  CC TSAN $<")
 	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
+$(TSAN)/bin/passnet: $(TSAN)/obj/passnet.o $(TSAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(TSAN_CC) $(TSAN_FLAGS) -fopenmp $^ $(LDLIBS) -o $@
+
 $(TSAN)/tests/%: tests/unit/%.c $(TSAN_LIB_OBJ) | $(GEN_HDR)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) $(TSAN_FLAGS) -fopenmp $< $(TSAN_LIB_OBJ) \
 	    $(LDLIBS) -lcmocka -o $@
 
+DEB_TSAN := clang libomp-dev
 test-tsan: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) $(TSAN_UNIT_BIN)
-	@TSAN_OPTIONS="ignore_noninstrumented_modules=1:halt_on_error=1:abort_on_error=1" \
-	  OMP_NUM_THREADS=4 PN_UNIT_DIR=$(TSAN)/tests tests/run-all.sh unit
+	@missing=""; for p in $(DEB_TSAN); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TSAN)/bin/passnet $(TSAN_UNIT_BIN)
+	@rm -rf $(TSAN)/logs && mkdir -p $(TSAN)/logs/new
+	@SAN_LOGS="$(abspath $(TSAN)/logs)" \
+	  TSAN_OPTIONS="ignore_noninstrumented_modules=1:halt_on_error=1:abort_on_error=1:log_path=$(abspath $(TSAN)/logs)/new/tsan:log_exe_name=1" \
+	  PN_BIN="$(abspath $(TSAN)/bin/passnet)" PN_UNIT_DIR=$(TSAN)/tests \
+	  PN_ONLY="$(addprefix unit/,$(TSAN_UNITS)) $(addprefix cli/,$(TSAN_CLI))" \
+	  PN_AFTER_TEST="sh $(abspath tests/sanitize.sh) --after" tests/run-all.sh all
 
 # --- the main job --------------------------------------------------------------
 

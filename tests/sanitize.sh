@@ -40,16 +40,18 @@ mkdir -p "$SAN_LOGS/new"
 export SAN_LOGS
 # abort_on_error: a report ends the process with SIGABRT, a status no test
 # mistakes for passnet's own error exit (1).  detect_leaks: memory still held
-# at exit is a report too (tests/lsan.supp lists what is held by design).
-# check_initialization_order and strict_init_order catch globals read before
-# their initialiser in another file; detect_invalid_pointer_pairs is left off
-# (it needs every pointer comparison instrumented, -fsanitize=pointer-compare).
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:\
-check_initialization_order=1:strict_init_order=1:detect_odr_violation=2:\
-log_path=$SAN_LOGS/new/asan:log_exe_name=1"
+# at exit is a report too (tests/lsan.supp would list what is held by design).
+# UBSan, linked in with ASan (Makefile: SAN_LDFLAGS), reads the options common
+# to both from UBSAN_OPTIONS after ASan has read them from ASAN_OPTIONS, so
+# both get the same common set.  check_initialization_order and
+# strict_init_order catch globals read before their initialiser in another
+# file; detect_odr_violation=2 a global defined twice.
+common="halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_leaks=1:\
+log_path=$SAN_LOGS/new/report:log_exe_name=1"
+export ASAN_OPTIONS="$common:check_initialization_order=1:strict_init_order=1:\
+detect_odr_violation=2"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:\
-log_path=$SAN_LOGS/new/ubsan:log_exe_name=1"
+export UBSAN_OPTIONS="$common"
 
 start=$(date +%s)
 PN_BIN="$san/bin/passnet" PN_UNIT_DIR="$san/tests" PN_TOOLS_DIR="$san/tools" \
