@@ -6,6 +6,10 @@
 #                     tests that read a corpus build a small fixture corpus
 #                     (tests/fixtures/mkcorpus.py) into build/fixture-corpus/
 #   make test-corpus  those tests again on ../shared/corpus (fails without it)
+#   make test-sanitize   the unit and CLI tests against an ASan+LSan+UBSan build
+#                     in build/san/ (tests/sanitize.sh); any report fails
+#   make test-tsan    ThreadSanitizer (clang, libomp, Archer) over the unit tests
+#                     of the OpenMP paths, in build/tsan/
 #   make corpus       deps + build + the main job on the default corpus
 #   make bench-...    benchmarks; each prints its figures (bench-ort: against
 #                     ONNX Runtime, needs node and npm)
@@ -20,9 +24,11 @@ PKGS    := libarchive libprotobuf-c lmdb libxxhash nettle libcurl json-c
 ONNX_PROTO_DIR ?= /usr/include
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -MMD -MP \
+# What every build shares, the sanitized one (test-sanitize) included.
+BASE_CFLAGS := -std=c11 -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -MMD -MP \
            -Wno-format-truncation \
            -I. -Ibuild/gen
+CFLAGS  += $(BASE_CFLAGS)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -64,7 +70,8 @@ FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
         bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps \
-        bench-scale bench-scale-series bench-scale-stages
+        bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
+        test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
 all: bin/passnet
 
@@ -227,6 +234,132 @@ unit-test: all $(UNIT_BIN)
 cli-test: all $(TOOLS)
 	@tests/run-all.sh cli
 
+# --- sanitizers ----------------------------------------------------------------
+
+# The whole suite (tests/run-all.sh) again against a build with
+# AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: passnet,
+# its unit tests and the fixture tools, in build/san/ so that nothing mixes
+# with build/ and bin/.  -O1 keeps the stacks readable at a tolerable speed;
+# -fno-sanitize-recover makes every UBSan finding fatal like ASan's.
+# tests/sanitize.sh sets the runtime options and sends every report to a file,
+# so that a report fails its test even where the test expected passnet to
+# fail.  SAN_TESTS narrows the run (tests/run-all.sh's argument: unit, cli or
+# all; SAN_ONLY names single tests, e.g. SAN_ONLY="unit/test_store cli/check").
+SAN       := build/san
+SAN_OPT   ?= -O1 -march=native
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_CFLAGS := $(SAN_OPT) -g $(SAN_FLAGS) $(BASE_CFLAGS)
+# Both runtimes linked in: with libubsan.so beside libasan.so (gcc 12), UBSan
+# reports ignore log_path and go to stderr, where a test that expects an error
+# would not see them; with only libubsan static, ASan's go there instead.
+# Linked in together they share one copy of the common code and write every
+# report to the file (tests/sanitize.sh gives both the same common options).
+SAN_LDFLAGS := $(SAN_FLAGS) -static-libasan -static-libubsan -fopenmp
+SAN_LIB_OBJ := $(patsubst build/obj/%,$(SAN)/obj/%,$(LIB_OBJ))
+SAN_UNIT_BIN := $(patsubst build/tests/%,$(SAN)/tests/%,$(UNIT_BIN))
+SAN_TOOLS := $(patsubst build/tools/%,$(SAN)/tools/%,$(TOOLS))
+SAN_TESTS ?= all
+SAN_ONLY ?=
+
+$(SAN)/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC SAN  $<")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(SAN)/obj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC SAN  $<")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(SAN)/bin/passnet: $(SAN)/obj/passnet.o $(SAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(SAN_LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(SAN)/tests/%: tests/unit/%.c $(SAN_LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(SAN_LIB_OBJ) $(LDLIBS) -lcmocka -o $@
+
+$(SAN)/tools/mkarchive: tests/tools/mkarchive.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(LDLIBS) -o $@
+
+$(SAN)/tools/mkprofiles: tests/tools/mkprofiles.c $(SAN_LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TOOL    $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(SAN_LIB_OBJ) $(LDLIBS) -o $@
+
+sanitize-build:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(SAN)/bin/passnet $(SAN_UNIT_BIN) $(SAN_TOOLS)
+
+test-sanitize: deps sanitize-build
+	@SAN_ONLY="$(SAN_ONLY)" tests/sanitize.sh $(SAN_TESTS)
+
+# ThreadSanitizer over the unit tests that run OpenMP code writing shared
+# state (the store's parallel readers and batched writers, parallel source
+# reading, the parallel kernels).  Debian's libgomp is not built with TSan and
+# synchronises its barriers with futexes TSan cannot see, so a gcc build
+# reports races on every parallel region; clang's libomp instead loads Archer
+# (libarcher.so, OMPT), which tells TSan about every OpenMP barrier, task and
+# lock, and ignore_noninstrumented_modules hides the runtime's own accesses.
+# So this build uses Debian's clang and libomp (libomp-dev), in build/tsan/,
+# and runs those unit tests and the CLI tests in TSAN_CLI (models run and a
+# store built on 2 threads) against it; a report fails its test (log_path
+# and tests/sanitize.sh --after, as for test-sanitize).
+TSAN      := build/tsan
+TSAN_CC   ?= clang
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+# The warnings policy (-Werror) is gcc's: clang's other warnings are shown,
+# not fatal, and gcc-only options in BASE_CFLAGS are not errors.
+TSAN_CFLAGS := -O1 -g $(TSAN_FLAGS) $(BASE_CFLAGS) -Wno-unknown-warning-option -Wno-error
+TSAN_LIB_OBJ := $(patsubst build/obj/%,$(TSAN)/obj/%,$(LIB_OBJ))
+TSAN_UNITS ?= test_store test_sources test_gemm test_conv test_pool test_layout test_math \
+              test_resize test_calibrate
+TSAN_UNIT_BIN := $(addprefix $(TSAN)/tests/,$(TSAN_UNITS))
+# and passnet itself on the CLI tests that run models and builds on 2 threads
+TSAN_CLI  ?= exec_threads dedup_determinism
+# Reached only through the pattern rule below: kept, not deleted as intermediates.
+.SECONDARY: $(TSAN_LIB_OBJ)
+
+$(TSAN)/obj/gen/%.o: $(GEN_DIR)/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC TSAN $<")
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(TSAN)/obj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC TSAN $<")
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(TSAN)/bin/passnet: $(TSAN)/obj/passnet.o $(TSAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(TSAN_CC) $(TSAN_FLAGS) -fopenmp $^ $(LDLIBS) -o $@
+
+$(TSAN)/tests/%: tests/unit/%.c $(TSAN_LIB_OBJ) | $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(PKG_CFLAGS) $(TSAN_FLAGS) -fopenmp $< $(TSAN_LIB_OBJ) \
+	    $(LDLIBS) -lcmocka -o $@
+
+DEB_TSAN := clang libomp-dev
+test-tsan: deps
+	@missing=""; for p in $(DEB_TSAN); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TSAN)/bin/passnet $(TSAN_UNIT_BIN)
+	@rm -rf $(TSAN)/logs && mkdir -p $(TSAN)/logs/new
+	@SAN_LOGS="$(abspath $(TSAN)/logs)" \
+	  TSAN_OPTIONS="ignore_noninstrumented_modules=1:halt_on_error=1:abort_on_error=1:log_path=$(abspath $(TSAN)/logs)/new/tsan:log_exe_name=1" \
+	  PN_BIN="$(abspath $(TSAN)/bin/passnet)" PN_UNIT_DIR=$(TSAN)/tests \
+	  PN_ONLY="$(addprefix unit/,$(TSAN_UNITS)) $(addprefix cli/,$(TSAN_CLI))" \
+	  PN_AFTER_TEST="sh $(abspath tests/sanitize.sh) --after" tests/run-all.sh all
+
 # --- the main job --------------------------------------------------------------
 
 # The main job: every stage over the default corpus.  exec measures with a
@@ -330,4 +463,4 @@ bench-scale-series: deps
 clean:
 	rm -rf build bin
 
--include $(shell find build/obj build/fuzz/obj -name '*.d' 2>/dev/null)
+-include $(shell find build/obj build/fuzz/obj $(SAN)/obj $(TSAN)/obj -name '*.d' 2>/dev/null)

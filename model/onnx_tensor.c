@@ -79,20 +79,22 @@ static int typed_fields(const Onnx__TensorProto *tp, pn_tensor *out, void *dst, 
 	if (n == 0)
 		return 0;
 	size_t have;
+	/* An empty tensor's repeated fields are NULL, and memcpy's arguments must
+	 * not be NULL even for 0 bytes: the copies below run only for have > 0. */
 	switch (out->dtype) {
 	case PN_FLOAT: case PN_COMPLEX64:
 		have = tp->n_float_data;
-		if ((int64_t)have == n * cplx)
+		if (have && (int64_t)have == n * cplx)
 			memcpy(dst, tp->float_data, have * 4);
 		break;
 	case PN_DOUBLE: case PN_COMPLEX128:
 		have = tp->n_double_data;
-		if ((int64_t)have == n * cplx)
+		if (have && (int64_t)have == n * cplx)
 			memcpy(dst, tp->double_data, have * 8);
 		break;
 	case PN_INT64:
 		have = tp->n_int64_data;
-		if ((int64_t)have == n)
+		if (have && (int64_t)have == n)
 			memcpy(dst, tp->int64_data, have * 8);
 		break;
 	case PN_UINT32: case PN_UINT64:

@@ -85,7 +85,12 @@ int pn_feed_prepare(const pn_model *m, const char *dir, const pn_dimbind *bind, 
 		return pn_fail(err, "out of memory");
 	f->v = f->owned;
 	f->n = g->n_inputs;
-	return dir ? read_inputs(g, dir, f->owned, err) : random_inputs(g, bind, seed, f->owned, err);
+	int rc = dir ? read_inputs(g, dir, f->owned, err) : random_inputs(g, bind, seed, f->owned, err);
+	/* A failed feed holds nothing, so a caller that gives up on it need not
+	 * free it (the binding search did not, and leaked it: LeakSanitizer). */
+	if (rc)
+		pn_feed_free(f);
+	return rc;
 }
 
 void pn_feed_free(pn_feed *f)

@@ -29,6 +29,7 @@
 #include "runtime/gemm_kernel.h"
 
 #include <omp.h>
+#include <pthread.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -271,12 +272,28 @@ static void pn_pack_b(const pn_gemm_opnd *b, int64_t k0, int64_t kc, int64_t j0,
 static _Thread_local float *pn_tl_buf;
 static _Thread_local size_t pn_tl_cap;
 
+/* _Thread_local has no destructor: the buffer is also the value of a key
+ * whose destructor frees it when its thread ends, else every thread that
+ * OpenMP (or a caller's pthread) retires would leak its buffer (found by
+ * LeakSanitizer, `make test-sanitize`). */
+static pthread_key_t pn_tl_key;
+static pthread_once_t pn_tl_once = PTHREAD_ONCE_INIT;
+static int pn_tl_key_ok;
+
+static void pn_tl_key_create(void)
+{
+	pn_tl_key_ok = pthread_key_create(&pn_tl_key, free) == 0;
+}
+
 static float *pn_gemm_buffer(size_t n)
 {
 	if (n > pn_tl_cap) {
 		free(pn_tl_buf);
 		pn_tl_buf = pn_sgemm_alloc(n);
 		pn_tl_cap = pn_tl_buf ? n : 0;
+		pthread_once(&pn_tl_once, pn_tl_key_create);
+		if (pn_tl_key_ok)
+			pthread_setspecific(pn_tl_key, pn_tl_buf);
 	}
 	return pn_tl_buf;
 }

@@ -559,9 +559,11 @@ int pn_get(pn_rtxn *t, int table, const void *key, size_t klen, pn_bytes *val)
 	return read_get(t->s, t->txn, table, key, klen, val);
 }
 
+/* An empty prefix (NULL, 0: the whole table) matches every key without
+ * calling memcmp, whose arguments must not be NULL even for 0 bytes. */
 static int has_prefix(const MDB_val *k, const void *prefix, size_t plen)
 {
-	return k->mv_size >= plen && !memcmp(k->mv_data, prefix, plen);
+	return plen == 0 || (k->mv_size >= plen && !memcmp(k->mv_data, prefix, plen));
 }
 
 int pn_foreach(pn_rtxn *t, int table, const void *prefix, size_t plen,

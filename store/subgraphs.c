@@ -98,16 +98,21 @@ int pn_ranges_decode(const Passnet__InputRanges *r, pn_range *out)
 		int32_t rank = shapes ? r->rank[i] : -1;
 		if (rank > PN_MAX_RANK || (rank > 0 && d + (size_t)rank > r->n_dims))
 			return -1;
+		/* The copies run only for a non-empty run: a record with no dims
+		 * (or no ints) has NULL arrays, which memcpy must not get even
+		 * for 0 bytes. */
 		if (rank >= 0) {
 			out[i].rank = rank;
-			memcpy(out[i].dims, r->dims + d, sizeof(int64_t) * (size_t)rank);
+			if (rank > 0)
+				memcpy(out[i].dims, r->dims + d, sizeof(int64_t) * (size_t)rank);
 			d += (size_t)rank;
 		}
 		int32_t m = ints ? r->int_counts[i] : 0;
 		if (m < 0 || m > PN_SEEN_INTS || k + (size_t)m > r->n_int_values)
 			return -1;
 		out[i].n_ints = m;
-		memcpy(out[i].ints, r->int_values + k, sizeof(int64_t) * (size_t)m);
+		if (m > 0)
+			memcpy(out[i].ints, r->int_values + k, sizeof(int64_t) * (size_t)m);
 		k += (size_t)m;
 	}
 	return 0;

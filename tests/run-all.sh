@@ -15,6 +15,14 @@
 # corpus: the CLI tests that read a corpus (those calling need_corpus),
 #         against $PASSNET_CORPUS, which must be set (`make test-corpus`
 #         points it at ../shared/corpus)
+#
+# Another build's binaries (tests/sanitize.sh: build/san/) are named by
+# PN_BIN (bin/passnet), PN_UNIT_DIR (build/tests) and PN_TOOLS_DIR
+# (build/tools, passed on to the CLI tests as MKARCHIVE and MKPROFILES).
+# PN_AFTER_TEST, when set, is a command run after each test with its name;
+# its failure fails the test (sanitize.sh: a sanitizer report was written).
+# PN_ONLY, when set, runs only the tests it names (e.g. "unit/test_store
+# cli/check").
 set -u
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -24,15 +32,29 @@ if [ "$what" = corpus ]; then
 		exit 1
 	}
 fi
+bin=${PN_BIN:-$PWD/bin/passnet}
+unit_dir=${PN_UNIT_DIR:-build/tests}
+tools_dir=${PN_TOOLS_DIR:-$PWD/build/tools}
+only=${PN_ONLY:-}
 passed=0
 failed=0
 failed_names=""
 
+selected() {
+	[ -z "$only" ] && return 0
+	case " $only " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 run() {
 	name=$1
 	shift
+	selected "$name" || return 0
 	"$@" >"$log" 2>&1
 	rc=$?
+	if [ -n "${PN_AFTER_TEST:-}" ]; then
+		$PN_AFTER_TEST "$name" >>"$log" 2>&1 || rc=1
+	fi
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
 		printf 'PASS %s\n' "$name"
@@ -48,7 +70,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 if [ "$what" = unit ] || [ "$what" = all ]; then
-	for t in build/tests/test_*; do
+	for t in "$unit_dir"/test_*; do
 		[ -x "$t" ] || continue
 		case "$t" in *.d) continue ;; esac
 		run "unit/$(basename "$t")" "$t"
@@ -61,8 +83,9 @@ if [ "$what" = cli ] || [ "$what" = all ] || [ "$what" = corpus ]; then
 		case "$(basename "$t")" in lib.sh) continue ;; esac
 		[ "$what" != corpus ] || grep -q '^need_corpus' "$t" || continue
 		tmp=$(mktemp -d)
-		run "cli/$(basename "$t" .sh)" env PASSNET="$PWD/bin/passnet" TEST_TMP="$tmp" \
-			ROOT="$PWD" sh "$t"
+		run "cli/$(basename "$t" .sh)" env PASSNET="$bin" TEST_TMP="$tmp" \
+			ROOT="$PWD" MKARCHIVE="$tools_dir/mkarchive" \
+			MKPROFILES="$tools_dir/mkprofiles" sh "$t"
 		rm -rf "$tmp"
 	done
 fi

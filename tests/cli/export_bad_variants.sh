@@ -10,7 +10,7 @@ db="$TEST_TMP/db"
 pn --db "$db" build "$CORPUS/models/fasterrcnn_mobilenet_v3_large_fpn" \
 	"$CORPUS/models/maskrcnn_resnet50_fpn"
 [ "$status" -eq 0 ] || fail "build: $out"
-"$ROOT/build/tools/mkprofiles" "$db" >/dev/null || fail "mkprofiles"
+"${MKPROFILES:-$ROOT/build/tools/mkprofiles}" "$db" >/dev/null || fail "mkprofiles"
 pn --db "$db" export --out "$TEST_TMP/set" --tasks 200
 [ "$status" -eq 0 ] || fail "export stopped: $out"
 echo "$out" | tail -n 2

@@ -3,7 +3,7 @@
 # in the same run is stored.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-MK="$ROOT/build/tools/mkarchive"
+MK=${MKARCHIVE:-$ROOT/build/tools/mkarchive}
 d="$TEST_TMP/src"
 "$PY" "$ROOT/tests/fixtures/bad_models.py" "$d"
 

@@ -10,7 +10,7 @@
 # reached through a wrapper that logs every call).
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-MK="$ROOT/build/tools/mkarchive"
+MK=${MKARCHIVE:-$ROOT/build/tools/mkarchive}
 for tool in dpkg-deb dpkg-scanpackages apt-get; do
 	command -v $tool >/dev/null || fail "$tool is needed (make deps installs dpkg-dev)"
 done

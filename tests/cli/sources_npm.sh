@@ -12,7 +12,7 @@
 # fetches nothing.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-MK="$ROOT/build/tools/mkarchive"
+MK=${MKARCHIVE:-$ROOT/build/tools/mkarchive}
 command -v npm >/dev/null || fail "npm is needed (make deps installs it)"
 
 m="$TEST_TMP/models"

@@ -9,7 +9,7 @@
 # the order of the sources does not change the store.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
-MK="$ROOT/build/tools/mkarchive"
+MK=${MKARCHIVE:-$ROOT/build/tools/mkarchive}
 command -v mdb_dump >/dev/null || fail "mdb_dump (lmdb-utils) is needed"
 
 m="$TEST_TMP/models"
