@@ -257,7 +257,9 @@ SAN_CFLAGS := $(SAN_OPT) -g $(SAN_FLAGS) $(BASE_CFLAGS)
 SAN_LDFLAGS := $(SAN_FLAGS) -static-libasan -static-libubsan -fopenmp
 SAN_LIB_OBJ := $(patsubst build/obj/%,$(SAN)/obj/%,$(LIB_OBJ))
 SAN_UNIT_BIN := $(patsubst build/tests/%,$(SAN)/tests/%,$(UNIT_BIN))
-SAN_TOOLS := $(patsubst build/tools/%,$(SAN)/tools/%,$(TOOLS))
+# the test tools that write stores, sanitized; the fuzz replays stay gcc's
+# plain ones (tests/cli/fuzz_regressions.sh reads build/fuzz-replay/)
+SAN_TOOLS := $(SAN)/tools/mkarchive $(SAN)/tools/mkprofiles
 SAN_TESTS ?= all
 SAN_ONLY ?=
 
@@ -292,7 +294,8 @@ $(SAN)/tools/mkprofiles: tests/tools/mkprofiles.c $(SAN_LIB_OBJ) | $(GEN_HDR)
 	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(SAN_LIB_OBJ) $(LDLIBS) -o $@
 
 sanitize-build:
-	@$(MAKE) --no-print-directory -j$(NPROC) $(SAN)/bin/passnet $(SAN_UNIT_BIN) $(SAN_TOOLS)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(SAN)/bin/passnet $(SAN_UNIT_BIN) $(SAN_TOOLS) \
+	  $(FUZZ_REPLAY) build/tools/canon_seeds
 
 test-sanitize: deps sanitize-build
 	@SAN_ONLY="$(SAN_ONLY)" tests/sanitize.sh $(SAN_TESTS)
