@@ -3,32 +3,39 @@
 # intact, and the run resumes once there is room, to the store a run with
 # room from the start gives (mdb_dump).
 #
-# The store sits on a tmpfs of 3 MiB the test mounts (the corpus's store
-# needs more).  Where mounting is not allowed (no CAP_SYS_ADMIN), the same
-# is done with the kernel's file-size limit (ulimit -f, SIGXFSZ ignored), so
-# that data.mdb cannot grow past 3 MiB: a write past it fails as it would on
-# a full disk.  Either way the kernel refuses the write.
+# The store sits on a tmpfs the test mounts, of half the size the store of
+# the same build takes (measured first, at least 2 MiB): the first commits
+# fit, the build does not.  Where mounting is not allowed (no
+# CAP_SYS_ADMIN), the same is done with the kernel's file-size limit
+# (ulimit -f, SIGXFSZ ignored), so that data.mdb cannot grow past that size:
+# a write past it fails as it would on a full disk.  Either way the kernel
+# refuses the write.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 models="$CORPUS/models"
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
+pn --db "$TEST_TMP/ref" build --variants 0 "$models"
+[ "$status" -eq 0 ] || fail "reference build: $out"
+kib=$(du -k "$TEST_TMP/ref/data.mdb" | cut -f1)
+kib=$((kib / 2 > 2048 ? kib / 2 : 2048))
 mnt="$TEST_TMP/small"
 mkdir -p "$mnt"
 mode=tmpfs
 # DISK_FULL_MODE=ulimit tries the fallback where mounting would work
-if [ "${DISK_FULL_MODE:-}" = ulimit ] || ! mount -t tmpfs -o size=3m tmpfs "$mnt" 2>/dev/null; then
+if [ "${DISK_FULL_MODE:-}" = ulimit ] || ! mount -t tmpfs -o size=${kib}k tmpfs "$mnt" 2>/dev/null; then
 	mode=ulimit
 fi
 cleanup() { [ "$mode" != tmpfs ] || umount "$mnt" 2>/dev/null || true; }
 trap cleanup EXIT
-echo "disk_full: the store on a 3 MiB $mode"
+echo "disk_full: the store on a $mode of $kib KiB (half the store of the build)"
 db="$mnt/db"
 build_small() {   # the build with its writes limited to 3 MiB
 	if [ "$mode" = tmpfs ]; then
 		pn --db "$db" build --variants 0 "$models"
 	else
 		set +e
-		out=$(trap '' XFSZ; ulimit -f 6144; "$PASSNET" --db "$db" build --variants 0 "$models" 2>&1)
+		# ulimit -f counts blocks of 512 bytes
+		out=$(trap '' XFSZ; ulimit -f $((kib * 2)); "$PASSNET" --db "$db" build --variants 0 "$models" 2>&1)
 		status=$?
 		set -e
 	fi
@@ -55,14 +62,12 @@ echo "2. doctor clean; $committed models committed"
 
 # 3. with room, the same command resumes to the store of a run with room
 if [ "$mode" = tmpfs ]; then
-	mount -o remount,size=256m "$mnt" || fail "cannot grow the tmpfs"
+	mount -o remount,size=$((kib * 8))k "$mnt" || fail "cannot grow the tmpfs"
 	pn --db "$db" build --variants 0 "$models"
 else
 	pn --db "$db" build --variants 0 "$models"
 fi
 [ "$status" -eq 0 ] || fail "the resumed build failed: $out"
-pn --db "$TEST_TMP/ref" build --variants 0 "$models"
-[ "$status" -eq 0 ] || fail "reference build: $out"
 dump "$db" "$TEST_TMP/resumed.dump"
 dump "$TEST_TMP/ref" "$TEST_TMP/ref.dump"
 cmp -s "$TEST_TMP/resumed.dump" "$TEST_TMP/ref.dump" ||
