@@ -187,6 +187,15 @@ static int write_schema(pn_store *s, MDB_txn *txn, char *err)
 	return rc ? lmdb_fail(s, err, "writing meta schema_version", rc) : 0;
 }
 
+/* No named table and no record: an LMDB environment nothing was committed to. */
+static int env_is_empty(MDB_txn *txn)
+{
+	MDB_dbi main;
+	MDB_stat st;
+	return mdb_dbi_open(txn, NULL, 0, &main) == 0 && mdb_stat(txn, main, &st) == 0 &&
+	       st.ms_entries == 0;
+}
+
 /* Records change meaning across schema versions and there are no
  * migrations, so both a newer and an older store are refused. */
 static int check_schema(pn_store *s, MDB_txn *txn, char *err)
@@ -196,6 +205,10 @@ static int check_schema(pn_store *s, MDB_txn *txn, char *err)
 				   : MDB_NOTFOUND;
 	if (rc == MDB_NOTFOUND && !s->readonly)
 		return write_schema(s, txn, err);
+	/* a store whose first commit never happened (a run killed at once)
+	 * holds no table at all: an empty store, not another program's */
+	if (rc == MDB_NOTFOUND && env_is_empty(txn))
+		return 0;
 	if (rc == MDB_NOTFOUND)
 		return pn_fail(err, "store %s: not a passnet store (no meta schema_version)",
 			       s->path);

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lmdb.h>
+#include <sys/stat.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -757,6 +759,29 @@ static void test_schema_version(void **state)
 	}
 }
 
+/* An environment nothing was committed to (a run killed before its first
+ * commit) opens read-only as an empty store; a read-write open makes it a
+ * passnet store. */
+static void test_schema_empty_env(void **state)
+{
+	struct fx *f = *state;
+	MDB_env *e;
+	assert_int_equal(mkdir(f->db, 0755), 0);
+	assert_int_equal(mdb_env_create(&e), 0);
+	assert_int_equal(mdb_env_set_maxdbs(e, 32), 0);
+	assert_int_equal(mdb_env_open(e, f->db, 0, 0644), 0);
+	mdb_env_close(e);
+	pn_store *s;
+	assert_int_equal(pn_store_open(&s, f->db, 1, f->err), 0);
+	pn_rtxn *t;
+	assert_int_equal(pn_rtxn_begin(s, &t, f->err), 0);
+	assert_int_equal(pn_count(t, PN_T_MODELS), 0);
+	pn_rtxn_end(t);
+	pn_store_close(s);
+	assert_int_equal(pn_store_open(&s, f->db, 0, f->err), 0);
+	pn_store_close(s);
+}
+
 static void test_schema_version_older(void **state)
 {
 	struct fx *f = *state;
@@ -789,6 +814,7 @@ int main(void)
 		T(test_concurrent_readers),
 		T(test_schema_version),
 		T(test_schema_version_older),
+		T(test_schema_empty_env),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
