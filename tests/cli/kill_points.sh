@@ -11,8 +11,11 @@
 need_corpus
 KILLS=${KILLS:-20}
 KILL_SEED=${KILL_SEED:-1}
-# the four smallest graphs (by file size), so that 60 runs stay short on any corpus
-models=$(ls -Sr "$CORPUS"/models/*/model.onnx | head -4 | xargs -n1 dirname)
+# The smallest graphs (by file size), as few as give an uninterrupted build
+# of 0.4 s or more (below that the kills would land after the end on a fast
+# machine): 4, 8, 16, then all of them, then all with shape variants.
+# So 60 runs stay short on any corpus and any machine.
+all_models=$(ls -Sr "$CORPUS"/models/*/model.onnx | xargs -n1 dirname)
 echo "kill points: $KILLS per command, seed $KILL_SEED"
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 # the profiles table's values hold measured times: keep its keys only
@@ -58,7 +61,7 @@ doctor_clean() {
 # Each command execs passnet, so that run in a subshell, "( cmd ) &", the
 # pid $! is passnet's own (a function run in the background is a subshell,
 # and killing that would leave passnet running on).
-build_cmd() { exec "$PASSNET" --db "$1" build --variants 0 $models; }
+build_cmd() { exec "$PASSNET" --db "$1" build --variants "$variants" $models; }
 # every fusion subgraph of 2 ops or more (no --limit, no --budget: a rerun
 # after a kill must end where one run ends), on the calibration stored
 # before (a measured figure, copied into every store alike)
@@ -66,9 +69,17 @@ exec_cmd() { exec "$PASSNET" --db "$1" exec --strategy fusion --min-nodes 2 --wa
 export_cmd() { exec "$PASSNET" --db "$1" export --out "$2" --tasks 6; }
 
 # --- build ------------------------------------------------------------------
-t0=$(now)
-(build_cmd "$TEST_TMP/ref") >/dev/null 2>&1 || fail "uninterrupted build failed"
-d=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
+for level in "4 0" "8 0" "16 0" "all 0" "all 2" "all 9"; do
+	set -- $level
+	variants=$2
+	if [ "$1" = all ]; then models=$all_models; else models=$(echo "$all_models" | head -n "$1"); fi
+	rm -rf "$TEST_TMP/ref"
+	t0=$(now)
+	(build_cmd "$TEST_TMP/ref") >/dev/null 2>&1 || fail "uninterrupted build failed"
+	d=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
+	awk -v d="$d" 'BEGIN { exit !(d >= 0.4) }' && break
+done
+echo "build: $(echo "$models" | wc -l) models, --variants $variants"
 dump "$TEST_TMP/ref" "$TEST_TMP/ref.dump"
 hit=0 i=0
 for delay in $(delays "$KILLS" "$d" build); do
