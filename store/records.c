@@ -285,51 +285,46 @@ static const field_filter *model_sub_filter(uint64_t f)
 
 static const field_filter model_filter = {keep_model_field, model_sub_filter};
 
+typedef struct hash_walk {
+	XXH3_state_t *x;
+	const field_filter *ff;
+	int bad;   /* a sub-message is malformed */
+} hash_walk;
+
+static int hash_fields(XXH3_state_t *x, const uint8_t *p, const uint8_t *end,
+		       const field_filter *ff);
+
+/* One field of a walk_fields: whole, left out, or its kept sub-fields. */
+static int hash_field(void *ud, uint64_t field, int wire, const uint8_t *start,
+		      const uint8_t *body, const uint8_t *next)
+{
+	hash_walk *w = ud;
+	int k = w->ff->keep(field);
+	if (k == SUB && wire == 2) {
+		/* the field number, then the kept sub-fields, bracketed (the
+		 * length is left out: it counts the dropped bytes too) */
+		uint8_t fb[8];   /* big-endian: the same key on every host */
+		for (int i = 0; i < 8; i++)
+			fb[i] = (uint8_t)(field >> (56 - 8 * i));
+		XXH3_128bits_update(w->x, fb, sizeof fb);
+		XXH3_128bits_update(w->x, "{", 1);
+		if (!hash_fields(w->x, body, next, w->ff->sub_filter(field))) {
+			w->bad = 1;
+			return 1;
+		}
+		XXH3_128bits_update(w->x, "}", 1);
+	} else if (k != DROP) {
+		XXH3_128bits_update(w->x, start, (size_t)(next - start));
+	}
+	return 0;
+}
+
 /* Hashes the kept fields of p[0..end) into x; 0 on malformed wire data. */
 static int hash_fields(XXH3_state_t *x, const uint8_t *p, const uint8_t *end,
 		       const field_filter *ff)
 {
-	while (p < end) {
-		const uint8_t *start = p;
-		uint64_t tag, n;
-		if (!read_varint(&p, end, &tag))
-			return 0;
-		const uint8_t *after_tag = p, *body = p;
-		switch (tag & 7) {
-		case 0:
-			if (!read_varint(&p, end, &n))
-				return 0;
-			break;
-		case 1:
-		case 5:
-			n = (tag & 7) == 1 ? 8 : 4;
-			if (n > (uint64_t)(end - p))
-				return 0;
-			p += n;
-			break;
-		case 2:
-			if (!read_varint(&p, end, &n) || n > (uint64_t)(end - p))
-				return 0;
-			body = p;
-			p += n;
-			break;
-		default:
-			return 0;
-		}
-		int k = ff->keep(tag >> 3);
-		if (k == SUB && (tag & 7) == 2) {
-			/* the tag, then the kept sub-fields, bracketed (the length
-			 * is left out: it counts the dropped bytes too) */
-			XXH3_128bits_update(x, start, (size_t)(after_tag - start));
-			XXH3_128bits_update(x, "{", 1);
-			if (!hash_fields(x, body, p, ff->sub_filter(tag >> 3)))
-				return 0;
-			XXH3_128bits_update(x, "}", 1);
-		} else if (k != DROP) {
-			XXH3_128bits_update(x, start, (size_t)(p - start));
-		}
-	}
-	return 1;
+	hash_walk w = {x, ff, 0};
+	return walk_fields(p, end, hash_field, &w) == 2 && !w.bad;
 }
 
 pn_key pn_model_structure_key(const void *rec, size_t len)
