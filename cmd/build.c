@@ -32,9 +32,9 @@ static int run(pn_ctx *ctx)
 {
 	int rc = pn_run_extract(ctx);
 	if (!rc)
-		rc = pn_run_partition(ctx, strategy);
+		rc = pn_run_partition(ctx, strategy, NULL);   /* all the store holds */
 	if (!rc)
-		rc = pn_run_dedup(ctx);
+		rc = pn_run_dedup(ctx, NULL);
 	return rc;
 }
 

@@ -96,8 +96,10 @@ struct pn_profile_opts;
 /* Stage runners shared by their commands and `passnet build` (on
  * ctx->store). */
 int  pn_run_extract(pn_ctx *ctx);
-int  pn_run_partition(pn_ctx *ctx, const char *strategies);
-int  pn_run_dedup(pn_ctx *ctx);
+struct pn_shard;
+/* shard: NULL for all (build's partition and dedup take all its store holds) */
+int  pn_run_partition(pn_ctx *ctx, const char *strategies, const struct pn_shard *shard);
+int  pn_run_dedup(pn_ctx *ctx, const struct pn_shard *shard);
 int  pn_run_exec(pn_ctx *ctx, const struct pn_profile_opts *o);
 void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
 /* extract's options (build includes them) and their check. */
@@ -109,5 +111,10 @@ int pn_parse_dim(struct pn_dimbind *b, const char *arg);
 void pn_dimbind_free(struct pn_dimbind *b);
 /* --dim NAME=V as a PN_OPT_CALLBACK (dest: a pn_dimbind). */
 int pn_opt_dim(void *dest, const char *value, char *err);
+/* --shard K/N (common/shard.h) as a PN_OPT_CALLBACK; every stage command
+ * parses it into pn_cmd_shard (one command per process), with its own help
+ * saying which key it shards by. */
+extern struct pn_shard pn_cmd_shard;
+int pn_opt_shard(void *dest, const char *value, char *err);
 
 #endif

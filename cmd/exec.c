@@ -28,6 +28,9 @@ static const pn_option options[] = {
 	PN_STRING(0, "redo", "FLAG,...", &redo, NULL,
 		  "measure again the subgraphs whose profile has one of these flags (e.g. "
 		  "unstable,parallel-slowdown after a run that shared the machine), and only those"),
+	PN_CALLBACK1(0, "shard", "K/N", &po.shard, pn_opt_shard, "0/1: every subgraph",
+		    "profile only the subgraphs whose hash falls in shard K of N (the ranges "
+		    "phase runs every model; see More than one machine)"),
 	PN_OPT_TABLE_END,
 };
 

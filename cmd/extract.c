@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "common/shard.h"
 #include "extract/extract.h"
 #include "extract/sources.h"
 #include "extract/variants.h"
@@ -41,6 +42,10 @@ const pn_option pn_extract_options[] = {
 	       "shape variants made of each new model: the same model at up to N further "
 	       "bindings (symbolic dims), or at other batches (a fixed batch generalized), each "
 	       "validated and stored as a model of its own; 0 for none (at most 9)"),
+	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every file",
+		    "only the model files whose place (source, path) falls in shard K of N "
+		    "(see More than one machine); build then partitions and dedups all this "
+		    "store holds"),
 	PN_OPT_TABLE_END,
 };
 
@@ -120,7 +125,8 @@ int pn_run_extract(pn_ctx *ctx)
 	/* failures are reported and recorded by pn_extract, source by source */
 	pn_fetch_remote(xo.src, xo.n, xo.offline, 0, xo.fetched);
 	pn_extract_stats stats;
-	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, xo.variants, &stats, err);
+	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, xo.variants, &pn_cmd_shard,
+			    &stats, err);
 	pn_dimbind_free(&xo.bind);
 	if (!rc)
 		print_summary(&stats, ctx->json);

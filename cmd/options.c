@@ -1,10 +1,11 @@
-/* options.c - option helpers the subcommands share: --dim bindings (the
- * parser itself is parse_options.h). */
+/* options.c - option helpers the subcommands share: --dim bindings and
+ * --shard K/N (the parser itself is parse_options.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "common/shard.h"
 #include "schemas/ir.h"
 
 #include <stdlib.h>
@@ -47,4 +48,11 @@ int pn_opt_dim(void *dest, const char *value, char *err)
 	if (pn_parse_dim(dest, value))
 		return pn_fail(err, "wants NAME=V, got '%s'", value);
 	return 0;
+}
+
+pn_shard pn_cmd_shard;
+
+int pn_opt_shard(void *dest, const char *value, char *err)
+{
+	return pn_shard_parse(value, dest, err);
 }

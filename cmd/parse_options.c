@@ -259,7 +259,7 @@ static void option_tokens(const pn_option *t, token_fn fn, void *ud)
 			snprintf(name, sizeof name, "-%c", t->short_name);
 		else
 			snprintf(name, sizeof name, "--%s", t->name);
-		int repeat = t->kind == PN_OPT_LIST || t->kind == PN_OPT_CALLBACK;
+		int repeat = t->kind == PN_OPT_LIST || (t->kind == PN_OPT_CALLBACK && !t->once);
 		if (t->kind == PN_OPT_FLAG)
 			snprintf(tok, sizeof tok, "[%s]", name);
 		else if (t->required)

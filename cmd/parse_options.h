@@ -42,6 +42,7 @@ typedef struct pn_option {
 	pn_opt_cb cb;            /* PN_OPT_CALLBACK */
 	const struct pn_option *include;   /* PN_OPT_INCLUDE */
 	int required;            /* a usage error when absent */
+	int once;                /* PN_OPT_CALLBACK: a value, not a list (no "..." in usage) */
 } pn_option;
 
 /* PN_OPT_LIST's destination; owns its strings (pn_strlist_free). */
@@ -66,6 +67,10 @@ void pn_strlist_free(pn_strlist *l);
 #define PN_CALLBACK(s, l, a, d, f, def_, h)                                                     \
 	{.kind = PN_OPT_CALLBACK, .name = (l), .short_name = (s), .arg = (a), .dest = (d), \
 	 .cb = (f), .def = (def_), .help = (h)}
+/* A callback option that takes one value (the last one given wins). */
+#define PN_CALLBACK1(s, l, a, d, f, def_, h)                                                    \
+	{.kind = PN_OPT_CALLBACK, .name = (l), .short_name = (s), .arg = (a), .dest = (d), \
+	 .cb = (f), .def = (def_), .help = (h), .once = 1}
 #define PN_REQUIRED(s, l, a, d, h) \
 	{.kind = PN_OPT_STRING, .name = (l), .short_name = (s), .arg = (a), .dest = (d), .help = (h), .required = 1}
 #define PN_INCLUDE(t)                    {.kind = PN_OPT_INCLUDE, .include = (t)}

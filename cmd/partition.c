@@ -6,6 +6,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "common/shard.h"
 #include "partition/partition.h"
 #include "partition/stage.h"
 #include "dedup/dedup.h"
@@ -51,24 +52,24 @@ void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 	}
 }
 
-int pn_run_partition(pn_ctx *ctx, const char *strategies)
+int pn_run_partition(pn_ctx *ctx, const char *strategies, const pn_shard *shard)
 {
 	unsigned mask = 0;
 	if (strategies && pn_strategy_mask(strategies, &mask))
 		return pn_die("--strategy: unknown strategy in '%s'", strategies);
 	pn_stage_stats s;
 	char err[PN_ERRLEN];
-	if (pn_partition_stage(ctx->store, mask, ctx->threads, &s, err))
+	if (pn_partition_stage(ctx->store, mask, ctx->threads, shard, &s, err))
 		return pn_die("partition: %s", err);
 	pn_print_stage("partition", &s, ctx->json);
 	return 0;
 }
 
-int pn_run_dedup(pn_ctx *ctx)
+int pn_run_dedup(pn_ctx *ctx, const pn_shard *shard)
 {
 	pn_stage_stats s;
 	char err[PN_ERRLEN];
-	if (pn_dedup_stage(ctx->store, ctx->threads, &s, err))
+	if (pn_dedup_stage(ctx->store, ctx->threads, shard, &s, err))
 		return pn_die("dedup: %s", err);
 	pn_print_stage("dedup", &s, ctx->json);
 	return 0;
@@ -79,6 +80,9 @@ static const char *strategies;
 static const pn_option partition_options[] = {
 	PN_STRING(0, "strategy", "fusion,anchor,window,sole", &strategies, "all",
 		  "the strategies to cut with"),
+	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every structure",
+		    "only the structures whose key falls in shard K of N (see More than one "
+		    "machine)"),
 	PN_OPT_TABLE_END,
 };
 
@@ -93,7 +97,7 @@ static int check_partition(pn_ctx *ctx)
 
 static int run_partition(pn_ctx *ctx)
 {
-	return pn_run_partition(ctx, strategies);
+	return pn_run_partition(ctx, strategies, &pn_cmd_shard);
 }
 
 const pn_cmd_spec pn_cmd_partition = {
@@ -114,7 +118,20 @@ const pn_cmd_spec pn_cmd_partition = {
 	.run = run_partition,
 };
 
+static const pn_option dedup_options[] = {
+	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every structure",
+		    "only the candidates of the structures whose key falls in shard K of N (see "
+		    "More than one machine)"),
+	PN_OPT_TABLE_END,
+};
+
+static int run_dedup(pn_ctx *ctx)
+{
+	return pn_run_dedup(ctx, &pn_cmd_shard);
+}
+
 const pn_cmd_spec pn_cmd_dedup = {
+	.options = dedup_options,
 	.summary = "hash candidates canonically and store each subgraph once",
 	.description = "hash every candidate canonically and store each distinct computation once, "
 		       "with all its occurrences",
@@ -122,5 +139,5 @@ const pn_cmd_spec pn_cmd_dedup = {
 		   "computation once (subgraphs), with every place it occurs (occurrences).\n"
 		   "A hash equal to a stored one whose canonical bytes differ is reported as\n"
 		   "a collision and never merged.\n",
-	.run = pn_run_dedup,
+	.run = run_dedup,
 };

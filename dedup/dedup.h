@@ -13,6 +13,9 @@
 #include "partition/stage.h"
 #include "store/store.h"
 
-int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err);
+/* shard (NULL: all) keeps the structures whose key falls in it
+ * (common/shard.h). */
+int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *stats,
+		   char *err);
 
 #endif

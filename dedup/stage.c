@@ -58,6 +58,7 @@ typedef struct dplan {
 	mjob *jobs;
 	int n, cap;
 	size_t cands;
+	const pn_shard *shard;   /* the structures this run works on */
 } dplan;
 
 /* Collects candidates without a subgraph hash, grouped by structure (the
@@ -70,7 +71,7 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	const uint8_t *k = key.data;
 	uint32_t idx = (uint32_t)k[key.len - 4] << 24 | (uint32_t)k[key.len - 3] << 16 |
 		       (uint32_t)k[key.len - 2] << 8 | k[key.len - 1];
-	if (idx == PN_CANDIDATE_DONE)
+	if (idx == PN_CANDIDATE_DONE || !pn_shard_holds(p->shard, k))
 		return 0;
 	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
 	if (!c)
@@ -474,11 +475,12 @@ static int chunk_models(void)
 	return e && atoi(e) > 0 ? atoi(e) : CHUNK_MODELS;
 }
 
-int pn_dedup_stage(pn_store *st, int threads, pn_stage_stats *stats, char *err)
+int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *stats,
+		   char *err)
 {
 	memset(stats, 0, sizeof(*stats));
 	double t0 = pn_now();
-	dplan p = {0};
+	dplan p = {.shard = shard};
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
 		return -1;

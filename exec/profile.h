@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "common/shard.h"
 #include "exec/calibrate.h"
 #include "exec/ranges.h"
 #include "schemas/ir.h"
@@ -45,6 +46,13 @@ typedef struct pn_profile_opts {
 	 * profile carries one of these flags are measured, again, whichever
 	 * build measured them (a run on a busy machine, a fixed kernel). */
 	unsigned redo_flags;
+	/* Only the subgraphs whose hash falls in shard (n = 0: all), and of
+	 * those only the ones accept says yes to, when it is set (passnet-mpi:
+	 * the batch of hashes rank 0 handed out).  The ranges phase runs every
+	 * model either way: its records are the same in every shard. */
+	pn_shard shard;
+	int (*accept)(void *ud, const uint8_t hash[16]);
+	void *accept_ud;
 } pn_profile_opts;
 
 /* Where the time of measuring went, in seconds summed over subgraphs (the

@@ -129,7 +129,11 @@ static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	pplan *pl = ud;
 	int rank = 0;
 	double cost = 0;
-	if (key.len != 16 || !wanted(pl, key, val, &rank, &cost))
+	if (key.len != 16 || !pn_shard_holds(&pl->o->shard, key.data))
+		return 0;
+	if (pl->o->accept && !pl->o->accept(pl->o->accept_ud, key.data))
+		return 0;
+	if (!wanted(pl, key, val, &rank, &cost))
 		return 0;
 	/* measured on inputs drawn from ranges still to widen, its profile
 	 * would differ from one run's: it waits for the next run */

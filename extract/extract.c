@@ -12,6 +12,7 @@
 
 #include "common/digest.h"
 #include "common/err.h"
+#include "common/shard.h"
 #include "common/util.h"
 #include "extract/ingest.h"
 #include "extract/sources.h"
@@ -41,6 +42,7 @@ typedef struct extractor {
 	pn_extract_stats *stats;
 	const pn_dimbind *bind;
 	int variants;
+	const pn_shard *shard;   /* the model files this run takes */
 	pn_progress progress;
 	uint64_t ok, failed;       /* of this source, for its record */
 	char *err;
@@ -248,6 +250,13 @@ static int flush_batch(extractor *x)
 static int on_unit(void *ud, pn_unit *u)
 {
 	extractor *x = ud;
+	if (pn_shard_active(x->shard)) {
+		pn_key place = pn_place_key(u->source, u->path);
+		if (!pn_shard_holds(x->shard, place.b)) {
+			pn_unit_free(u);   /* another shard's file */
+			return 0;
+		}
+	}
 	x->items[x->n++] = (item){.u = u};
 	x->bytes += u->len;
 	x->stats->files++;
@@ -262,9 +271,12 @@ static int on_unit(void *ud, pn_unit *u)
 static void on_error(void *ud, const char *source, const char *path, const char *msg)
 {
 	extractor *x = ud;
+	pn_key id = pn_place_key(source, path);
+	/* a member belongs to one shard; the source as a whole to every one */
+	if (path && *path && !pn_shard_holds(x->shard, id.b))
+		return;
 	pn_error_line("%s: %s: %s", source, path, msg);
 	x->stats->source_errors++;
-	pn_key id = pn_place_key(source, path);
 	char err[PN_ERRLEN];
 	if (pn_error_put(x->w, &id, "extract", source, path, msg, err))
 		x->failed_hard = 1;
@@ -356,7 +368,8 @@ static int extract_source(extractor *x)
 }
 
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       const pn_dimbind *bind, int variants, pn_extract_stats *stats, char *err)
+	       const pn_dimbind *bind, int variants, const pn_shard *shard,
+	       pn_extract_stats *stats, char *err)
 {
 	extractor *x = calloc(1, sizeof(*x));
 	if (!x)
@@ -367,6 +380,7 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	x->stats = stats;
 	x->bind = bind;
 	x->variants = variants;
+	x->shard = shard;
 	x->err = err;
 	double t0 = pn_now();
 	int rc = pn_writer_open(st, &x->w, 0, err);

@@ -124,6 +124,7 @@ static int seen_record(seen_set *ss, const pn_key *k, int job)
 typedef struct plan {
 	pn_rtxn *t;
 	unsigned wanted;
+	const pn_shard *shard;   /* the structures this run works on */
 	job *jobs;
 	int n, cap;
 	seen_set seen;
@@ -148,6 +149,8 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 		return 0;   /* a variant without its base: nothing to cut */
 	pn_key st = pn_model_structure_key(rec, len);
 	free(rec);
+	if (!pn_shard_holds(p->shard, st.b))
+		return 0;   /* another shard's structure */
 	int cutter = seen_get(&p->seen, &st);
 	unsigned todo = 0;
 	for (int i = 0; cutter == UNSEEN && i < PN_N_STRATEGIES; i++)
@@ -330,12 +333,12 @@ static void pipe_release(void *ud, int i)
 
 static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
 
-int pn_partition_stage(pn_store *st, unsigned strategies, int threads,
+int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_shard *shard,
 		       pn_stage_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof(*stats));
 	double t0 = pn_now();
-	plan p = {0};
+	plan p = {.shard = shard};
 	p.wanted = strategies ? strategies : (1u << PN_N_STRATEGIES) - 1;
 	if (pn_rtxn_begin(st, &p.t, err))
 		return -1;

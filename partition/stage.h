@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "common/shard.h"
 #include "schemas/strategies.h"
 #include "store/store.h"
 
@@ -29,8 +30,9 @@ typedef struct pn_stage_stats {
 	double seconds;
 } pn_stage_stats;
 
-/* strategies: a mask of schemas/strategies.def entries (0 = all). */
-int pn_partition_stage(pn_store *st, unsigned strategies, int threads,
+/* strategies: a mask of schemas/strategies.def entries (0 = all); shard
+ * (NULL: all) keeps the structures whose key falls in it (common/shard.h). */
+int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_shard *shard,
 		       pn_stage_stats *stats, char *err);
 
 /* Keys of the candidates table. */
