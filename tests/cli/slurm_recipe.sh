@@ -1,0 +1,342 @@
+# The Slurm recipe of contrib/slurm: (a) its scripts run by hand as Slurm
+# would run them (SLURM_ARRAY_TASK_ID and the rest set, task by task) -
+# their usage errors, the passnet commands they run, the copies they leave -
+# and the merged store equals a one-process build (mdb_dump -a, byte for
+# byte); (b) the same on a real single-node Slurm cluster started here
+# (munged, slurmctld, slurmd, all in TEST_TMP on free ports): submit.sh's
+# array, then its dependent merge.
+. "$ROOT/tests/cli/lib.sh"
+need_corpus
+# Run inside a Slurm job, the test must not take that job's task for its own.
+unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT SLURM_ARRAY_JOB_ID SLURM_JOB_ID SLURM_CPUS_PER_TASK
+recipe="$ROOT/contrib/slurm"
+for tool in mdb_copy mdb_dump; do
+	command -v "$tool" >/dev/null || fail "no $tool (make deps installs lmdb-utils)"
+done
+
+N=3
+set -- "$CORPUS/models/squeezenet1_1" "$CORPUS/models/gpt2_tiny" "$CORPUS/models/bigru_tagger" \
+	"$CORPUS/models/lstm_lm" "$CORPUS/models/mobilenet_v3_small" "$CORPUS/zoo/nested-bundle.tar"
+sources="$*"
+build_opts="--variants 2"
+
+dump() { mdb_dump -a "$1" >"$2" || fail "mdb_dump $1"; }
+
+# The reference: one process, every source.
+pn --db "$TEST_TMP/one" build $build_opts "$@"
+[ "$status" -eq 0 ] || fail "one-process build: $out"
+dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
+
+# script NAME [ARG...]: runs contrib/slurm/NAME with the environment the
+# caller set; $out, $status as pn gives them.
+script() {
+	s=$1
+	shift
+	set +e
+	out=$(sh "$recipe/$s" "$@" 2>&1)
+	status=$?
+	set -e
+}
+
+# usage_error WHAT NEEDLE: the last script exited 2 with its usage and NEEDLE.
+usage_error() {
+	[ "$status" -eq 2 ] || fail "$1: expected exit 2, got $status: $out"
+	expect_contains "$out" "usage:" "$1"
+	expect_contains "$out" "$2" "$1"
+}
+
+# ---- (a) argument handling ----
+D="$TEST_TMP/shared"
+script passnet-shard.sbatch
+usage_error "shard, no arguments" "no mode"
+script passnet-shard.sbatch --shared "$D" build "$@"
+usage_error "shard, no --shards" "--shards N is required"
+for n in 0 -1 x 2x 03; do
+	SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards "$n" --shared "$D" build "$@"
+	usage_error "shard, --shards $n" "not a positive integer"
+done
+script passnet-shard.sbatch --shards
+usage_error "shard, --shards without a value" "--shards needs a value"
+script passnet-shard.sbatch --shards 3 build "$@"
+usage_error "shard, no --shared" "--shared DIR is required"
+script passnet-shard.sbatch --shards 3 --shared "$D" build "$@"
+usage_error "shard, outside an array" "SLURM_ARRAY_TASK_ID is unset"
+SLURM_ARRAY_TASK_ID=3 script passnet-shard.sbatch --shards 3 --shared "$D" build "$@"
+usage_error "shard, task 3 of 3" "task 3 is not a shard of 3"
+SLURM_ARRAY_TASK_ID=x script passnet-shard.sbatch --shards 3 --shared "$D" build "$@"
+usage_error "shard, task x" "not a task index"
+SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" build
+usage_error "shard, build without sources" "build needs sources"
+SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" exec
+usage_error "shard, exec without --from" "exec needs --from STORE"
+SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" --bogus build "$@"
+usage_error "shard, unknown option" "unknown option '--bogus'"
+[ ! -e "$D" ] || fail "a usage error created $D"
+
+script passnet-merge.sbatch
+usage_error "merge, no arguments" "--shards N is required"
+script passnet-merge.sbatch --shards 3 --shared "$D"
+usage_error "merge, no --out" "--out OUT is required"
+script passnet-merge.sbatch --shards 2.5 --shared "$D" --out "$TEST_TMP/out"
+usage_error "merge, --shards 2.5" "not a positive integer"
+script passnet-merge.sbatch --shards 3 --shared "$D" --out "$TEST_TMP/out" --prefix other
+usage_error "merge, --prefix other" "shard or profile"
+script passnet-merge.sbatch --shards 3 --shared "$D" --out "$TEST_TMP/out" extra
+usage_error "merge, a stray argument" "unknown argument 'extra'"
+
+script submit.sh
+usage_error "submit, no arguments" "--shards N is required"
+script submit.sh --shards 3 --shared "$D" "$@"
+usage_error "submit, no --out" "--out OUT is required"
+script submit.sh --shards 3 --shared "$D" --out "$TEST_TMP/out"
+usage_error "submit, no sources" "no sources"
+script submit.sh --shards 0 --shared "$D" --out "$TEST_TMP/out" "$@"
+usage_error "submit, --shards 0" "not a positive integer"
+script submit.sh --shards 3 --shared "$D" --out "$TEST_TMP/out" --variants 2 "$@"
+usage_error "submit, a build option before --" "build options go after --"
+script submit.sh --shards 3 --shared "$D" --out "$TEST_TMP/out" --manifest "$TEST_TMP/none.txt"
+usage_error "submit, a missing manifest" "no such file"
+script submit.sh --shards 3 --shared "$D" --out "$TEST_TMP/out" --exec-opts "--trials 1" "$@"
+usage_error "submit, --exec-opts without --exec" "--exec-opts without --exec"
+script submit.sh --shards 3 --shared "$TEST_TMP/a b" --out "$TEST_TMP/out" "$@"
+usage_error "submit, a blank in a path" "paths with blanks are not supported"
+[ ! -e "$D" ] || fail "a usage error created $D"
+
+# What submit.sh would submit: the array of N, the merge after it (the
+# passnet of $PASSNET unless --passnet names one).
+script submit.sh --dry-run --shards 3 --shared "$D" --out "$TEST_TMP/out" --passnet /opt/pn \
+	--sbatch-opts "--partition=p1" -- $build_opts "$@"
+[ "$status" -eq 0 ] || fail "submit --dry-run: $out"
+want="sbatch --partition=p1 --array=0-2 -o $D/logs/build-%A_%a.out $recipe/passnet-shard.sbatch --shards 3 --shared $D --passnet /opt/pn build $build_opts $sources
+build JOB1
+sbatch --partition=p1 --dependency=afterok:JOB1 -o $D/logs/merge-%j.out $recipe/passnet-merge.sbatch --shards 3 --shared $D --passnet /opt/pn --out $TEST_TMP/out
+merge JOB2"
+expect_eq "$out" "$want" "submit --dry-run"
+script submit.sh --dry-run --exec --exec-opts "--trials 1" --shards 2 --shared "$D" --out "$TEST_TMP/out" \
+	--local /scratch "$@"
+[ "$status" -eq 0 ] || fail "submit --dry-run --exec: $out"
+c="--shards 2 --shared $D --passnet $PASSNET --local /scratch"
+want="sbatch --array=0-1 -o $D/logs/build-%A_%a.out $recipe/passnet-shard.sbatch $c build $sources
+build JOB1
+sbatch --dependency=afterok:JOB1 -o $D/logs/merge-%j.out $recipe/passnet-merge.sbatch $c --out $TEST_TMP/out --calibrate
+merge JOB2
+sbatch --array=0-1 --dependency=afterok:JOB2 -o $D/logs/exec-%A_%a.out $recipe/passnet-shard.sbatch $c exec --from $TEST_TMP/out --trials 1
+exec JOB3
+sbatch --dependency=afterok:JOB3 -o $D/logs/merge-profiles-%j.out $recipe/passnet-merge.sbatch $c --out $TEST_TMP/out --prefix profile
+merge-profiles JOB4"
+expect_eq "$out" "$want" "submit --dry-run --exec"
+
+# ---- (a) the tasks run by hand, each as Slurm would start it ----
+# A passnet that logs every command the scripts run, then runs it.
+logged="$TEST_TMP/passnet-logged"
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec "%s" "$@"\n' "$TEST_TMP/commands" "$PASSNET" >"$logged"
+chmod +x "$logged"
+node="$TEST_TMP/node-local"
+mkdir -p "$node"
+
+# The merge refuses while a shard is missing, and names it.
+SLURM_JOB_ID=200 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
+	--out "$TEST_TMP/out" --passnet "$logged"
+[ "$status" -eq 1 ] || fail "merge without shards: expected exit 1, got $status: $out"
+expect_contains "$out" "$D/shard-0: missing" "merge without shards"
+[ ! -e "$TEST_TMP/out" ] || fail "a refused merge created its OUT"
+
+: >"$TEST_TMP/commands"
+want=""
+k=0
+while [ "$k" -lt $N ]; do
+	# SLURM_ARRAY_TASK_COUNT differs from N on purpose: a rerun of some
+	# tasks only, where the script must take N from --shards.
+	env SLURM_ARRAY_JOB_ID=100 SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=1 \
+		SLURM_JOB_ID=$((100 + k)) TMPDIR="$node" \
+		sh "$recipe/passnet-shard.sbatch" --shards $N --shared "$D" --passnet "$logged" \
+		build $build_opts "$@" >"$TEST_TMP/task-$k.log" 2>&1 ||
+		fail "task $k: $(cat "$TEST_TMP/task-$k.log")"
+	want="$want--db $node/passnet-shard-$k.$((100 + k))/store build --shard $k/$N $build_opts $sources
+"
+	[ -f "$D/shard-$k/data.mdb" ] || fail "task $k left no $D/shard-$k/data.mdb"
+	k=$((k + 1))
+done
+expect_eq "$(cat "$TEST_TMP/commands")" "${want%?}" "the commands of the array's tasks"
+[ -z "$(ls -A "$node")" ] || fail "the tasks left files on node-local disk: $(ls -A "$node")"
+[ -z "$(ls -A "$D" | grep -v '^shard-[0-2]$')" ] || fail "stray files in $D: $(ls -A "$D")"
+
+# Every shard is a part, none the whole: the test would prove nothing if
+# one shard held every model.
+pn --db "$TEST_TMP/one" ls
+total=$(printf '%s\n' "$out" | grep -c .)
+sum=0 nonempty=0
+for k in 0 1 2; do
+	pn --db "$D/shard-$k" ls
+	[ "$status" -eq 0 ] || fail "ls shard-$k: $out"
+	c=$(printf '%s\n' "$out" | grep -c . || true)
+	sum=$((sum + c))
+	[ "$c" -eq 0 ] || nonempty=$((nonempty + 1))
+done
+[ "$sum" -eq "$total" ] || fail "the shards hold $sum models, the one-process build $total"
+[ "$nonempty" -ge 2 ] || fail "only $nonempty of $N shards hold models"
+
+# A task with cores of its own passes them on as -j.
+: >"$TEST_TMP/commands"
+env SLURM_ARRAY_TASK_ID=1 SLURM_CPUS_PER_TASK=2 SLURM_JOB_ID=300 TMPDIR="$node" \
+	sh "$recipe/passnet-shard.sbatch" --shards $N --shared "$D" --passnet "$logged" \
+	build $build_opts "$@" >"$TEST_TMP/task-1b.log" 2>&1 || fail "task 1 again: $(cat "$TEST_TMP/task-1b.log")"
+expect_eq "$(cat "$TEST_TMP/commands")" \
+	"--db $node/passnet-shard-1.300/store -j 2 build --shard 1/$N $build_opts $sources" "a task with 2 CPUs"
+
+# The merge job.
+: >"$TEST_TMP/commands"
+SLURM_JOB_ID=201 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
+	--out "$TEST_TMP/out" --passnet "$logged"
+[ "$status" -eq 0 ] || fail "merge: $out"
+expect_eq "$(cat "$TEST_TMP/commands")" "--db $node/passnet-merge.201/store merge $D/shard-0 $D/shard-1 $D/shard-2
+--db $TEST_TMP/out stats --brief" "the merge job's commands"
+[ -z "$(ls -A "$node")" ] || fail "the merge left files on node-local disk: $(ls -A "$node")"
+dump "$TEST_TMP/out" "$TEST_TMP/out.dump"
+cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/out.dump" ||
+	fail "the merged store differs from a one-process build (mdb_dump -a $TEST_TMP/one, $TEST_TMP/out)"
+
+# The merge job run again (a requeue) merges into the existing OUT and
+# leaves it as it was.
+SLURM_JOB_ID=202 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
+	--out "$TEST_TMP/out" --passnet "$PASSNET"
+[ "$status" -eq 0 ] || fail "merge again: $out"
+dump "$TEST_TMP/out" "$TEST_TMP/out2.dump"
+cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/out2.dump" || fail "merging again into OUT changed it"
+echo "by hand: $N tasks and the merge give the one-process store ($total models)"
+
+# ---- (b) a real single-node Slurm cluster ----
+# slurmd starts each job as its user, so it runs as root.
+[ "$(id -u)" = 0 ] || fail "part (b) starts slurmd, which needs root (run as root, or see contrib/slurm/README.md)"
+for tool in munged mungekey slurmctld slurmd sbatch scontrol; do
+	command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
+		fail "no $tool (make deps installs slurm-wlm and munge)"
+done
+PATH="$PATH:/usr/sbin"
+cl="$TEST_TMP/cluster"
+mkdir -p "$cl/munge" "$cl/socket" "$cl/state" "$cl/spool" "$cl/log"
+# munged refuses a socket its clients could not reach: every folder above
+# the socket must be searchable by all.
+chmod 711 "$TEST_TMP"
+chmod 700 "$cl/munge"
+chmod 755 "$cl" "$cl/socket"
+
+daemons=""
+# Stops the jobs, then every daemon this test started, by its pid.
+stop_cluster() {
+	if [ -n "$daemons" ]; then
+		scancel --quiet --user=root >/dev/null 2>&1 || true
+		for pid in $daemons; do kill "$pid" 2>/dev/null || true; done
+		for pid in $daemons; do wait "$pid" 2>/dev/null || true; done
+		daemons=""
+	fi
+}
+trap stop_cluster EXIT
+trap 'stop_cluster; exit 1' INT TERM
+
+mungekey --create --keyfile="$cl/munge/munge.key" || fail "mungekey failed"
+munged --foreground --key-file="$cl/munge/munge.key" --socket="$cl/socket/munge" \
+	--pid-file="$cl/munge/pid" --log-file="$cl/log/munged.log" --seed-file="$cl/munge/seed" \
+	>"$cl/log/munged.out" 2>&1 &
+daemons="$daemons $!"
+
+# Two ports free now (the kernel's choice), for slurmctld and slurmd.
+ports=$("$PY" -c '
+import socket
+socks = [socket.socket() for _ in range(2)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))')
+ctld_port=${ports% *}
+slurmd_port=${ports#* }
+host=$(hostname -s)
+export SLURM_CONF="$cl/slurm.conf"
+# No cgroups (a container has none to give), no accounting database.
+cat >"$SLURM_CONF" <<EOF
+ClusterName=passnet-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+AuthType=auth/munge
+AuthInfo=socket=$cl/socket/munge
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$cl/state
+SlurmdSpoolDir=$cl/spool
+SlurmctldPidFile=$cl/slurmctld.pid
+SlurmdPidFile=$cl/slurmd.pid
+SlurmctldLogFile=$cl/log/slurmctld.log
+SlurmdLogFile=$cl/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+NodeName=$host NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+
+# The munge socket first: slurmctld and slurmd authenticate through it.
+tries=0
+until munge -S "$cl/socket/munge" -n </dev/null 2>/dev/null | unmunge -S "$cl/socket/munge" >/dev/null 2>&1; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 100 ] || fail "munged did not start: $(cat "$cl/log/munged.out" "$cl/log/munged.log" 2>&1)"
+	sleep 0.1
+done
+slurmctld -D -c -f "$SLURM_CONF" >"$cl/log/slurmctld.out" 2>&1 &
+daemons="$daemons $!"
+slurmd -D -f "$SLURM_CONF" -N "$host" >"$cl/log/slurmd.out" 2>&1 &
+daemons="$daemons $!"
+
+cluster_logs() { tail -n 20 "$cl/log/"*.log "$cl/log/"*.out 2>&1; }
+tries=0
+until sinfo -h -o %T 2>/dev/null | grep -q idle; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 300 ] || fail "the node did not come up: $(sinfo 2>&1; cluster_logs)"
+	sleep 0.1
+done
+
+S="$TEST_TMP/slurm-shared"
+started=$(date +%s)
+script submit.sh --shards $N --shared "$S" --out "$TEST_TMP/slurm-out" --local "$TEST_TMP/slurm-node" \
+	--passnet "$PASSNET" -- $build_opts "$@"
+[ "$status" -eq 0 ] || fail "submit.sh: $out"
+build_job=$(printf '%s\n' "$out" | sed -n 's/^build //p')
+merge_job=$(printf '%s\n' "$out" | sed -n 's/^merge //p')
+[ -n "$build_job" ] && [ -n "$merge_job" ] || fail "submit.sh printed no job ids: $out"
+
+# state JOB: the job's state (of its first task, for an array).
+state() { scontrol -o show job "$1" 2>/dev/null | sed -n '1s/.* JobState=\([A-Z_]*\).*/\1/p'; }
+tries=0
+while :; do
+	st=$(state "$merge_job")
+	case "$st" in
+	COMPLETED) break ;;
+	FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
+		fail "merge job $merge_job ended $st: $(cat "$S/logs/"* 2>&1)" ;;
+	esac
+	# An array task that failed leaves the merge pending for ever.
+	scontrol -o show job "$merge_job" 2>/dev/null | grep -q 'Reason=DependencyNeverSatisfied' &&
+		fail "the array failed, the merge can never start: $(cat "$S/logs/"* 2>&1)"
+	tries=$((tries + 1))
+	# A guard against a hang, not a timing assertion: 10 minutes.
+	[ "$tries" -lt 3000 ] || fail "the jobs did not finish: $(squeue 2>&1; cluster_logs)"
+	sleep 0.2
+done
+elapsed=$(($(date +%s) - started))
+for k in 0 1 2; do
+	st=$(state "${build_job}_$k")
+	expect_eq "$st" COMPLETED "array task $k"
+	[ -f "$S/logs/build-${build_job}_$k.out" ] || fail "no log of array task $k in $S/logs"
+done
+dump "$TEST_TMP/slurm-out" "$TEST_TMP/slurm-out.dump"
+cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/slurm-out.dump" ||
+	fail "the store Slurm built differs from a one-process build (mdb_dump -a $TEST_TMP/one, $TEST_TMP/slurm-out)"
+stop_cluster
+echo "slurm: array $build_job ($N tasks) and merge $merge_job give the one-process store (${elapsed} s)"
