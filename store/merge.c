@@ -41,6 +41,7 @@ typedef struct merger {
 typedef struct decision {
 	int take_in;            /* write the input's bytes (or `write`) */
 	int in_won;             /* a conflict settled for the input's side */
+	int same;               /* the records differ only where the rule ignores */
 	int conflict;           /* no rule settled it */
 	pn_bytes write;         /* when set: these bytes instead of the input's */
 } decision;
@@ -309,8 +310,9 @@ static int decide_source(merger *m, pn_bytes cur, pn_bytes in, decision *d)
 	if (pack_into(&m->a, &keep->base))
 		goto out;
 	pn_bytes now = {m->a.p, m->a.n};
-	*d = (decision){.take_in = !bytes_eq(now, cur), .in_won = c < 0, .conflict = c != 0,
-			.write = now};
+	int changed = !bytes_eq(now, cur);
+	*d = (decision){.take_in = changed, .in_won = c < 0, .conflict = c != 0, .write = now,
+			.same = !changed && c == 0};
 	rc = 0;
 out:
 	if (sc)
@@ -364,10 +366,10 @@ static int merge_record(void *ud, pn_bytes key, pn_bytes in)
 	if (d.conflict) {
 		m->c->conflicts++;
 		report_conflict(m, key, cur, in, d.in_won);
-	} else if (d.take_in) {
-		m->c->resolved++;
+	} else if (d.same) {
+		m->c->equal++;   /* a source whose counts differ: they are redone */
 	} else {
-		m->c->equal++;   /* the store's copy is the one the rule keeps */
+		m->c->resolved++;
 	}
 	if (!d.take_in)
 		return 0;
