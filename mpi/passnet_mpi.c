@@ -38,16 +38,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define TAG_ASK 1     /* worker -> rank 0: a batch, please */
 #define TAG_BATCH 2   /* rank 0 -> worker: B hashes (33 bytes each), none = done */
@@ -111,19 +110,31 @@ static int agree(int status)
 /* --- child processes ------------------------------------------------------------------ */
 
 /* Runs argv (argv[0] the program path), stdout to out_path when given;
- * returns its exit status, or 128 + the signal that ended it. */
+ * returns its exit status, or 128 + the signal that ended it.  The child
+ * dies with its rank (PR_SET_PDEATHSIG): a rank killed mid-run leaves no
+ * passnet writing on into the store the rerun merges. */
 static int run(char **argv, const char *out_path)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	if (out_path)
-		posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	pid_t pid;
-	int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc) {
-		fprintf(stderr, "passnet-mpi: %s: %s\n", argv[0], strerror(rc));
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "passnet-mpi: fork: %s\n", strerror(errno));
 		return 127;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);   /* the rank died before the line above */
+		if (out_path) {
+			int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(127);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		fprintf(stderr, "passnet-mpi: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
 	}
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
@@ -460,6 +471,24 @@ static int exec_stage(const job *j, char **args, int nargs)
 	return agree(failed || merged ? 1 : 0);
 }
 
+/* Rank 0 after a job that went through: the work folder held only shard
+ * stores (merged and removed by now) and the plan and batch lists. */
+static void tidy_work(const job *j)
+{
+	DIR *d = opendir(j->work);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strstr(e->d_name, ".txt")) {
+			char p[PATH_MAX];
+			snprintf(p, sizeof p, "%s/%s", j->work, e->d_name);
+			unlink(p);
+		}
+	}
+	closedir(d);
+	rmdir(j->work);   /* fails, harmlessly, when something else is there */
+}
+
 /* --- the command line ----------------------------------------------------------------- */
 
 static void find_passnet(job *j)
@@ -548,6 +577,8 @@ int main(int argc, char **argv)
 		rc = exec_stage(&j, j.args, j.nargs);
 	if (!rc && !strcmp(what, "all"))
 		rc = exec_stage(&j, j.exec_args, j.n_exec_args);
+	if (j.rank == 0 && !rc)
+		tidy_work(&j);
 	if (j.rank == 0)
 		fprintf(stderr, "passnet-mpi: %s over %d ranks %s in %.1f s (store %s)\n", what, j.size,
 			rc ? "failed" : "done", MPI_Wtime() - t0, j.db);
