@@ -1,6 +1,6 @@
 # passnet merge: shard stores merged in any order or grouping give the store
 # one machine builds from the same sources (mdb_dump -a byte-identical),
-# merging again changes nothing, and a conflict is reported, counted, and
+# merging again changes nothing, a killed merge run again converges, and a conflict is reported, counted, and
 # settled the same way whatever the order.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
@@ -56,6 +56,22 @@ expect_contains "$out" " 0 records added" "merging SB again"
 expect_contains "$out" " 0 conflicts" "merging SB again"
 dump M3 M3b.dump
 same M3 M3b "merging SB into M3 again"
+
+# Killed mid-way (small write batches: many commits), merged again: the
+# same store as an uninterrupted merge.
+killed=0
+for delay in 0.2 0.5; do
+	rm -rf K
+	PASSNET_WRITE_BATCH=8192 "$PASSNET" --db K -q merge SA SB SC >/dev/null 2>&1 &
+	pid=$!
+	sleep "$delay"
+	if kill -9 "$pid" 2>/dev/null; then killed=$((killed + 1)); fi
+	wait "$pid" 2>/dev/null || true
+	merge K SA SB SC
+	dump K K.dump
+	same ONE K "a merge killed at ${delay}s, then run again"
+done
+[ "$killed" -gt 0 ] || fail "no merge was still going when killed: the test proved nothing"
 
 # --json: the totals and the tables.
 pn --db M4 --json merge SA SB SC
