@@ -10,6 +10,7 @@
 #                     in build/san/ (tests/sanitize.sh); any report fails
 #   make test-tsan    ThreadSanitizer (clang, libomp, Archer) over the unit tests
 #                     of the OpenMP paths, in build/tsan/
+#   make mpi          bin/passnet-mpi, the MPI driver (needs libopenmpi-dev)
 #   make corpus       deps + build + the main job on the default corpus
 #   make bench-...    benchmarks; each prints its figures (bench-ort: against
 #                     ONNX Runtime, needs node and npm)
@@ -45,7 +46,7 @@ DEB_BUILD := gcc make pkg-config libarchive-dev libprotobuf-c-dev protobuf-c-com
              liblmdb-dev libxxhash-dev libonnx-dev nettle-dev libcurl4-openssl-dev \
              libjson-c-dev
 DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-numpy \
-             zip unzip xz-utils bzip2 dpkg-dev chromium
+             zip unzip xz-utils bzip2 dpkg-dev chromium openmpi-bin libopenmpi-dev
 # `make fuzz`: clang with its sanitizer and libFuzzer runtimes, and clang's
 # OpenMP runtime (the library is built with -fopenmp by clang too).
 DEB_FUZZ  := clang libclang-rt-dev libomp-dev
@@ -68,7 +69,7 @@ FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json
 FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
-.PHONY: FORCE all deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
+.PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
         bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
@@ -122,6 +123,18 @@ bin/passnet: build/obj/passnet.o $(LIB_OBJ)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# bin/passnet-mpi (mpi/passnet_mpi.c): the MPI driver, built only by `make
+# mpi` (and by `make test`, whose deps install OpenMPI): plain `make` does
+# not need OpenMPI.  It coordinates ranks and runs bin/passnet, so it links
+# OpenMPI alone, found by pkg-config (Debian's libopenmpi-dev: ompi-c).
+mpi: bin/passnet bin/passnet-mpi
+bin/passnet-mpi: mpi/passnet_mpi.c
+	@mkdir -p bin
+	@pkg-config --exists ompi-c || { echo "make mpi: OpenMPI not found (make deps installs libopenmpi-dev)"; exit 1; }
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(OPT) -g -std=c11 -Wall -Wextra -Werror -Wno-format-truncation $$(pkg-config --cflags ompi-c) $< \
+	  $$(pkg-config --libs ompi-c) -o $@
 
 build/tests/%: tests/unit/%.c $(LIB_OBJ) | $(GEN_HDR)
 	@mkdir -p build/tests
@@ -216,7 +229,7 @@ fuzz-run: deps
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BIN) $(TOOLS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all bin/passnet-mpi $(UNIT_BIN) $(TOOLS)
 	@tests/run-all.sh
 
 # The CLI tests that read a corpus (tests/cli/lib.sh: need_corpus), on

@@ -1,17 +1,20 @@
 /*
  * exec.c - `passnet exec`: profile the stored subgraphs.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "common/util.h"
 #include "exec/profile.h"
 #include "partition/partition.h"
 
 static pn_profile_opts po = {.warmups = 3, .trials = 5, .max_repeats = 3, .seed = 1};
-static const char *strategy, *redo;
+static const char *strategy, *redo, *only;
+static int plan_only;
 
 static const pn_option options[] = {
 	PN_INT(0, "warmup", "W", &po.warmups, "3", "untimed runs before the trials"),
@@ -28,6 +31,13 @@ static const pn_option options[] = {
 	PN_STRING(0, "redo", "FLAG,...", &redo, NULL,
 		  "measure again the subgraphs whose profile has one of these flags (e.g. "
 		  "unstable,parallel-slowdown after a run that shared the machine), and only those"),
+	PN_STRING(0, "only", "FILE", &only, NULL,
+		  "only the subgraphs whose hashes FILE lists (one 32-digit hex hash a line; "
+		  "passnet-mpi hands out its batches so); an empty FILE runs only the calibration "
+		  "and the ranges phase"),
+	PN_FLAG(0, "plan", &plan_only,
+		"print the hashes of the subgraphs this run would profile, in the order it would, "
+		"one a line, and profile none (the calibration and the ranges phase run as usual)"),
 	PN_CALLBACK1(0, "shard", "K/N", &po.shard, pn_opt_shard, "0/1: every subgraph",
 		    "profile only the subgraphs whose hash falls in shard K of N (the ranges "
 		    "phase runs every model; see More than one machine)"),
@@ -122,6 +132,67 @@ int pn_run_exec(pn_ctx *ctx, const pn_profile_opts *o)
 	return 0;
 }
 
+/* --only FILE: the hashes, sorted, for a binary search per subgraph. */
+typedef struct hash_set {
+	uint8_t (*h)[16];
+	size_t n;
+} hash_set;
+
+static hash_set only_set;
+
+static int cmp_hash(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+static int in_only_set(void *ud, const uint8_t hash[16])
+{
+	const hash_set *hs = ud;
+	return hs->n && bsearch(hash, hs->h, hs->n, 16, cmp_hash) != NULL;
+}
+
+static int read_only_file(const char *path, hash_set *hs)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return pn_die("--only: %s: %s", path, strerror(errno));
+	char line[256];
+	size_t cap = 0;
+	for (int no = 1; fgets(line, sizeof line, f); no++) {
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[0])
+			continue;
+		pn_key k;
+		if (pn_key_parse(line, &k)) {
+			fclose(f);
+			return pn_die("--only: %s: line %d: not a 32-digit hex hash: '%s'", path, no,
+				      line);
+		}
+		if (hs->n == cap) {
+			cap = cap ? cap * 2 : 256;
+			void *g = realloc(hs->h, cap * 16);
+			if (!g) {
+				fclose(f);
+				return pn_die("out of memory");
+			}
+			hs->h = g;
+		}
+		memcpy(hs->h[hs->n++], k.b, 16);
+	}
+	fclose(f);
+	if (hs->n)
+		qsort(hs->h, hs->n, 16, cmp_hash);
+	return 0;
+}
+
+static void print_planned(void *ud, const uint8_t hash[16])
+{
+	(void)ud;
+	char hex[33];
+	pn_hex(hash, 16, hex);
+	printf("%s\n", hex);
+}
+
 static int check(pn_ctx *ctx)
 {
 	(void)ctx;
@@ -136,13 +207,25 @@ static int check(pn_ctx *ctx)
 	}
 	if (po.trials < 1 || po.warmups < 0 || po.max_repeats < 0)
 		return pn_die("--trials must be at least 1, --warmup and --repeats at least 0");
+	if (only) {
+		if (read_only_file(only, &only_set))
+			return 1;
+		po.accept = in_only_set;
+		po.accept_ud = &only_set;
+	}
+	if (plan_only)
+		po.on_plan = print_planned;
 	return 0;
 }
 
 static int run(pn_ctx *ctx)
 {
 	po.threads = ctx->threads;
-	return pn_run_exec(ctx, &po);
+	if (!plan_only)
+		return pn_run_exec(ctx, &po);
+	char err[PN_ERRLEN];
+	pn_profile_stats s;
+	return pn_exec_stage(ctx->store, &po, &s, err) ? pn_die("exec: %s", err) : 0;
 }
 
 const pn_cmd_spec pn_cmd_exec = {

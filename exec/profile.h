@@ -53,6 +53,11 @@ typedef struct pn_profile_opts {
 	pn_shard shard;
 	int (*accept)(void *ud, const uint8_t hash[16]);
 	void *accept_ud;
+	/* When set, the stage stops after planning: it calls on_plan for each
+	 * subgraph it would measure, in the order it would, and measures none
+	 * (calibration and the ranges phase run as usual). */
+	void (*on_plan)(void *ud, const uint8_t hash[16]);
+	void *on_plan_ud;
 } pn_profile_opts;
 
 /* Where the time of measuring went, in seconds summed over subgraphs (the

@@ -377,6 +377,13 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 	int64_t n = o->limit > 0 && o->limit < pl.n ? o->limit : pl.n;
 	double tq = pn_now();
 	stats->plan_s = tq - tp;
+	if (o->on_plan) {
+		for (int64_t i = 0; i < n; i++)
+			o->on_plan(o->on_plan_ud, pl.items[i].key);
+		free(pl.items);
+		stats->seconds = pn_now() - t0;
+		return rc;
+	}
 	pcommit c = {.last = pn_now()};
 	if (!rc)
 		rc = pn_writer_open(st, &c.w, 0, err);

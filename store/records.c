@@ -117,6 +117,12 @@ static int walk_fields(const uint8_t *p, const uint8_t *end, field_fn fn, void *
 	return 2;
 }
 
+int pn_walk_fields(const void *rec, size_t len, pn_field_fn fn, void *ud)
+{
+	const uint8_t *p = rec;
+	return walk_fields(p, p + len, fn, ud);
+}
+
 typedef struct key_field {
 	uint64_t field;
 	uint8_t *out;

@@ -57,6 +57,15 @@ int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
 int pn_put_msg(pn_writer *w, int table, const void *key, size_t klen, const ProtobufCMessage *msg,
 	       char *err);
 
+/* Walks the top-level fields of a protobuf record: calls fn for each with
+ * its number, wire type, its whole bytes [start, next) and, for a
+ * length-delimited field, its body [body, next) (NULL otherwise); fn
+ * returns non-zero to stop.  0 when the bytes end inside a field
+ * (malformed), 1 when fn stopped the walk, else 2. */
+typedef int (*pn_field_fn)(void *ud, uint64_t field, int wire, const uint8_t *start,
+			   const uint8_t *body, const uint8_t *next);
+int pn_walk_fields(const void *rec, size_t len, pn_field_fn fn, void *ud);
+
 /* Id of a place: XXH3-128 of "source\0path". */
 pn_key pn_place_key(const char *source, const char *path);
 
