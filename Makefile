@@ -47,6 +47,9 @@ DEB_BUILD := gcc make pkg-config libarchive-dev libprotobuf-c-dev protobuf-c-com
              libjson-c-dev
 DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-numpy \
              zip unzip xz-utils bzip2 dpkg-dev chromium openmpi-bin libopenmpi-dev
+# tests/cli/slurm_recipe.sh starts a single-node Slurm cluster of its own
+# (slurmctld, slurmd, munged) to run contrib/slurm's job array on.
+DEB_TEST  += slurm-wlm munge
 # `make fuzz`: clang with its sanitizer and libFuzzer runtimes, and clang's
 # OpenMP runtime (the library is built with -fopenmp by clang too).
 DEB_FUZZ  := clang libclang-rt-dev libomp-dev

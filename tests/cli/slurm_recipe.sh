@@ -189,7 +189,7 @@ expect_eq "$(cat "$TEST_TMP/commands")" \
 SLURM_JOB_ID=201 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
 	--out "$TEST_TMP/out" --passnet "$logged"
 [ "$status" -eq 0 ] || fail "merge: $out"
-expect_eq "$(cat "$TEST_TMP/commands")" "--db $node/passnet-merge.201/store merge $D/shard-0 $D/shard-1 $D/shard-2
+expect_eq "$(cat "$TEST_TMP/commands")" "--db $node/passnet-merge.201/store merge --strict $D/shard-0 $D/shard-1 $D/shard-2
 --db $TEST_TMP/out stats --brief" "the merge job's commands"
 [ -z "$(ls -A "$node")" ] || fail "the merge left files on node-local disk: $(ls -A "$node")"
 dump "$TEST_TMP/out" "$TEST_TMP/out.dump"
@@ -204,6 +204,55 @@ SLURM_JOB_ID=202 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared
 dump "$TEST_TMP/out" "$TEST_TMP/out2.dump"
 cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/out2.dump" || fail "merging again into OUT changed it"
 echo "by hand: $N tasks and the merge give the one-process store ($total models)"
+
+# ---- (a) the exec phase by hand: merge with a calibration, N exec shards on
+# copies of it, a merge of their profiles; against one exec of that store ----
+exec_opts="--warmup 0 --trials 1 --repeats 1 --min-nodes 8"
+P="$TEST_TMP/profiled"
+SLURM_JOB_ID=210 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
+	--out "$P" --calibrate --passnet "$PASSNET"
+[ "$status" -eq 0 ] || fail "merge --calibrate: $out"
+pn --db "$P" calibrate --show
+[ "$status" -eq 0 ] || fail "merge --calibrate left no calibration: $out"
+mkdir "$TEST_TMP/ref"
+mdb_copy "$P" "$TEST_TMP/ref" || fail "mdb_copy $P"
+pn --db "$TEST_TMP/ref" exec $exec_opts
+[ "$status" -eq 0 ] || fail "one-process exec: $out"
+
+# profiles STORE: how many profiles STORE holds.
+profiles() { mdb_dump -s profiles "$1" | sed '1,/^HEADER=END/d' | grep -c '^ ' || true; }
+all=$(profiles "$TEST_TMP/ref")
+[ "$((all / 2))" -gt 0 ] || fail "the one-process exec profiled nothing: $out"
+
+: >"$TEST_TMP/commands"
+want=""
+sum=0 nonempty=0
+for k in 0 1 2; do
+	env SLURM_ARRAY_TASK_ID=$k SLURM_JOB_ID=$((110 + k)) TMPDIR="$node" \
+		sh "$recipe/passnet-shard.sbatch" --shards $N --shared "$D" --passnet "$logged" \
+		exec --from "$P" $exec_opts >"$TEST_TMP/exec-$k.log" 2>&1 ||
+		fail "exec task $k: $(cat "$TEST_TMP/exec-$k.log")"
+	want="$want--db $node/passnet-profile-$k.$((110 + k))/store exec --shard $k/$N $exec_opts
+"
+	c=$(profiles "$D/profile-$k")
+	sum=$((sum + c / 2))
+	[ "$c" -eq 0 ] || nonempty=$((nonempty + 1))
+done
+expect_eq "$(cat "$TEST_TMP/commands")" "${want%?}" "the commands of the exec array's tasks"
+[ "$sum" -eq "$((all / 2))" ] || fail "the exec shards hold $sum profiles, one exec $((all / 2))"
+[ "$nonempty" -ge 2 ] || fail "only $nonempty of $N exec shards profiled anything"
+
+: >"$TEST_TMP/commands"
+SLURM_JOB_ID=211 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
+	--out "$P" --prefix profile --passnet "$logged"
+[ "$status" -eq 0 ] || fail "merge of the profiles: $out"
+expect_eq "$(cat "$TEST_TMP/commands")" "--db $node/passnet-merge.211/store merge --strict $D/profile-0 $D/profile-1 $D/profile-2
+--db $P stats --brief" "the profile merge's commands"
+dump "$TEST_TMP/ref" "$TEST_TMP/ref.dump"
+dump "$P" "$TEST_TMP/profiled.dump"
+diff=$("$PY" "$ROOT/tests/cli/store_diff.py" "$TEST_TMP/ref.dump" "$TEST_TMP/profiled.dump" --apart-from-measurements) ||
+	fail "the merged exec shards differ from one exec (apart from times): $diff"
+echo "by hand: $N exec shards and their merge give one exec's store but for times ($((all / 2)) profiles)"
 
 # ---- (b) a real single-node Slurm cluster ----
 # slurmd starts each job as its user, so it runs as root.
@@ -305,25 +354,31 @@ done
 S="$TEST_TMP/slurm-shared"
 started=$(date +%s)
 script submit.sh --shards $N --shared "$S" --out "$TEST_TMP/slurm-out" --local "$TEST_TMP/slurm-node" \
-	--passnet "$PASSNET" -- $build_opts "$@"
+	--passnet "$PASSNET" --exec --exec-opts "$exec_opts" -- $build_opts "$@"
 [ "$status" -eq 0 ] || fail "submit.sh: $out"
-build_job=$(printf '%s\n' "$out" | sed -n 's/^build //p')
-merge_job=$(printf '%s\n' "$out" | sed -n 's/^merge //p')
-[ -n "$build_job" ] && [ -n "$merge_job" ] || fail "submit.sh printed no job ids: $out"
+job_of() { printf '%s\n' "$out" | sed -n "s/^$1 //p"; }
+build_job=$(job_of build)
+merge_job=$(job_of merge)
+exec_job=$(job_of exec)
+final_job=$(job_of merge-profiles)
+[ -n "$build_job" ] && [ -n "$merge_job" ] && [ -n "$exec_job" ] && [ -n "$final_job" ] ||
+	fail "submit.sh printed no job ids: $out"
 
 # state JOB: the job's state (of its first task, for an array).
 state() { scontrol -o show job "$1" 2>/dev/null | sed -n '1s/.* JobState=\([A-Z_]*\).*/\1/p'; }
 tries=0
 while :; do
-	st=$(state "$merge_job")
+	st=$(state "$final_job")
 	case "$st" in
 	COMPLETED) break ;;
 	FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
-		fail "merge job $merge_job ended $st: $(cat "$S/logs/"* 2>&1)" ;;
+		fail "the last merge, job $final_job, ended $st: $(cat "$S/logs/"* 2>&1)" ;;
 	esac
-	# An array task that failed leaves the merge pending for ever.
-	scontrol -o show job "$merge_job" 2>/dev/null | grep -q 'Reason=DependencyNeverSatisfied' &&
-		fail "the array failed, the merge can never start: $(cat "$S/logs/"* 2>&1)"
+	# A job that failed leaves those after it pending for ever.
+	for j in $merge_job $exec_job $final_job; do
+		scontrol -o show job "$j" 2>/dev/null | grep -q 'Reason=DependencyNeverSatisfied' &&
+			fail "job $j can never start, one before it failed: $(cat "$S/logs/"* 2>&1)"
+	done
 	tries=$((tries + 1))
 	# A guard against a hang, not a timing assertion: 10 minutes.
 	[ "$tries" -lt 3000 ] || fail "the jobs did not finish: $(squeue 2>&1; cluster_logs)"
@@ -331,12 +386,22 @@ while :; do
 done
 elapsed=$(($(date +%s) - started))
 for k in 0 1 2; do
-	st=$(state "${build_job}_$k")
-	expect_eq "$st" COMPLETED "array task $k"
-	[ -f "$S/logs/build-${build_job}_$k.out" ] || fail "no log of array task $k in $S/logs"
+	for j in "$build_job:build" "$exec_job:exec"; do
+		expect_eq "$(state "${j%:*}_$k")" COMPLETED "${j#*:} task $k"
+		[ -f "$S/logs/${j#*:}-${j%:*}_$k.out" ] || fail "no log of ${j#*:} task $k in $S/logs"
+	done
 done
+expect_eq "$(state "$merge_job")" COMPLETED "the merge job"
+# The shard stores Slurm left, merged by hand: the one-process build.
+pn --db "$TEST_TMP/slurm-shards" merge "$S/shard-0" "$S/shard-1" "$S/shard-2"
+[ "$status" -eq 0 ] || fail "merge of Slurm's shards: $out"
+dump "$TEST_TMP/slurm-shards" "$TEST_TMP/slurm-shards.dump"
+cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/slurm-shards.dump" ||
+	fail "the shards Slurm built, merged, differ from a one-process build (mdb_dump -a $TEST_TMP/one, $TEST_TMP/slurm-shards)"
+# The end of the chain: the store profiled by hand above, but for what
+# this node's calibration and timings measured.
 dump "$TEST_TMP/slurm-out" "$TEST_TMP/slurm-out.dump"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/slurm-out.dump" ||
-	fail "the store Slurm built differs from a one-process build (mdb_dump -a $TEST_TMP/one, $TEST_TMP/slurm-out)"
+diff=$("$PY" "$ROOT/tests/cli/store_diff.py" "$TEST_TMP/profiled.dump" "$TEST_TMP/slurm-out.dump" --apart-from-measurements) ||
+	fail "the store Slurm built and profiled differs from the one built and profiled by hand: $diff"
 stop_cluster
-echo "slurm: array $build_job ($N tasks) and merge $merge_job give the one-process store (${elapsed} s)"
+echo "slurm: build array $build_job, merge $merge_job, exec array $exec_job, merge $final_job ($N tasks each) give the by-hand store (${elapsed} s)"
