@@ -219,6 +219,12 @@ mdb_copy "$P" "$TEST_TMP/ref" || fail "mdb_copy $P"
 pn --db "$TEST_TMP/ref" exec $exec_opts
 [ "$status" -eq 0 ] || fail "one-process exec: $out"
 
+SLURM_ARRAY_TASK_ID=0 TMPDIR="$node" script passnet-shard.sbatch --shards $N --shared "$D" \
+	--passnet "$PASSNET" exec --from "$TEST_TMP/nothing"
+[ "$status" -eq 1 ] || fail "exec from no store: expected exit 1, got $status: $out"
+expect_contains "$out" "$TEST_TMP/nothing: no store" "exec from no store"
+[ ! -e "$D/profile-0" ] || fail "an exec task without a store left $D/profile-0"
+
 # profiles STORE: how many profiles STORE holds.
 profiles() { mdb_dump -s profiles "$1" | sed '1,/^HEADER=END/d' | grep -c '^ ' || true; }
 all=$(profiles "$TEST_TMP/ref")
