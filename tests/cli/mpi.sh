@@ -14,7 +14,7 @@
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 
-MPI_BIN=${PASSNET_MPI:-$(dirname "$PASSNET")/passnet-mpi}
+MPI_BIN=${PASSNET_MPI:-$ROOT/bin/passnet-mpi}
 [ -x "$MPI_BIN" ] || fail "no $MPI_BIN (make mpi; make test builds it)"
 command -v mpirun >/dev/null || fail "no mpirun (make deps installs openmpi-bin)"
 # CI and containers run as root, which mpirun refuses unless told
