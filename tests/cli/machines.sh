@@ -110,6 +110,20 @@ expect_contains "$page" 'id="machine-table"' "machines in the report"
 expect_contains "$page" "<code>$a</code></td><td>$here</td>" "first machine in the report"
 expect_contains "$page" "<code>$b</code> *</td><td>node-b</td>" "node-b in the report"
 
+pn --db "$copy" doctor
+[ "$status" -eq 0 ] || fail "doctor on the copy: $out"
+# doctor: a machine record whose id is not the hash of its bytes (machine
+# a's record put under another id with lmdb-utils) is a problem
+bad="$TEST_TMP/bad"
+cp -r "$copy" "$bad"
+mdb_dump -s meta -p "$bad" | awk -v k=" machine/$a" 'p { print; exit } $0 == k { p = 1 }' >"$TEST_TMP/val"
+[ -s "$TEST_TMP/val" ] || fail "mdb_dump shows no machine/$a"
+{ printf 'VERSION=3\nformat=print\ntype=btree\nHEADER=END\n machine/0000000000000000\n'
+  cat "$TEST_TMP/val"; printf 'DATA=END\n'; } | mdb_load -s meta "$bad" || fail "mdb_load"
+pn --db "$bad" doctor
+[ "$status" -eq 1 ] || fail "doctor should find the misnamed machine: $out"
+expect_contains "$out" "meta machine/0000000000000000: its bytes hash to machine $a" "doctor names it"
+
 # the original store still has one machine, its own
 check_store "$db" 1 >/dev/null
 echo "profiles keep their machine: $a ($here) and $b (node-b)"

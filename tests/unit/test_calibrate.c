@@ -12,6 +12,8 @@
  *   5. a machine is found by its id; unknown and malformed ids are not
  *   6. a record of the old layout (no host) reads as naming no machine
  *   7. the host name is $PASSNET_HOSTNAME when set
+ *   8. exec adopts a calibration of the old layout as this machine's
+ *      (without measuring) and keeps it as a machine record
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 
 #include "common/err.h"
 #include "exec/calibrate.h"
+#include "exec/profile.h"
 #include <xxhash.h>
 #include "passnet.pb-c.h"
 
@@ -363,6 +366,45 @@ static void test_host_override(void **state)
 	assert_true(model[0] != 0);
 }
 
+/* On a store with no models, exec's only work is the calibration: the old
+ * record gets this machine's name and an id, its figures unchanged (had
+ * exec measured instead, they would not be these made-up ones). */
+static void test_exec_adopts_old_layout(void **state)
+{
+	(void)state;
+	char err[PN_ERRLEN] = "";
+	double old[] = {1, 1, 0.5, 123.25, 45.5};
+	Passnet__Meta m = PASSNET__META__INIT;
+	m.n_numbers = 5;
+	m.numbers = old;
+	uint8_t buf[128];
+	size_t n = passnet__meta__pack(&m, buf);
+	put_raw("calibration", 11, buf, n);
+	setenv("PASSNET_HOSTNAME", "old-node", 1);
+	pn_store *s;
+	assert_int_equal(pn_store_open(&s, db, 0, err), 0);
+	pn_profile_opts o = {.threads = 1, .warmups = 0, .trials = 1, .max_repeats = 1, .seed = 1};
+	pn_profile_stats st;
+	assert_int_equal(pn_exec_stage(s, &o, &st, err), 0);
+	pn_store_close(s);
+	unsetenv("PASSNET_HOSTNAME");
+	assert_int_equal(st.profiled, 0);
+	pn_calibration c;
+	assert_int_equal(get(&c, err), 0);
+	assert_string_equal(c.host, "old-node");
+	assert_true(c.cpu_model[0] != 0);
+	assert_int_equal(strlen(c.machine), 16);
+	assert_true(c.peak_gflops[1] == 123.25 && c.bandwidth_gbs[1] == 45.5);
+	assert_true(c.node_overhead_us == 0.5);
+	pn_calibration *l;
+	int k;
+	list_machines(&l, &k);
+	assert_int_equal(k, 1);
+	assert_string_equal(l[0].machine, c.machine);
+	assert_string_equal(l[0].host, "old-node");
+	free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_by_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_old_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_override, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_adopts_old_layout, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
