@@ -476,11 +476,10 @@ static void unlisted_profiles(const stats *s, int64_t *none, int64_t *unknown)
 	}
 }
 
-static const pn_calibration *machine_row(const stats *s, int i, int *threads)
+/* The thread count a machine's row shows: the most it was calibrated for. */
+static int max_threads(const pn_calibration *c)
 {
-	const pn_calibration *c = &s->machines[i];
-	*threads = c->max_threads < 1 ? 1 : c->max_threads;
-	return c;
+	return c->max_threads < 1 ? 1 : c->max_threads;
 }
 
 static void print_machines(const stats *s)
@@ -492,8 +491,8 @@ static void print_machines(const stats *s)
 	printf("machines    %d calibrated (* current); roofline at max threads, profiles measured "
 	       "there:\n", s->n_machines);
 	for (int i = 0; i < s->n_machines; i++) {
-		int t;
-		const pn_calibration *c = machine_row(s, i, &t);
+		const pn_calibration *c = &s->machines[i];
+		int t = max_threads(c);
 		printf("  %s %c %s, %s: %d thread%s, %.1f GFLOP/s, %.2f GB/s, %lld profiles\n",
 		       c->machine, strcmp(c->machine, s->current) ? ' ' : '*',
 		       c->host[0] ? c->host : "(host not recorded)", c->cpu_model[0] ? c->cpu_model : "?",
@@ -511,8 +510,8 @@ static void print_machines_json(const stats *s)
 {
 	printf("\"machines\":[");
 	for (int i = 0; i < s->n_machines; i++) {
-		int t;
-		const pn_calibration *c = machine_row(s, i, &t);
+		const pn_calibration *c = &s->machines[i];
+		int t = max_threads(c);
 		printf("%s{\"id\":\"%s\",\"current\":%s,\"host\":", i ? "," : "", c->machine,
 		       strcmp(c->machine, s->current) ? "false" : "true");
 		pn_json_str(stdout, c->host);
