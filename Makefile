@@ -310,7 +310,7 @@ $(SAN)/tools/mkprofiles: tests/tools/mkprofiles.c $(SAN_LIB_OBJ) | $(GEN_HDR)
 	$(Q)$(CC) $(SAN_CFLAGS) $(PKG_CFLAGS) $(SAN_LDFLAGS) $< $(SAN_LIB_OBJ) $(LDLIBS) -o $@
 
 sanitize-build:
-	@$(MAKE) --no-print-directory -j$(NPROC) $(SAN)/bin/passnet $(SAN_UNIT_BIN) $(SAN_TOOLS) \
+	@$(MAKE) --no-print-directory -j$(NPROC) $(SAN)/bin/passnet bin/passnet-mpi $(SAN_UNIT_BIN) $(SAN_TOOLS) \
 	  $(FUZZ_REPLAY) build/tools/canon_seeds
 
 test-sanitize: deps sanitize-build

@@ -31,6 +31,12 @@ static void print_calibration(const pn_calibration *c, const char *db, int json)
 	if (json) {
 		printf("{\"db\":");
 		pn_json_str(stdout, db);
+		printf(",\"machine\":");
+		pn_json_str(stdout, c->machine);
+		printf(",\"host\":");
+		pn_json_str(stdout, c->host);
+		printf(",\"cpu_model\":");
+		pn_json_str(stdout, c->cpu_model);
 		printf(",\"threads\":%d,", c->max_threads);
 		print_json_list("peak_gflops", c->peak_gflops, c->max_threads);
 		putchar(',');
@@ -38,6 +44,8 @@ static void print_calibration(const pn_calibration *c, const char *db, int json)
 		printf(",\"node_overhead_us\":%.6g}\n", c->node_overhead_us);
 		return;
 	}
+	printf("machine  %s: %s, %s\n", c->machine[0] ? c->machine : "(no id)",
+	       c->host[0] ? c->host : "(host not recorded)", c->cpu_model[0] ? c->cpu_model : "?");
 	printf("threads  peak GFLOP/s  bandwidth GB/s\n");
 	for (int t = 1; t <= c->max_threads; t++)
 		printf("%7d  %12.1f  %14.2f\n", t, c->peak_gflops[t], c->bandwidth_gbs[t]);
@@ -63,7 +71,7 @@ static int show(const pn_ctx *cli)
 	return 0;
 }
 
-static int store(pn_store *st, const pn_calibration *c, char *err)
+static int store(pn_store *st, pn_calibration *c, char *err)
 {
 	pn_writer *w;
 	if (pn_writer_open(st, &w, 0, err))
@@ -95,7 +103,7 @@ static int run(pn_ctx *cli)
 		return pn_die("calibrate: %s", err);
 	print_calibration(&c, cli->db, cli->json);
 	if (!cli->json && !cli->quiet)
-		printf("stored in %s (meta \"calibration\")\n", cli->db);
+		printf("stored in %s (meta \"calibration\" and \"machine/%s\")\n", cli->db, c.machine);
 	return 0;
 }
 
@@ -115,7 +123,11 @@ const pn_cmd_spec pn_cmd_calibrate = {
 		   "                 Relus on one element (median of 7 batches)\n"
 		   "N is -j/--threads (default: every core).  Each figure is the median of\n"
 		   "7 repetitions; it takes a few seconds, best on an otherwise idle machine.\n"
-		   "The store is created if missing; a previous calibration is replaced.\n"
+		   "The calibration names the machine: host name (gethostname, or\n"
+		   "$PASSNET_HOSTNAME when set) and CPU model.  It is kept as meta\n"
+		   "\"machine/<id>\" (id: XXH3-64 of the record) and made the store's current\n"
+		   "machine; profiles name the machine that measured them.\n"
+		   "The store is created if missing; a previous calibration stays as a machine.\n"
 		   "With --json, one JSON object.\n",
 	.run = run,
 };

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "canon/decode.h"
 #include "canon/form.h"
+#include "exec/calibrate.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/stage.h"
@@ -339,6 +341,64 @@ static int check_error(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
+/* meta "machine/<id>": its id is the hash of its bytes, and it reads as a
+ * calibration. */
+static int check_machine(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	char name[80], id[PN_MACHINE_ID_LEN + 1], err[PN_ERRLEN];
+	snprintf(name, sizeof name, "%.*s", (int)(key.len < 64 ? key.len : 64), (const char *)key.data);
+	snprintf(id, sizeof id, "%016llx", (unsigned long long)XXH3_64bits(val.data, val.len));
+	if (strcmp(name + 8, id)) {
+		problem(d, "meta %s: its bytes hash to machine %s", name, id);
+		return 0;
+	}
+	pn_calibration c;
+	if (pn_machine_get(d->t, id, &c, err))
+		problem(d, "%s", err);
+	return 0;
+}
+
+/* The current calibration is one of the machines, with the same figures. */
+static void check_current_machine(doctor *d)
+{
+	pn_calibration cur, m;
+	char err[PN_ERRLEN];
+	int rc = pn_calibration_get(d->t, &cur, err);
+	if (rc < 0)
+		problem(d, "%s", err);
+	if (rc || !cur.machine[0])
+		return;   /* none, or one of an older passnet: exec names it */
+	rc = pn_machine_get(d->t, cur.machine, &m, err);
+	if (rc)
+		problem(d, "meta calibration names machine %s, which is not stored", cur.machine);
+	else if (m.max_threads != cur.max_threads || strcmp(m.host, cur.host) ||
+		 memcmp(m.peak_gflops, cur.peak_gflops, sizeof m.peak_gflops) ||
+		 memcmp(m.bandwidth_gbs, cur.bandwidth_gbs, sizeof m.bandwidth_gbs))
+		problem(d, "meta calibration differs from its machine %s", cur.machine);
+}
+
+/* A profile decodes and names a stored machine (or none: an older passnet). */
+static int check_profile(void *ud, pn_bytes key, pn_bytes val)
+{
+	doctor *d = ud;
+	d->checked++;
+	char hex[33] = "?";
+	if (key.len == 16)
+		pn_hex(key.data, 16, hex);
+	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
+	if (!p) {
+		problem(d, "the profile of %s does not decode", hex);
+		return 0;
+	}
+	pn_calibration c;
+	char err[PN_ERRLEN];
+	if (p->machine && pn_machine_get(d->t, p->machine, &c, err))
+		problem(d, "the profile of %s names machine %s, which is not stored", hex, p->machine);
+	passnet__profile__free_unpacked(p, NULL);
+	return 0;
+}
+
 static int run(pn_ctx *ctx)
 {
 	doctor d = {.t = ctx->txn, .deep = deep};
@@ -353,6 +413,9 @@ static int run(pn_ctx *ctx)
 	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
 	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
 	pn_foreach(d.t, PN_T_RANGES, NULL, 0, check_ranges, &d);
+	pn_foreach(d.t, PN_T_PROFILES, NULL, 0, check_profile, &d);
+	pn_foreach(d.t, PN_T_META, "machine/", 8, check_machine, &d);
+	check_current_machine(&d);
 	for (int i = 0; i < d.np; i++) {
 		free(d.p[i].source);
 		free(d.p[i].path);
@@ -378,7 +441,9 @@ const pn_cmd_spec pn_cmd_doctor = {
 		   "every place's source is recorded; every candidate belongs to a stored\n"
 		   "model; every subgraph's key is the hash of its canonical bytes, which\n"
 		   "decode into a graph, and it occurs somewhere; every occurrence names a\n"
-		   "candidate that hashes to it.  Prints one line per problem and exits 1 if\n"
+		   "candidate that hashes to it; every profile decodes and names a stored\n"
+		   "machine, whose id is the hash of its record, as the current calibration's\n"
+		   "is.  Prints one line per problem and exits 1 if\n"
 		   "there is any.\n",
 	.run = run,
 };

@@ -127,6 +127,12 @@ static void json_profile(const Passnet__Profile *p)
 		printf(",\"median_us\":%.4g,\"iqr_us\":%.4g,\"bound_fused_us\":%.4g,"
 		       "\"bound_unfused_us\":%.4g", p->median_us, p->iqr_us, p->bound_fused_us,
 		       p->bound_unfused_us);
+	if (p->has_bound_fused_us)
+		printf(",\"flops\":%.17g,\"bytes_fused\":%.17g", p->flops, p->bytes_fused);
+	if (p->machine) {
+		printf(",\"machine\":");
+		pn_json_str(stdout, p->machine);
+	}
 	printf(",\"flags\":[");
 	for (size_t i = 0; i < p->n_flags; i++) {
 		if (i)
@@ -284,7 +290,8 @@ const pn_cmd_spec pn_cmd_ls = {
 		   "(the canonical place when the same bytes were found at several).\n"
 		   "--subgraphs lists the unique subgraphs instead: hash, pattern, nodes,\n"
 		   "occurrences, the profiled median time and the ops; with --json also the\n"
-		   "bounds, flags and the reason of a failed profile.\n"
+		   "bounds (with the FLOPs and fused bytes they come from), flags, the\n"
+		   "machine that measured it and the reason of a failed profile.\n"
 		   "--json prints one object per line.\n",
 	.check = check,
 	.run = run,

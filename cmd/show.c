@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "canon/decode.h"
+#include "exec/calibrate.h"
 #include "extract/ingest.h"
 #include "store/structures.h"
 #include "store/query.h"
@@ -283,6 +284,33 @@ static void print_ranges(pn_rtxn *t, const pn_key *key, const pn_graph *g)
 	free(r);
 }
 
+/* The machine a profile was measured on, with the roofline its bounds were
+ * taken against (its figures at the profile's thread count); a profile of
+ * an older passnet names none and is read as the current machine's. */
+static void print_profile_machine(pn_rtxn *t, const Passnet__Profile *p)
+{
+	pn_calibration c;
+	char err[PN_ERRLEN];
+	int rc = p->machine ? pn_machine_get(t, p->machine, &c, err) : pn_calibration_get(t, &c, err);
+	const char *how = p->machine ? "" : " (not recorded: an older passnet; the current machine)";
+	if (rc > 0) {
+		printf("  machine    %s, not in this store%s\n", p->machine ? p->machine : "none",
+		       how);
+		return;
+	}
+	if (rc < 0) {
+		printf("  machine    %s: %s\n", p->machine ? p->machine : "current", err);
+		return;
+	}
+	int th = (int)p->threads < c.max_threads ? (int)p->threads : c.max_threads;
+	if (th < 1)
+		th = 1;
+	printf("  machine    %s %s, %s%s; roofline at %d thread%s: %.1f GFLOP/s, %.2f GB/s\n",
+	       c.machine[0] ? c.machine : "(no id)", c.host[0] ? c.host : "(host not recorded)",
+	       c.cpu_model[0] ? c.cpu_model : "?", how, th, th == 1 ? "" : "s", c.peak_gflops[th],
+	       c.bandwidth_gbs[th]);
+}
+
 /* The subgraph's profile, if this store has one: times, bounds, flags with
  * the thresholds that were applied, or why it could not be measured. */
 static void print_profile(pn_rtxn *t, const pn_key *key)
@@ -298,6 +326,7 @@ static void print_profile(pn_rtxn *t, const pn_key *key)
 	printf("profile    %s, executor build %s, %u thread%s, %u warm-up, %u trials, seed %llu\n",
 	       p->status ? p->status : "?", p->executor_build ? p->executor_build : "?", p->threads,
 	       p->threads == 1 ? "" : "s", p->warmups, p->trials, (unsigned long long)p->seed);
+	print_profile_machine(t, p);
 	if (p->reason)
 		printf("  failed     %s\n", p->reason);
 	if (p->has_median_us)

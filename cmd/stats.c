@@ -15,6 +15,7 @@
 #include "schemas/ops.h"
 #include "store/structures.h"
 #include "store/subgraphs.h"
+#include "exec/calibrate.h"
 #include "exec/profile.h"
 #include "export/groups.h"
 #include "store/query.h"
@@ -50,6 +51,10 @@ typedef struct stats {
 	pn_strmap pattern_index;     /* pattern hex -> index in patterns */
 	/* profiles */
 	int64_t profiled, prof_failed, prof_unstable, flags[PN_N_FLAGS];
+	pn_tally prof_machines;      /* machine id -> profiles; "" for none recorded */
+	pn_calibration *machines;    /* meta "machine/<id>", in id order */
+	int n_machines;
+	char current[PN_MACHINE_ID_LEN + 1];   /* the current machine's id, or "" */
 	pn_arena pattern_arena;
 	pn_rtxn *t;
 	int list_unknown, brief;
@@ -410,6 +415,7 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 		pn_tally_add(&s->prof_reasons, reason_kind(p->reason, kind, sizeof kind), 1);
 	}
 	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
+	pn_tally_add(&s->prof_machines, p->machine ? p->machine : "", 1);
 	for (size_t i = 0; i < p->n_flags; i++) {
 		int f = pn_flag_index(p->flags[i]);
 		if (f >= 0)
@@ -432,6 +438,92 @@ static void print_profile_stats(stats *s)
 	printf("\n");
 	if (!s->brief)
 		pn_tally_print(&s->prof_reasons, "profile failures by reason:", 0, stdout);
+}
+
+/* --- machines ------------------------------------------------------------------- */
+
+static void read_machines(stats *s)
+{
+	char err[PN_ERRLEN];
+	if (pn_machines_list(s->t, &s->machines, &s->n_machines, err))
+		pn_warn("stats: machines: %s", err);
+	pn_calibration cur;
+	if (pn_calibration_get(s->t, &cur, err) == 0)
+		memcpy(s->current, cur.machine, sizeof s->current);
+}
+
+static int64_t profiles_of(const stats *s, const char *id)
+{
+	for (int i = 0; i < s->prof_machines.n; i++)
+		if (!strcmp(s->prof_machines.items[i].name, id))
+			return s->prof_machines.items[i].n;
+	return 0;
+}
+
+/* Profiles that name no machine (an older passnet) or one the store does
+ * not hold. */
+static void unlisted_profiles(const stats *s, int64_t *none, int64_t *unknown)
+{
+	*none = profiles_of(s, "");
+	*unknown = 0;
+	for (int i = 0; i < s->prof_machines.n; i++) {
+		const char *id = s->prof_machines.items[i].name;
+		int known = 0;
+		for (int k = 0; k < s->n_machines && !known; k++)
+			known = !strcmp(s->machines[k].machine, id);
+		if (id[0] && !known)
+			*unknown += s->prof_machines.items[i].n;
+	}
+}
+
+/* The thread count a machine's row shows: the most it was calibrated for. */
+static int max_threads(const pn_calibration *c)
+{
+	return c->max_threads < 1 ? 1 : c->max_threads;
+}
+
+static void print_machines(const stats *s)
+{
+	int64_t none, unknown;
+	unlisted_profiles(s, &none, &unknown);
+	if (!s->n_machines && !none && !unknown)
+		return;
+	printf("machines    %d calibrated (* current); roofline at max threads, profiles measured "
+	       "there:\n", s->n_machines);
+	for (int i = 0; i < s->n_machines; i++) {
+		const pn_calibration *c = &s->machines[i];
+		int t = max_threads(c);
+		printf("  %s %c %s, %s: %d thread%s, %.1f GFLOP/s, %.2f GB/s, %lld profiles\n",
+		       c->machine, strcmp(c->machine, s->current) ? ' ' : '*',
+		       c->host[0] ? c->host : "(host not recorded)", c->cpu_model[0] ? c->cpu_model : "?",
+		       t, t == 1 ? "" : "s", c->peak_gflops[t], c->bandwidth_gbs[t],
+		       (long long)profiles_of(s, c->machine));
+	}
+	if (none)
+		printf("  %lld profiles name no machine (an older passnet; read as the current one)\n",
+		       (long long)none);
+	if (unknown)
+		printf("  %lld profiles name a machine this store does not hold\n", (long long)unknown);
+}
+
+static void print_machines_json(const stats *s)
+{
+	printf("\"machines\":[");
+	for (int i = 0; i < s->n_machines; i++) {
+		const pn_calibration *c = &s->machines[i];
+		int t = max_threads(c);
+		printf("%s{\"id\":\"%s\",\"current\":%s,\"host\":", i ? "," : "", c->machine,
+		       strcmp(c->machine, s->current) ? "false" : "true");
+		pn_json_str(stdout, c->host);
+		printf(",\"cpu_model\":");
+		pn_json_str(stdout, c->cpu_model);
+		printf(",\"threads\":%d,\"peak_gflops\":%.6g,\"bandwidth_gbs\":%.6g,\"profiles\":%lld}",
+		       t, c->peak_gflops[t], c->bandwidth_gbs[t], (long long)profiles_of(s, c->machine));
+	}
+	int64_t none, unknown;
+	unlisted_profiles(s, &none, &unknown);
+	printf("],\"profiles_without_machine\":%lld,\"profiles_unknown_machine\":%lld",
+	       (long long)none, (long long)unknown);
 }
 
 static void print_subgraph_stats(stats *s)
@@ -536,6 +628,7 @@ static void print_text(stats *s)
 	pn_tally_print(&s->errors, "errors by kind:", 0, stdout);
 	print_subgraph_stats(s);
 	print_profile_stats(s);
+	print_machines(s);
 }
 
 static void print_json(stats *s)
@@ -574,6 +667,8 @@ static void print_json(stats *s)
 		printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flags[f]);
 	printf("},");
 	pn_tally_json(&s->prof_reasons, "profile_failures", stdout);
+	putchar(',');
+	print_machines_json(s);
 	printf("}\n");
 }
 
@@ -594,6 +689,7 @@ static int run(pn_ctx *ctx)
 	close_hash(&s);
 	pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, &s);
 	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &s);
+	read_machines(&s);
 	if (s.n_patterns)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
 	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops,  &s.errors,
@@ -608,6 +704,8 @@ static int run(pn_ctx *ctx)
 		print_text(&s);
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		pn_tally_free(all[i]);
+	pn_tally_free(&s.prof_machines);
+	free(s.machines);
 	for (size_t i = 0; i < s.n_srcs; i++)
 		passnet__source__free_unpacked(s.srcs[i], NULL);
 	free(s.srcs);
@@ -624,7 +722,8 @@ const pn_cmd_spec pn_cmd_stats = {
 	.summary = "summarise the store",
 	.description = "counts by source, opset and op type; values with unknown dims, where they "
 		       "start and whether any is an inference gap; errors by kind; candidates and "
-		       "unique subgraphs per strategy, dedup ratio, most frequent patterns, long tail",
+		       "unique subgraphs per strategy, dedup ratio, most frequent patterns, long tail; "
+		       "the machines profiles were measured on",
 	.details = "Summarises the store: models by source and opset, the op histogram,\n"
 		   "values whose shape is not fully known, and errors by kind.\n",
 	.run = run,

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include "common/arena.h"
 #include "common/err.h"
@@ -310,11 +312,59 @@ static int node_overhead_us(int threads, double *out, char *err)
 	return rc;
 }
 
+/* --- the machine's name ------------------------------------------------------------------ */
+
+static void copy_text(char dst[PN_MACHINE_TEXT], const char *src)
+{
+	snprintf(dst, PN_MACHINE_TEXT, "%s", src ? src : "");
+}
+
+void pn_machine_host(char host[PN_MACHINE_TEXT])
+{
+	const char *given = getenv("PASSNET_HOSTNAME");
+	if (given && *given) {
+		copy_text(host, given);
+		return;
+	}
+	char name[PN_MACHINE_TEXT];
+	if (gethostname(name, sizeof name) != 0)
+		copy_text(name, "unknown");
+	name[sizeof name - 1] = 0;   /* gethostname may not terminate a truncated name */
+	copy_text(host, name[0] ? name : "unknown");
+}
+
+/* The first "model name" line of /proc/cpuinfo: every core of a machine
+ * names the same model, and a machine with two kinds of core is still one
+ * machine to the roofline. */
+void pn_machine_cpu_model(char model[PN_MACHINE_TEXT])
+{
+	copy_text(model, "unknown");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[1024];
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		char *v = strchr(line, ':');
+		if (!v)
+			continue;
+		v += 1 + strspn(v + 1, " \t");
+		v[strcspn(v, "\r\n")] = 0;
+		if (*v)
+			copy_text(model, v);
+		break;
+	}
+	fclose(f);
+}
+
 /* --- the whole calibration ----------------------------------------------------------------- */
 
 int pn_calibrate(int threads, pn_calibration *out, char *err)
 {
 	memset(out, 0, sizeof(*out));
+	pn_machine_host(out->host);
+	pn_machine_cpu_model(out->cpu_model);
 	int n = threads > 0 ? threads : omp_get_max_threads();
 	if (n > PN_CALIB_MAX_THREADS)
 		n = PN_CALIB_MAX_THREADS;
@@ -332,19 +382,26 @@ int pn_calibrate(int threads, pn_calibration *out, char *err)
 	return rc;
 }
 
-/* --- the meta record ----------------------------------------------------------------------- */
+/* --- the meta records ---------------------------------------------------------------------- */
 
-/* meta "calibration" is a Passnet__Meta whose numbers are, in order:
+/* A calibration is a Passnet__Meta whose numbers are, in order:
  *   [0]            layout version (PN_CALIB_LAYOUT = 1)
  *   [1]            T, the largest thread count measured
  *   [2]            per-node overhead, microseconds
  *   [3 .. 3+T)     peak GFLOP/s with 1..T threads
  *   [3+T .. 3+2T)  triad bandwidth, GB/s (1e9 bytes), with 1..T threads
- * version is the store's schema version, like every record; text says the
- * same in words for whoever reads the store with mdb_dump. */
+ * and whose host and cpu_model name the machine (absent in records of an
+ * older passnet).  version is the store's schema version, like every
+ * record; text says the same in words for whoever reads the store with
+ * mdb_dump.  Kept twice: under "machine/<id>" as it is (the id is the hash
+ * of those bytes), and under "calibration" with the machine field added. */
 static const char meta_key[] = "calibration";
+static const char machine_prefix[] = "machine/";
+#define MACHINE_PREFIX_LEN (sizeof machine_prefix - 1)
 
-int pn_calibration_put(pn_writer *w, const pn_calibration *c, char *err)
+/* c packed into *buf (malloc'd), with the machine field `id` unless NULL. */
+static int pack_calibration(const pn_calibration *c, const char *id, uint8_t **buf, size_t *len,
+			    char *err)
 {
 	int t = c->max_threads;
 	if (t < 1 || t > PN_CALIB_MAX_THREADS)
@@ -364,24 +421,74 @@ int pn_calibration_put(pn_writer *w, const pn_calibration *c, char *err)
 		 "peak GFLOP/s for 1..T threads, triad GB/s for 1..T threads";
 	m.n_numbers = (size_t)(3 + 2 * t);
 	m.numbers = nums;
-	size_t len = passnet__meta__get_packed_size(&m);
-	uint8_t *buf = malloc(len);
-	if (!buf)
+	/* the casts drop const for protobuf-c's struct; pack only reads */
+	m.host = c->host[0] ? (char *)c->host : NULL;
+	m.cpu_model = c->cpu_model[0] ? (char *)c->cpu_model : NULL;
+	m.machine = (char *)id;
+	*len = passnet__meta__get_packed_size(&m);
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf)
 		return pn_fail(err, "out of memory");
-	passnet__meta__pack(&m, buf);
-	int rc = pn_put(w, PN_T_META, meta_key, sizeof meta_key - 1, buf, len, err);
+	passnet__meta__pack(&m, *buf);
+	return 0;
+}
+
+static void id_of_bytes(const uint8_t *buf, size_t len, char id[PN_MACHINE_ID_LEN + 1])
+{
+	snprintf(id, PN_MACHINE_ID_LEN + 1, "%016llx", (unsigned long long)XXH3_64bits(buf, len));
+}
+
+int pn_calibration_id(const pn_calibration *c, char id[PN_MACHINE_ID_LEN + 1], char *err)
+{
+	uint8_t *buf;
+	size_t len;
+	if (pack_calibration(c, NULL, &buf, &len, err))
+		return -1;
+	id_of_bytes(buf, len, id);
 	free(buf);
+	return 0;
+}
+
+int pn_calibration_put(pn_writer *w, pn_calibration *c, char *err)
+{
+	uint8_t *buf;
+	size_t len;
+	if (pack_calibration(c, NULL, &buf, &len, err))
+		return -1;
+	char id[PN_MACHINE_ID_LEN + 1], key[MACHINE_PREFIX_LEN + PN_MACHINE_ID_LEN + 1];
+	id_of_bytes(buf, len, id);
+	snprintf(key, sizeof key, "%s%s", machine_prefix, id);
+	int rc = pn_put(w, PN_T_META, key, sizeof key - 1, buf, len, err);
+	free(buf);
+	if (rc || pack_calibration(c, id, &buf, &len, err))
+		return -1;
+	rc = pn_put(w, PN_T_META, meta_key, sizeof meta_key - 1, buf, len, err);
+	free(buf);
+	if (!rc)
+		memcpy(c->machine, id, sizeof id);
 	return rc;
 }
 
-static int from_numbers(const Passnet__Meta *m, pn_calibration *out, char *err)
+/* A machine id as keys spell it: 16 lowercase hex digits. */
+static int is_machine_id(const char *id)
+{
+	if (!id || strlen(id) != PN_MACHINE_ID_LEN)
+		return 0;
+	for (int i = 0; i < PN_MACHINE_ID_LEN; i++)
+		if (!id[i] || !strchr("0123456789abcdef", id[i]))
+			return 0;
+	return 1;
+}
+
+/* The record under `name` (for messages) into out. */
+static int from_meta(const char *name, const Passnet__Meta *m, pn_calibration *out, char *err)
 {
 	if (m->n_numbers < 3 || m->numbers[0] != PN_CALIB_LAYOUT)
-		return pn_fail(err, "meta calibration has an unknown layout; run passnet calibrate again");
+		return pn_fail(err, "meta %s has an unknown layout; run passnet calibrate again", name);
 	double t = m->numbers[1];
 	if (!(t >= 1 && t <= PN_CALIB_MAX_THREADS) || t != floor(t) ||
 	    m->n_numbers != (size_t)(3 + 2 * t))
-		return pn_fail(err, "meta calibration is corrupt (%zu numbers for %g threads)",
+		return pn_fail(err, "meta %s is corrupt (%zu numbers for %g threads)", name,
 			       m->n_numbers, t);
 	int n = (int)t;
 	out->max_threads = n;
@@ -390,7 +497,22 @@ static int from_numbers(const Passnet__Meta *m, pn_calibration *out, char *err)
 		out->peak_gflops[i] = m->numbers[2 + i];
 		out->bandwidth_gbs[i] = m->numbers[2 + n + i];
 	}
+	copy_text(out->host, m->host);
+	copy_text(out->cpu_model, m->cpu_model);
+	if (is_machine_id(m->machine))
+		memcpy(out->machine, m->machine, PN_MACHINE_ID_LEN + 1);
 	return 0;
+}
+
+static int unpack_calibration(const char *name, pn_bytes v, pn_calibration *out, char *err)
+{
+	memset(out, 0, sizeof(*out));
+	Passnet__Meta *m = passnet__meta__unpack(NULL, v.len, v.data);
+	if (!m)
+		return pn_fail(err, "meta %s is not a Meta record", name);
+	int rc = from_meta(name, m, out, err);
+	passnet__meta__free_unpacked(m, NULL);
+	return rc;
 }
 
 int pn_calibration_get(pn_rtxn *t, pn_calibration *out, char *err)
@@ -400,10 +522,69 @@ int pn_calibration_get(pn_rtxn *t, pn_calibration *out, char *err)
 	int rc = pn_get(t, PN_T_META, meta_key, sizeof meta_key - 1, &v);
 	if (rc)
 		return rc > 0 ? 1 : pn_fail(err, "reading meta calibration failed");
-	Passnet__Meta *m = passnet__meta__unpack(NULL, v.len, v.data);
-	if (!m)
-		return pn_fail(err, "meta calibration is not a Meta record");
-	rc = from_numbers(m, out, err);
-	passnet__meta__free_unpacked(m, NULL);
-	return rc;
+	return unpack_calibration(meta_key, v, out, err);
+}
+
+int pn_machine_get(pn_rtxn *t, const char *id, pn_calibration *out, char *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!is_machine_id(id))
+		return pn_fail(err, "'%s' is not a machine id (16 lowercase hex digits)", id ? id : "");
+	char key[MACHINE_PREFIX_LEN + PN_MACHINE_ID_LEN + 1];
+	snprintf(key, sizeof key, "%s%s", machine_prefix, id);
+	pn_bytes v;
+	int rc = pn_get(t, PN_T_META, key, sizeof key - 1, &v);
+	if (rc)
+		return rc > 0 ? 1 : pn_fail(err, "reading meta %s failed", key);
+	if (unpack_calibration(key, v, out, err))
+		return -1;
+	memcpy(out->machine, id, PN_MACHINE_ID_LEN + 1);
+	return 0;
+}
+
+typedef struct machine_list {
+	pn_calibration *items;
+	int n, cap;
+} machine_list;
+
+/* One "machine/<id>" record; a corrupt one is reported and left out, so
+ * one bad record does not hide the others. */
+static int on_machine(void *ud, pn_bytes key, pn_bytes val)
+{
+	machine_list *l = ud;
+	char name[96], id[PN_MACHINE_ID_LEN + 1], err[PN_ERRLEN];
+	snprintf(name, sizeof name, "%.*s", (int)(key.len < 64 ? key.len : 64), (const char *)key.data);
+	snprintf(id, sizeof id, "%s", name + MACHINE_PREFIX_LEN);
+	if (key.len != MACHINE_PREFIX_LEN + PN_MACHINE_ID_LEN || !is_machine_id(id)) {
+		pn_warn("meta %s: not a machine id; left out", name);
+		return 0;
+	}
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 8;
+		pn_calibration *p = realloc(l->items, sizeof(*p) * (size_t)cap);
+		if (!p)
+			return -1;
+		l->items = p;
+		l->cap = cap;
+	}
+	if (unpack_calibration(name, val, &l->items[l->n], err)) {
+		pn_warn("%s; left out", err);
+		return 0;
+	}
+	memcpy(l->items[l->n++].machine, id, sizeof id);
+	return 0;
+}
+
+int pn_machines_list(pn_rtxn *t, pn_calibration **out, int *n, char *err)
+{
+	machine_list l = {0};
+	if (pn_foreach(t, PN_T_META, machine_prefix, MACHINE_PREFIX_LEN, on_machine, &l) < 0) {
+		free(l.items);
+		*out = NULL;
+		*n = 0;
+		return pn_fail(err, "out of memory listing machines");
+	}
+	*out = l.items;
+	*n = l.n;
+	return 0;
 }

@@ -413,6 +413,9 @@ pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *r
 {
 	int threads = o->threads > 0 ? o->threads : cal->max_threads > 0 ? cal->max_threads : 1;
 	profile_header(o, threads, p);
+	/* the machine whose roofline the bounds and flags are judged on */
+	if (cal->machine[0])
+		p->machine = strdup(cal->machine);
 	measure *ms = calloc(1, sizeof(*ms));
 	if (!ms) {
 		fail(p, "out of memory");
@@ -502,5 +505,6 @@ void pn_profile_clear(Passnet__Profile *p)
 	free(p->thresholds);
 	free(p->status);
 	free(p->reason);
+	free(p->machine);
 	passnet__profile__init(p);
 }

@@ -153,7 +153,25 @@ static int plan_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-/* The calibration stored with the store, measured now if there is none. */
+/* Stores cal as the current machine. */
+static int put_calibration(pn_store *st, pn_calibration *cal, char *err)
+{
+	pn_writer *w;
+	if (pn_writer_open(st, &w, 0, err))
+		return -1;
+	int rc = pn_calibration_put(w, cal, err);
+	char cerr[PN_ERRLEN];
+	if (pn_writer_close(w, rc ? cerr : err))
+		rc = -1;
+	return rc;
+}
+
+/* The store's current calibration if it is this machine's, else this
+ * machine measured now and made current: a store copied to another node
+ * profiles there against that node's roofline, and its earlier profiles
+ * keep the machine they name.  A record of the old layout names no host
+ * and counts as this machine's: it is given this machine's name (and so an
+ * id) and kept. */
 static int calibration(pn_store *st, int threads, pn_calibration *cal, char *err)
 {
 	pn_rtxn *t;
@@ -161,19 +179,27 @@ static int calibration(pn_store *st, int threads, pn_calibration *cal, char *err
 		return -1;
 	int rc = pn_calibration_get(t, cal, err);
 	pn_rtxn_end(t);
-	if (rc <= 0)
+	if (rc < 0)
 		return rc;
-	pn_info("exec: no calibration in the store yet; measuring this machine (passnet calibrate)");
+	char host[PN_MACHINE_TEXT];
+	pn_machine_host(host);
+	if (rc == 0 && !cal->host[0]) {
+		pn_info("exec: the calibration names no machine (an older passnet); recording it as "
+			"this machine's (%s)", host);
+		memcpy(cal->host, host, sizeof host);
+		pn_machine_cpu_model(cal->cpu_model);
+		return put_calibration(st, cal, err);
+	}
+	if (rc == 0 && !strcmp(cal->host, host))
+		return cal->machine[0] ? 0 : put_calibration(st, cal, err);
+	if (rc == 0)
+		pn_info("exec: the store's calibration is of %s, not this machine (%s); measuring "
+			"this machine (passnet calibrate)", cal->host, host);
+	else
+		pn_info("exec: no calibration in the store yet; measuring this machine (passnet calibrate)");
 	if (pn_calibrate(threads, cal, err))
 		return -1;
-	pn_writer *w;
-	if (pn_writer_open(st, &w, 0, err))
-		return -1;
-	rc = pn_calibration_put(w, cal, err);
-	char cerr[PN_ERRLEN];
-	if (pn_writer_close(w, rc ? cerr : err))
-		rc = -1;
-	return rc;
+	return put_calibration(st, cal, err);
 }
 
 static void count_flags(const Passnet__Profile *p, pn_profile_stats *s)

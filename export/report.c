@@ -33,6 +33,8 @@
  * weak, so the report links and simply leaves the figures out where that
  * part is not built in. */
 extern int pn_calibration_get(pn_rtxn *t, pn_calibration *out, char *err) __attribute__((weak));
+extern int pn_machines_list(pn_rtxn *t, pn_calibration **out, int *n, char *err)
+	__attribute__((weak));
 
 _Static_assert(PN_N_FLAGS <= 8, "rsub.flags has a bit for every flag");
 
@@ -82,11 +84,14 @@ typedef struct report {
 	double median;         /* of ratios */
 	int64_t models, occurrences, profiled, orphans, flags[PN_N_FLAGS];
 	pn_tally other_flags, builds, threads, thresholds, reasons;
+	pn_tally machine_profiles;   /* machine id -> profiles measured there; "": not recorded */
 	size_t cur;            /* occurrence walk: subs index of the current key */
 	int have_cur;
 	int top;
 	pn_calibration calib;
 	int have_calib;
+	pn_calibration *machines;    /* meta "machine/<id>", in id order */
+	int n_machines;
 	char *err;
 } report;
 
@@ -156,6 +161,7 @@ static void profile_notes(report *r, const Passnet__Profile *p, int failed)
 {
 	char buf[64];
 	pn_tally_add(&r->builds, p->executor_build ? p->executor_build : "(not recorded)", 1);
+	pn_tally_add(&r->machine_profiles, p->machine ? p->machine : "", 1);
 	if (p->has_threads) {
 		snprintf(buf, sizeof buf, "%u", p->threads);
 		pn_tally_add(&r->threads, buf, 1);
@@ -370,6 +376,11 @@ static int load(report *r)
 		char err[PN_ERRLEN];
 		r->have_calib = pn_calibration_get(r->t, &r->calib, err) == 0;
 	}
+	if (pn_machines_list) {
+		char err[PN_ERRLEN];
+		if (pn_machines_list(r->t, &r->machines, &r->n_machines, err))
+			pn_warn("report: %s", err);
+	}
 	return 0;
 }
 
@@ -561,6 +572,48 @@ static void write_calibration(FILE *f, const report *r)
 	card(f, "cal-gbs-n", lab, e);
 	card(f, "cal-overhead", "overhead per node (&micro;s)", g);
 	fputs("</dl></section>\n", f);
+}
+
+static int64_t machine_profiles(const report *r, const char *id)
+{
+	for (int i = 0; i < r->machine_profiles.n; i++)
+		if (!strcmp(r->machine_profiles.items[i].name, id))
+			return r->machine_profiles.items[i].n;
+	return 0;
+}
+
+/* Every machine the store's profiles were measured on: a profile's bounds
+ * and flags are against its own machine's roofline (at max threads here). */
+static void write_machines(FILE *f, const report *r)
+{
+	int64_t none = machine_profiles(r, "");
+	if (!r->n_machines && !none)
+		return;
+	fputs("<section id=\"machines\"><h2>Machines</h2>\n<p class=\"note\">The calibrations "
+	      "profiles were measured against; each profile's bounds and flags come from its own "
+	      "machine's roofline (* the store's current machine).</p>\n<table id=\"machine-table\">"
+	      "<thead><tr><th>machine</th><th>host</th><th>CPU</th><th class=\"n\">threads</th>"
+	      "<th class=\"n\">peak GFLOP/s</th><th class=\"n\">bandwidth GB/s</th>"
+	      "<th class=\"n\">profiles</th></tr></thead><tbody>\n", f);
+	for (int i = 0; i < r->n_machines; i++) {
+		const pn_calibration *c = &r->machines[i];
+		int t = c->max_threads < 1 ? 1 : c->max_threads;
+		char peak[32], bw[32];
+		fmt_num(c->peak_gflops[t], peak, sizeof peak);
+		fmt_num(c->bandwidth_gbs[t], bw, sizeof bw);
+		int current = r->have_calib && !strcmp(c->machine, r->calib.machine);
+		fprintf(f, "<tr><td><code>%s</code>%s</td><td>", c->machine, current ? " *" : "");
+		pn_html_escape(f, c->host[0] ? c->host : "(not recorded)");
+		fputs("</td><td>", f);
+		pn_html_escape(f, c->cpu_model[0] ? c->cpu_model : "?");
+		fprintf(f, "</td><td class=\"n\">%d</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+			"<td class=\"n\">%lld</td></tr>\n", t, peak, bw,
+			(long long)machine_profiles(r, c->machine));
+	}
+	if (none)
+		fprintf(f, "<tr><td colspan=\"6\">no machine recorded (an older passnet)</td>"
+			"<td class=\"n\">%lld</td></tr>\n", (long long)none);
+	fputs("</tbody></table></section>\n", f);
 }
 
 static void write_histogram(FILE *f, const report *r)
@@ -843,6 +896,7 @@ static void write_page(FILE *f, report *r)
 		"reading its inputs and weights and writing its outputs once).</p>\n", css);
 	write_headline(f, r);
 	write_calibration(f, r);
+	write_machines(f, r);
 	write_plots(f, r);
 	write_patterns(f, r);
 	write_groups(f, r);
@@ -891,6 +945,8 @@ static void report_free(report *r)
 	pn_tally_free(&r->threads);
 	pn_tally_free(&r->thresholds);
 	pn_tally_free(&r->reasons);
+	pn_tally_free(&r->machine_profiles);
+	free(r->machines);
 }
 
 int pn_report_write(pn_rtxn *t, const pn_report_opts *o, pn_report_summary *sum, char *err)

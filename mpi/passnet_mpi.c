@@ -334,9 +334,9 @@ static int prepare_exec(const job *j, exec_plan *p)
 	argv_buf a;
 	start(&a, j, j->db);
 	push(&a, "exec");
+	push_passed(&a, p);   /* first: the last --only given wins */
 	push(&a, "--only");
 	push(&a, empty);
-	push_passed(&a, p);
 	if (run(a.v, NULL))
 		return 1;
 	start(&a, j, j->db);
@@ -386,9 +386,9 @@ static int profile_batch(const job *j, const exec_plan *p, const char *db, const
 	start(&a, j, db);
 	push(&a, "-q");
 	push(&a, "exec");
+	push_passed(&a, p);   /* first: the last --only given wins */
 	push(&a, "--only");
 	push(&a, path);
-	push_passed(&a, p);
 	return run(a.v, NULL);
 }
 

@@ -1,11 +1,12 @@
 # passnet calibrate measures peak FLOP/s, bandwidth and the per-node
 # overhead, keeps them in the store's meta table, and a second process
 # (`calibrate --show`, read-only) reads back exactly what was measured.  A
-# new calibration replaces the old one.  Timings are only checked to be
+# new calibration replaces the old one as current; both stay machines.  Timings are only checked to be
 # positive and finite: the machine is shared.
 . "$ROOT/tests/cli/lib.sh"
 PY=${PYTHON:-/usr/bin/python3}
 db="$TEST_TMP/db"
+unset PASSNET_HOSTNAME
 
 pn calibrate --help
 [ "$status" -eq 0 ] || fail "--help exited $status"
@@ -16,13 +17,16 @@ pn --db "$db" calibrate --show
 [ "$status" -eq 1 ] || fail "--show without a store exits 1, got $status: $out"
 expect_contains "$out" "no store at $db" "missing store"
 
-# check_json JSON THREADS: one object, THREADS rows, every figure > 0 and finite.
+# check_json JSON THREADS: one object, THREADS rows, every figure > 0 and
+# finite, naming its machine (a 16-hex-digit id, this host, a CPU model).
 check_json() {
 	printf '%s\n' "$1" | "$PY" -c '
-import json, math, sys
+import json, math, socket, sys
 c = json.loads(sys.stdin.read())
 t = int(sys.argv[1])
 assert c["threads"] == t, c
+assert len(c["machine"]) == 16 and all(ch in "0123456789abcdef" for ch in c["machine"]), c
+assert c["host"] == socket.gethostname() and c["cpu_model"], c
 for k in ("peak_gflops", "bandwidth_gbs"):
     assert len(c[k]) == t, (k, c)
     assert all(isinstance(v, (int, float)) and v > 0 and math.isfinite(v) for v in c[k]), (k, c)
@@ -54,4 +58,15 @@ echo "$out"
 expect_contains "$out" "stored in $db" "where it went"
 pn --db "$db" --json calibrate --show
 check_json "$out" 1
-echo "calibration stored, read back and replaced"
+current=$(printf '%s\n' "$out" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["machine"])')
+# the replaced calibration stays a machine of the store; the new one is current
+pn --db "$db" --json stats
+[ "$status" -eq 0 ] || fail "stats exited $status: $out"
+printf '%s\n' "$out" | "$PY" -c '
+import json, sys
+m = json.load(sys.stdin)["machines"]
+assert len(m) == 2, m
+assert [x["id"] for x in m if x["current"]] == [sys.argv[1]], m
+assert sorted(x["threads"] for x in m) == [1, 2], m
+' "$current" || fail "two machines expected, $current current: $out"
+echo "calibration stored, read back and replaced; both kept as machines"
