@@ -233,8 +233,11 @@ all=$(profiles "$TEST_TMP/ref")
 : >"$TEST_TMP/commands"
 want=""
 sum=0 nonempty=0
+# Task 1 plays another node (passnet's host name): exec measures that node
+# and makes it its store's calibration, so the profile merge meets two.
 for k in 0 1 2; do
-	env SLURM_ARRAY_TASK_ID=$k SLURM_JOB_ID=$((110 + k)) TMPDIR="$node" \
+	host_k=$([ $k = 1 ] && echo other-node || hostname)
+	env SLURM_ARRAY_TASK_ID=$k SLURM_JOB_ID=$((110 + k)) TMPDIR="$node" PASSNET_HOSTNAME="$host_k" \
 		sh "$recipe/passnet-shard.sbatch" --shards $N --shared "$D" --passnet "$logged" \
 		exec --from "$P" $exec_opts >"$TEST_TMP/exec-$k.log" 2>&1 ||
 		fail "exec task $k: $(cat "$TEST_TMP/exec-$k.log")"
@@ -252,12 +255,27 @@ expect_eq "$(cat "$TEST_TMP/commands")" "${want%?}" "the commands of the exec ar
 SLURM_JOB_ID=211 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
 	--out "$P" --prefix profile --passnet "$logged"
 [ "$status" -eq 0 ] || fail "merge of the profiles: $out"
-expect_eq "$(cat "$TEST_TMP/commands")" "--db $node/passnet-merge.211/store merge --strict $D/profile-0 $D/profile-1 $D/profile-2
+expect_eq "$(cat "$TEST_TMP/commands")" "--db $node/passnet-merge.211/store merge $D/profile-0 $D/profile-1 $D/profile-2
 --db $P stats --brief" "the profile merge's commands"
+expect_contains "$out" "meta 'calibration'" "the profile merge, of two nodes' calibrations"
+machines=$(mdb_dump -s meta "$P" | sed '1,/^HEADER=END/d' | grep -c '^ 6d616368696e652f' || true)
+expect_eq "$machines" 2 "machines in the merged store (meta machine/*)"
 dump "$TEST_TMP/ref" "$TEST_TMP/ref.dump"
 dump "$P" "$TEST_TMP/profiled.dump"
 diff=$("$PY" "$ROOT/tests/cli/store_diff.py" "$TEST_TMP/ref.dump" "$TEST_TMP/profiled.dump" --apart-from-measurements) ||
 	fail "the merged exec shards differ from one exec (apart from times): $diff"
+# Profiles of one subgraph measured twice (here: a store profiled whole in
+# place of shard 0) are a conflict the profile merge refuses, OUT untouched.
+D2="$TEST_TMP/shared2"
+mkdir -p "$D2/profile-0"
+mdb_copy "$TEST_TMP/ref" "$D2/profile-0" || fail "mdb_copy ref"
+cp -r "$D/profile-1" "$D/profile-2" "$D2/"
+SLURM_JOB_ID=212 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D2" \
+	--out "$P" --prefix profile --passnet "$PASSNET"
+[ "$status" -eq 1 ] || fail "merge of conflicting profiles: expected exit 1, got $status: $out"
+expect_contains "$out" "conflicts other than the nodes' calibrations" "merge of conflicting profiles"
+dump "$P" "$TEST_TMP/profiled-after.dump"
+cmp -s "$TEST_TMP/profiled.dump" "$TEST_TMP/profiled-after.dump" || fail "a refused profile merge changed $P"
 echo "by hand: $N exec shards and their merge give one exec's store but for times ($((all / 2)) profiles)"
 
 # ---- (b) a real single-node Slurm cluster ----

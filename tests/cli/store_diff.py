@@ -1,9 +1,10 @@
 """store_diff.py A.dump B.dump [--apart-from-measurements]: compares two
 `mdb_dump -a` outputs table by table and prints the first difference (exit 1)
 or nothing (exit 0).  With --apart-from-measurements the values of what a
-machine measures are not compared, only that the same keys are there: the
-profiles (times, and flags judged against the machine's roofline) and the
-meta keys "calibration" and "machine/*"; every other byte must be equal.
+machine measures are not compared, only that the same keys are there, for
+the profiles (times, and flags judged against the machine's roofline), and
+the meta keys "calibration" and "machine/*" (one per node that measured) are
+left out; every other byte must be equal.
 """
 import sys
 
@@ -38,14 +39,22 @@ def measured(table, key):
     return table == "profiles" or (table == "meta" and key.startswith(MEASURED_META))
 
 
+def measurements_blanked(table, pairs):
+    """The profiles without their values; meta without the machines, whose
+    ids and number depend on the nodes that measured."""
+    if table == "meta":
+        return [(k, v) for k, v in pairs if not measured(table, k)]
+    return [(k, None if measured(table, k) else v) for k, v in pairs]
+
+
 def first_difference(a, b, apart_from_measurements):
     if sorted(a) != sorted(b):
         return "tables differ: %s against %s" % (sorted(a), sorted(b))
     for table in sorted(a):
         pa, pb = a[table], b[table]
         if apart_from_measurements:
-            pa = [(k, None if measured(table, k) else v) for k, v in pa]
-            pb = [(k, None if measured(table, k) else v) for k, v in pb]
+            pa = measurements_blanked(table, pa)
+            pb = measurements_blanked(table, pb)
         if pa == pb:
             continue
         for (ka, va), (kb, vb) in zip(pa, pb):
