@@ -294,11 +294,16 @@ chmod 711 "$TEST_TMP"
 chmod 700 "$cl/munge"
 chmod 755 "$cl" "$cl/socket"
 
-daemons=""
-# Stops the jobs, then every daemon this test started, by its pid.
+daemons="" our_jobs=""
+# Cancels this test's jobs (by id, on this test's cluster alone), then stops
+# every daemon the test started, by its pid.
 stop_cluster() {
+	if [ -n "$our_jobs" ]; then
+		# shellcheck disable=SC2086 # a list of ids
+		SLURM_CONF="$cl/slurm.conf" scancel --quiet $our_jobs >/dev/null 2>&1 || true
+		our_jobs=""
+	fi
 	if [ -n "$daemons" ]; then
-		scancel --quiet --user=root >/dev/null 2>&1 || true
 		for pid in $daemons; do kill "$pid" 2>/dev/null || true; done
 		for pid in $daemons; do wait "$pid" 2>/dev/null || true; done
 		daemons=""
@@ -379,6 +384,7 @@ S="$TEST_TMP/slurm-shared"
 started=$(date +%s)
 script submit.sh --shards $N --shared "$S" --out "$TEST_TMP/slurm-out" --local "$TEST_TMP/slurm-node" \
 	--passnet "$PASSNET" --exec --exec-opts "$exec_opts" -- $build_opts "$@"
+our_jobs=$(printf '%s\n' "$out" | awk 'NF == 2 && $2 ~ /^[0-9]+$/ { print $2 }')
 [ "$status" -eq 0 ] || fail "submit.sh: $out"
 job_of() { printf '%s\n' "$out" | sed -n "s/^$1 //p"; }
 build_job=$(job_of build)
