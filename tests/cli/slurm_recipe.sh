@@ -205,6 +205,40 @@ dump "$TEST_TMP/out" "$TEST_TMP/out2.dump"
 cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/out2.dump" || fail "merging again into OUT changed it"
 echo "by hand: $N tasks and the merge give the one-process store ($total models)"
 
+# The same with the sources in a manifest, given to submit.sh by a relative
+# path: the tasks get it absolute, and the merge equals one build of it.
+cat >"$TEST_TMP/m.txt" <<EOT
+[trained-models]
+squeezenet  dir  $CORPUS/models/squeezenet1_1  -  MIT  a
+gpt2        dir  $CORPUS/models/gpt2_tiny      -  MIT  b
+[others]
+bigru       dir  $CORPUS/models/bigru_tagger   -  MIT  c
+lstm        dir  $CORPUS/models/lstm_lm        -  MIT  d
+EOT
+(cd "$TEST_TMP" && sh "$recipe/submit.sh" --dry-run --shards $N --shared "$D" --out out --manifest m.txt) \
+	>"$TEST_TMP/dry.log" 2>&1 || fail "submit --dry-run --manifest: $(cat "$TEST_TMP/dry.log")"
+expect_contains "$(cat "$TEST_TMP/dry.log")" "build --manifest $TEST_TMP/m.txt
+build JOB1" "submit --manifest m.txt"
+expect_contains "$(cat "$TEST_TMP/dry.log")" "--out $TEST_TMP/out
+merge JOB2" "submit --out out"
+pn --db "$TEST_TMP/one-m" build --manifest "$TEST_TMP/m.txt"
+[ "$status" -eq 0 ] || fail "one-process build --manifest: $out"
+DM="$TEST_TMP/shared-m"
+for k in 0 1 2; do
+	env SLURM_ARRAY_TASK_ID=$k SLURM_JOB_ID=$((120 + k)) TMPDIR="$node" \
+		sh "$recipe/passnet-shard.sbatch" --shards $N --shared "$DM" --passnet "$PASSNET" \
+		build --manifest "$TEST_TMP/m.txt" >"$TEST_TMP/task-m-$k.log" 2>&1 ||
+		fail "manifest task $k: $(cat "$TEST_TMP/task-m-$k.log")"
+done
+SLURM_JOB_ID=220 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$DM" \
+	--out "$TEST_TMP/out-m" --passnet "$PASSNET"
+[ "$status" -eq 0 ] || fail "merge of the manifest's shards: $out"
+dump "$TEST_TMP/one-m" "$TEST_TMP/one-m.dump"
+dump "$TEST_TMP/out-m" "$TEST_TMP/out-m.dump"
+cmp -s "$TEST_TMP/one-m.dump" "$TEST_TMP/out-m.dump" ||
+	fail "the merged manifest shards differ from one build --manifest (mdb_dump -a $TEST_TMP/one-m, $TEST_TMP/out-m)"
+echo "by hand: $N tasks of a manifest and the merge give one build --manifest"
+
 # ---- (a) the exec phase by hand: merge with a calibration, N exec shards on
 # copies of it, a merge of their profiles; against one exec of that store ----
 exec_opts="--warmup 0 --trials 1 --repeats 1 --min-nodes 8"
