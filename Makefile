@@ -73,7 +73,7 @@ FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup bench-peer bench-ort bench-kernels bench-deps \
+        bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
@@ -464,6 +464,11 @@ build/bench/scale-gen: bench/scale/gen.c build/obj/common/arena.o build/obj/comm
 	@mkdir -p build/bench
 	@$(if $(Q),echo "  BENCH   $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# passnet-mpi against one process on this machine (bench/mpi.sh)
+bench-mpi: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all bin/passnet-mpi
+	@bench/mpi.sh $(SHARED)/models $(or $(RANKS),4) $(or $(SUBGRAPHS),200)
 
 bench-scale: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/scale-gen
