@@ -322,8 +322,27 @@ out:
 	return rc ? pn_fail(m->err, "merge %s: sources: out of memory", m->in) : 0;
 }
 
-static int decide(merger *m, pn_bytes cur, pn_bytes in, decision *d)
+/* meta "calibration" names the store's current machine; every machine's
+ * calibration is also kept under its own key, machine/<id>, which merges
+ * as a union.  So two stores calibrated on two machines (exec shards on
+ * several nodes) lose nothing when one of them stays current: the least
+ * bytes, like any rule here, so that the order of the inputs does not
+ * matter; settled, not a conflict. */
+static const char current_machine_key[] = "calibration";
+
+static int is_current_machine(int table, pn_bytes key)
 {
+	return table == PN_T_META && key.len == sizeof current_machine_key - 1 &&
+	       !memcmp(key.data, current_machine_key, key.len);
+}
+
+static int decide(merger *m, pn_bytes key, pn_bytes cur, pn_bytes in, decision *d)
+{
+	if (is_current_machine(m->table, key)) {
+		*d = least_bytes(cur, in);
+		d->conflict = 0;
+		return 0;
+	}
 	switch (m->table) {
 	case PN_T_MODELS:
 		*d = decide_model(cur, in);
@@ -361,7 +380,7 @@ static int merge_record(void *ud, pn_bytes key, pn_bytes in)
 		return 0;
 	}
 	decision d = {0};
-	if (decide(m, cur, in, &d))
+	if (decide(m, key, cur, in, &d))
 		return -1;
 	if (d.conflict) {
 		m->c->conflicts++;

@@ -6,8 +6,10 @@
  * gives the same bytes, and those of a one-machine build of the same
  * sources:
  *   meta          "schema_version" must be equal (else the input is
- *                 refused); every other key ("calibration", "machine/...")
- *                 is added, equal, or a conflict;
+ *                 refused); "calibration" (the current machine): the least
+ *                 bytes, settled, not a conflict, since every machine is
+ *                 kept under its own "machine/<id>" key too; every other
+ *                 key ("machine/...") is added, equal, or a conflict;
  *   sources       the descriptive fields must be equal (else a conflict);
  *                 complete is the AND of every copy; files_seen, models_ok
  *                 and models_failed are counted again from model_paths;

@@ -257,18 +257,21 @@ static Passnet__Source *source_of(struct fx *f, const char *store, const char *n
 	return s;
 }
 
-/* --- 1. meta: calibration conflicts (least bytes), machine/ keys add up ---------- */
+/* --- 1. meta: the current calibration is settled (least bytes), machine/ keys
+ * add up, another meta key with other bytes is a conflict ---------------------- */
 
 static void meta_a(struct fx *f, pn_writer *w)
 {
 	put(f, w, PN_T_META, "calibration", "\x08\x02", 2);
 	put(f, w, PN_T_META, "machine/00000000000000aa", "A", 1);
+	put(f, w, PN_T_META, "other", "x", 1);
 }
 
 static void meta_b(struct fx *f, pn_writer *w)
 {
 	put(f, w, PN_T_META, "calibration", "\x08\x01", 2);
 	put(f, w, PN_T_META, "machine/00000000000000bb", "B", 1);
+	put(f, w, PN_T_META, "other", "y", 1);
 }
 
 static void test1_meta(void **state)
@@ -277,8 +280,9 @@ static void test1_meta(void **state)
 	make_store(f, "a", meta_a);
 	make_store(f, "b", meta_b);
 	pn_merge_stats st = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
-	assert_int_equal(st.table[PN_T_META].conflicts, 1);
-	assert_int_equal(st.table[PN_T_META].added, 3);
+	assert_int_equal(st.table[PN_T_META].conflicts, 1);    /* "other" */
+	assert_int_equal(st.table[PN_T_META].resolved, 1);     /* "calibration" */
+	assert_int_equal(st.table[PN_T_META].added, 4);
 	assert_int_equal(pn_merge_total_conflicts(&st), 1);
 	merge_into(f, "ba", (const char *[]){"b", "a"}, 2);
 	size_t n;
