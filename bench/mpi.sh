@@ -3,8 +3,10 @@
 # process, on the same machine, in one run (the machine is shared: compare
 # the ratio, not the seconds).
 #
-#   bench/mpi.sh MODELS [RANKS] [SUBGRAPHS]
+#   [BUILD_ARGS=...] [EXEC=0] bench/mpi.sh MODELS [RANKS] [SUBGRAPHS]
 #
+# BUILD_ARGS go to every build (e.g. "--variants 0"); EXEC=0 stops after
+# the build figures.
 # build: `passnet build MODELS` (-j all cores) against `mpirun -n RANKS
 # passnet-mpi build MODELS` (each rank -j 1), each on an empty store, each
 # result checked equal (mdb_dump).  exec: the first SUBGRAPHS subgraphs of
@@ -33,10 +35,10 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 echo "bench-mpi: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $models; $ranks ranks"
 t=$(now)
-"$pn" -q --db "$tmp/one" build "$models" > /dev/null
+"$pn" -q --db "$tmp/one" build ${BUILD_ARGS:-} "$models" > /dev/null
 one_build=$(since "$t")
 t=$(now)
-mpirun --oversubscribe -n "$ranks" "$mpi" --db "$tmp/mpi" -j 1 build "$models" > /dev/null 2>&1
+mpirun --oversubscribe -n "$ranks" "$mpi" --db "$tmp/mpi" -j 1 build ${BUILD_ARGS:-} "$models" > /dev/null 2>&1
 mpi_build=$(since "$t")
 mdb_dump -a "$tmp/one" > "$tmp/a"
 mdb_dump -a "$tmp/mpi" > "$tmp/b"
@@ -64,8 +66,9 @@ project() {   # project STAGE ARGS...: prints "slowest merge"
 	"$pn" -q --db "$tmp/pm" merge $list > /dev/null 2>&1
 	echo "$slowest $(since "$t")"
 }
-set -- $(project build "$models")
+set -- $(project build ${BUILD_ARGS:-} "$models")
 echo "build: projected on $ranks machines like this one: slowest shard $1 s + merge $2 s = $(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a + b }') s: ratio $(awk -v o="$one_build" -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", o / (a + b) }')"
+[ "${EXEC:-1}" = 0 ] && exit 0
 
 "$pn" -q --db "$tmp/one" exec --only /dev/null > /dev/null
 "$pn" --db "$tmp/one" exec --plan 2>/dev/null | head -n "$subgraphs" > "$tmp/list"
