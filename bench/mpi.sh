@@ -67,7 +67,9 @@ project() {   # project STAGE ARGS...: prints "slowest merge"
 	echo "$slowest $(since "$t")"
 }
 set -- $(project build ${BUILD_ARGS:-} "$models")
-echo "build: projected on $ranks machines like this one: slowest shard $1 s + merge $2 s = $(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a + b }') s: ratio $(awk -v o="$one_build" -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", o / (a + b) }')"
+mdb_dump -a "$tmp/pm" > "$tmp/b"
+cmp -s "$tmp/a" "$tmp/b" && same=identical || same=DIFFERENT
+echo "build: projected on $ranks machines like this one: slowest shard $1 s + merge $2 s = $(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a + b }') s (merged shards $same to one build): ratio $(awk -v o="$one_build" -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", o / (a + b) }')"
 [ "${EXEC:-1}" = 0 ] && exit 0
 
 "$pn" -q --db "$tmp/one" exec --only /dev/null > /dev/null
