@@ -572,6 +572,32 @@ int pn_get(pn_rtxn *t, int table, const void *key, size_t klen, pn_bytes *val)
 	return read_get(t->s, t->txn, table, key, klen, val);
 }
 
+int pn_has_pair(pn_rtxn *t, int table, const void *key, size_t klen, const void *val,
+		size_t vlen)
+{
+	pn_store *s = t->s;
+	if (!valid_table(table) || !pn_table_is_dupsort(table))
+		return -1;
+	if (!s->has[table] || klen == 0 || klen > s->maxkey)
+		return 0;
+	MDB_cursor *c;
+	int rc = mdb_cursor_open(t->txn, s->dbi[table], &c);
+	if (rc) {
+		pn_warn("store %s: cursor on %s: %s", s->path, table_names[table],
+			mdb_strerror(rc));
+		return -1;
+	}
+	MDB_val k = { klen, (void *)key }, v = { vlen, (void *)val };
+	rc = mdb_cursor_get(c, &k, &v, MDB_GET_BOTH);
+	mdb_cursor_close(c);
+	if (rc && rc != MDB_NOTFOUND) {
+		pn_warn("store %s: looking up a pair in %s: %s", s->path, table_names[table],
+			mdb_strerror(rc));
+		return -1;
+	}
+	return rc == 0;
+}
+
 /* An empty prefix (NULL, 0: the whole table) matches every key without
  * calling memcmp, whose arguments must not be NULL even for 0 bytes. */
 static int has_prefix(const MDB_val *k, const void *prefix, size_t plen)

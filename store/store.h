@@ -93,6 +93,10 @@ int  pn_get(pn_rtxn *t, int table, const void *key, size_t klen, pn_bytes *val);
 typedef int (*pn_foreach_fn)(void *ud, pn_bytes key, pn_bytes val);
 int  pn_foreach(pn_rtxn *t, int table, const void *prefix, size_t plen,
 		pn_foreach_fn fn, void *ud);
+/* On a dupsort table: 1 when the exact (key, value) pair is stored, 0 when
+ * not, -1 on an error (a lookup, not a scan of the key's values). */
+int  pn_has_pair(pn_rtxn *t, int table, const void *key, size_t klen, const void *val,
+		 size_t vlen);
 /* Number of records in a table (all duplicates counted). */
 int64_t pn_count(pn_rtxn *t, int table);
 

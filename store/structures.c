@@ -50,19 +50,10 @@ int pn_structure_first_model(pn_rtxn *t, const uint8_t s[16], uint8_t model[16])
 	return pn_structure_models(t, s, take_first, model) == 1 ? 0 : 1;
 }
 
-typedef struct has_walk {
-	const uint8_t *model;
-} has_walk;
-
-static int is_model(void *ud, const uint8_t model[16])
-{
-	return !memcmp(((has_walk *)ud)->model, model, 16);
-}
-
 int pn_structure_has_model(pn_rtxn *t, const uint8_t s[16], const uint8_t model[16])
 {
-	has_walk w = {model};
-	return pn_structure_models(t, s, is_model, &w) == 1;
+	/* a lookup: a structure of 10,000 fine-tunes is checked once per model */
+	return pn_has_pair(t, PN_T_STRUCTURES, s, 16, model, 16) == 1;
 }
 
 const uint8_t *pn_occurrence_structure(const Passnet__Occurrence *o)

@@ -287,6 +287,14 @@ static void test_dupsort(void **state)
 	assert_string_equal(sn.vals[2], "v3");
 	assert_string_equal(sn.keys[2], "h1");
 	assert_get(t, PN_T_OCCURRENCES, "h1", "v1");   /* the first value */
+	/* pair lookups: each stored pair, and misses by value, key and length */
+	assert_int_equal(pn_has_pair(t, PN_T_OCCURRENCES, "h1", 2, "v3", 2), 1);
+	assert_int_equal(pn_has_pair(t, PN_T_OCCURRENCES, "h2", 2, "x", 1), 1);
+	assert_int_equal(pn_has_pair(t, PN_T_OCCURRENCES, "h1", 2, "v4", 2), 0);
+	assert_int_equal(pn_has_pair(t, PN_T_OCCURRENCES, "h2", 2, "v1", 2), 0);
+	assert_int_equal(pn_has_pair(t, PN_T_OCCURRENCES, "h3", 2, "x", 1), 0);
+	assert_int_equal(pn_has_pair(t, PN_T_OCCURRENCES, "h1", 2, "v", 1), 0);
+	assert_int_equal(pn_has_pair(t, PN_T_MODELS, "h1", 2, "v1", 2), -1);   /* not dupsort */
 	pn_rtxn_end(t);
 
 	/* Deleting a dupsort key drops all its values. */
