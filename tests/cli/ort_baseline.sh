@@ -101,6 +101,48 @@ pn --db "$db" baseline --ort-lib "$lib"
 [ "$status" -eq 0 ] || fail "second baseline: $out"
 expect_contains "$out" ": 0 subgraphs timed" "nothing to time again"
 
+# stats: the compiler-regression share over the subgraphs ORT timed
+pn --db "$db" --json stats
+[ "$status" -eq 0 ] || fail "stats: $out"
+n_reg=$(printf '%s\n' "$out" | "$PY" -c 'import json,sys; o=json.load(sys.stdin)["ort"]; print(o["compiler_regression"])')
+shares=$(printf '%s\n' "$out" | "$PY" -c '
+import json, sys
+o = json.load(sys.stdin)["ort"]
+assert o["baselines"] == 12 and o["refused"] == 4 and o["timed"] == 8, o
+assert abs(o["compiler_regression_share"] - o["compiler_regression"] / o["timed"]) < 1e-4, o
+assert sum(o["regressions_by_size"].values()) == o["compiler_regression"], o
+print("ok")') || fail "stats --json ort: $out"
+pn --db "$db" stats
+expect_contains "$out" "ort         12 baselines (ONNX Runtime 1." "stats' baseline line"
+expect_contains "$out" "compiler-regression: $n_reg of 8 timed" "stats' compiler-regression share"
+
+# export: every variant carries its ORT baseline; --flag compiler-regression
+# selects on the flag
+pn --db "$db" export --out "$TEST_TMP/set" --tasks 20
+[ "$status" -eq 0 ] || fail "export: $out"
+"$PY" - "$TEST_TMP/set" <<'PYEOF' || fail "task.json without the ORT baseline"
+import glob, json, sys
+n_ok = 0
+files = sorted(glob.glob(sys.argv[1] + "/tasks/*/task.json"))
+assert files, "no task.json"
+for f in files:
+    for v in json.load(open(f))["variants"]:
+        o = v["ort"]
+        assert o["version"].startswith("1.") and o["status"] in ("ok", "refused"), (f, v)
+        if o["status"] == "ok":
+            assert o["median_all_us"] > 0 and o["median_disabled_us"] > 0, (f, v)
+            n_ok += 1
+assert n_ok > 0, "no variant ORT timed"
+PYEOF
+pn --db "$db" export --out "$TEST_TMP/set-reg" --flag compiler-regression
+[ "$status" -eq 0 ] || fail "export --flag compiler-regression: $out"
+"$PY" - "$TEST_TMP/set-reg" <<'PYEOF' || fail "export --flag compiler-regression took an unflagged task"
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/tasks/*/task.json"):
+    t = json.load(open(f))
+    assert "compiler-regression" in t["flags"], (f, t["flags"])
+PYEOF
+
 # 3. determinism: a second store, exec then passnet baseline; every field
 # but the times (and the flags that judge them) is the same
 db2="$TEST_TMP/db2"
