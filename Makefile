@@ -33,7 +33,7 @@ CFLAGS  += $(BASE_CFLAGS)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-LDLIBS  += $(PKG_LIBS) -lm
+LDLIBS  += $(PKG_LIBS) -lm -ldl
 LDFLAGS += -fopenmp
 
 # Debian packages: building (nettle: SHA-256/512 and base64; libcurl: url
@@ -73,7 +73,7 @@ FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
-        bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-kernels bench-deps \
+        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
@@ -163,6 +163,18 @@ build/tools/gen_trial: tools/gen_trial.c $(LIB_OBJ) | $(GEN_HDR)
 	@mkdir -p build/tools
 	@$(if $(Q),echo "  TOOL    $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
+
+# ONNX Runtime's CPU library for `passnet baseline` / `exec --baseline ort`
+# (exec/ort.c opens it at run time): the one the npm package onnxruntime-node
+# ships (bench/ort/package.json pins the version), copied to build/ort/,
+# where passnet looks beside its bin/.
+ORT_NPM_LIB := bench/ort/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
+ort: build/ort/libonnxruntime.so.1
+build/ort/libonnxruntime.so.1: bench/ort/package.json bench/ort/package-lock.json
+	@command -v npm >/dev/null || { echo "make ort needs npm (make deps installs it)"; exit 1; }
+	cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
+	@mkdir -p build/ort
+	cp $(ORT_NPM_LIB) $@
 
 # ONNX Runtime's C API, timed like `passnet time` (bench/ort/ort_time.c); the
 # library is opened at run time, so building needs no ORT.

@@ -69,6 +69,7 @@ typedef struct pn_cmd_spec {
 	X(partition, "partition", PN_WRITES_STORE | PN_USES_THREADS)                \
 	X(dedup, "dedup", PN_WRITES_STORE | PN_USES_THREADS)                        \
 	X(exec, "exec", PN_WRITES_STORE | PN_USES_THREADS)                          \
+	X(baseline, "baseline", PN_WRITES_STORE)                                    \
 	X(merge, "merge", PN_WRITES_STORE)                                          \
 	X(calibrate, "calibrate", PN_OPENS_STORE | PN_USES_THREADS)                 \
 	X(run, "run", PN_OPENS_STORE | PN_USES_THREADS)                             \
@@ -102,6 +103,10 @@ struct pn_shard;
 int  pn_run_partition(pn_ctx *ctx, const char *strategies, const struct pn_shard *shard);
 int  pn_run_dedup(pn_ctx *ctx, const struct pn_shard *shard);
 int  pn_run_exec(pn_ctx *ctx, const struct pn_profile_opts *o);
+struct pn_baseline_opts;
+/* The ONNX Runtime baseline stage and its summary (who: the command, for
+ * the error line); `passnet baseline` and `exec --baseline ort`. */
+int  pn_run_baseline(pn_ctx *ctx, const struct pn_baseline_opts *o, const char *who);
 void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
 /* extract's options (build includes them) and their check. */
 extern const pn_option pn_extract_options[];

@@ -9,11 +9,13 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "common/util.h"
+#include "exec/baseline.h"
 #include "exec/profile.h"
 #include "partition/partition.h"
 
 static pn_profile_opts po = {.warmups = 3, .trials = 5, .max_repeats = 3, .seed = 1};
-static const char *strategy, *redo, *only;
+static const char *strategy, *redo, *only, *baseline;
+static pn_baseline_opts bo = {.max_repeats = 3};
 static int plan_only;
 
 static const pn_option options[] = {
@@ -38,6 +40,11 @@ static const pn_option options[] = {
 	PN_FLAG(0, "plan", &plan_only,
 		"print the hashes of the subgraphs this run would profile, in the order it would, "
 		"one a line, and profile none (the calibration and the ranges phase run as usual)"),
+	PN_STRING(0, "baseline", "BACKEND", &baseline, NULL,
+		  "then time this backend (ort: ONNX Runtime, optimised and not) on every "
+		  "profiled subgraph without its baseline, as `passnet baseline` does"),
+	PN_STRING(0, "ort-lib", "PATH", &bo.ort_lib, "build/ort/libonnxruntime.so.1",
+		  "ONNX Runtime's library for --baseline ort"),
 	PN_CALLBACK1(0, "shard", "K/N", &po.shard, pn_opt_shard, "0/1: every subgraph",
 		    "profile only the subgraphs whose hash falls in shard K of N (the ranges "
 		    "phase runs every model; see More than one machine)"),
@@ -215,14 +222,26 @@ static int check(pn_ctx *ctx)
 	}
 	if (plan_only)
 		po.on_plan = print_planned;
+	if (baseline && strcmp(baseline, "ort"))
+		return pn_die("--baseline: unknown backend '%s' (there is: ort)", baseline);
+	bo.max_repeats = po.max_repeats;
 	return 0;
 }
 
 static int run(pn_ctx *ctx)
 {
 	po.threads = ctx->threads;
-	if (!plan_only)
-		return pn_run_exec(ctx, &po);
+	if (!plan_only) {
+		/* the profiles are committed first: a baseline that cannot run
+		 * (no ORT library) leaves them as a plain exec would */
+		int rc = pn_run_exec(ctx, &po);
+		if (!rc && baseline) {
+			bo.budget_s = po.budget_s;
+			bo.limit = po.limit;
+			rc = pn_run_baseline(ctx, &bo, "exec");
+		}
+		return rc;
+	}
 	char err[PN_ERRLEN];
 	pn_profile_stats s;
 	return pn_exec_stage(ctx->store, &po, &s, err) ? pn_die("exec: %s", err) : 0;

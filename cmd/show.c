@@ -313,6 +313,36 @@ static void print_profile_machine(pn_rtxn *t, const Passnet__Profile *p)
 
 /* The subgraph's profile, if this store has one: times, bounds, flags with
  * the thresholds that were applied, or why it could not be measured. */
+/* The ONNX Runtime baseline (passnet baseline), when there is one. */
+static void print_ort_baseline(const Passnet__OrtBaseline *b)
+{
+	printf("  ort        ONNX Runtime %s, %s", b->ort_version ? b->ort_version : "?",
+	       b->status ? b->status : "?");
+	if (b->message && b->message[0])
+		printf(": %s", b->message);
+	printf("\n");
+	if (b->has_median_all_us)
+		printf("  ort time   level ALL median %.3f us (IQR %.3f), disabled median %.3f us "
+		       "(IQR %.3f), %u thread, %u repeats\n", b->median_all_us, b->iqr_all_us,
+		       b->median_disabled_us, b->iqr_disabled_us, b->threads, b->repeats);
+	if (b->has_ratio)
+		printf("  ort ratio  ORT ALL / passnet (1 thread) %.3f\n", b->ratio);
+	if (b->has_median_all_n_us)
+		printf("  ort %u thr level ALL median %.3f us, disabled median %.3f us\n", b->threads_n,
+		       b->median_all_n_us, b->median_disabled_n_us);
+	if (b->has_nodes_all || b->has_nodes_disabled)
+		printf("  ort nodes  %u at level ALL, %u disabled\n", b->nodes_all, b->nodes_disabled);
+	if (b->ops_all)
+		printf("  ort ALL    %s\n", b->ops_all);
+	if (b->ops_disabled)
+		printf("  ort eager  %s\n", b->ops_disabled);
+	if (b->has_agree)
+		printf("  ort check  %s (max abs %.3g, max rel %.3g; rtol %g, atol %g)%s%s\n",
+		       b->agree && b->agree_disabled ? "agrees with passnet" : "DISAGREES with passnet",
+		       b->max_abs, b->max_rel, b->rtol, b->atol, b->diff ? ": " : "",
+		       b->diff ? b->diff : "");
+}
+
 static void print_profile(pn_rtxn *t, const pn_key *key)
 {
 	pn_bytes val;
@@ -345,6 +375,8 @@ static void print_profile(pn_rtxn *t, const pn_key *key)
 	printf("%s\n", p->n_flags ? "" : " none");
 	for (size_t i = 0; i < p->n_thresholds; i++)
 		printf("  threshold  %s\n", p->thresholds[i]);
+	if (p->ort)
+		print_ort_baseline(p->ort);
 	passnet__profile__free_unpacked(p, NULL);
 }
 

@@ -9,6 +9,8 @@
 #include "common/err.h"
 #include "common/strmap.h"
 #include "common/tally.h"
+#include "common/timing.h"
+#include "common/util.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/partition.h"
@@ -52,6 +54,11 @@ typedef struct stats {
 	/* profiles */
 	int64_t profiled, prof_failed, prof_unstable, flags[PN_N_FLAGS];
 	pn_tally prof_machines;      /* machine id -> profiles; "" for none recorded */
+	/* the ONNX Runtime baselines (passnet baseline) */
+	int64_t ort_total, ort_ok, ort_refused, ort_disagree, ort_regress;
+	pn_tally ort_versions, ort_by_ops, ort_reg_by_ops, ort_by_size, ort_reg_by_size;
+	double *ort_ratio;           /* ORT-ALL / passnet, per ok baseline */
+	int64_t ort_ratio_cap;
 	pn_calibration *machines;    /* meta "machine/<id>", in id order */
 	int n_machines;
 	char current[PN_MACHINE_ID_LEN + 1];   /* the current machine's id, or "" */
@@ -401,6 +408,66 @@ static const char *reason_kind(const char *reason, char *buf, size_t cap)
 	return buf;
 }
 
+/* "Conv BatchNormalization Conv" -> "BatchNormalization Conv": the op set. */
+static void op_set(const char *ops, char *out, size_t cap)
+{
+	char *copy = strdup(ops ? ops : ""), *words[64];
+	int n = 0;
+	for (char *w = strtok(copy, " "); w && n < 64; w = strtok(NULL, " "))
+		words[n++] = w;
+	qsort(words, (size_t)n, sizeof(char *), pn_cmp_str);
+	size_t at = 0;
+	out[0] = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && !strcmp(words[i], words[i - 1]))
+			continue;
+		int k = snprintf(out + at, cap - at, "%s%s", at ? " " : "", words[i]);
+		if (k < 0 || (size_t)k >= cap - at)
+			break;
+		at += (size_t)k;
+	}
+	free(copy);
+}
+
+static const char *size_bucket(uint32_t nodes)
+{
+	return nodes <= 1 ? "1 node" : nodes == 2 ? "2 nodes" : nodes <= 4 ? "3-4 nodes" :
+	       nodes <= 8 ? "5-8 nodes" : nodes <= 16 ? "9-16 nodes" : "17+ nodes";
+}
+
+/* A profile's ONNX Runtime baseline: counted among the ok ones when ORT
+ * timed it, by op set and size, with whether it is a compiler regression. */
+static void count_ort(stats *s, const Passnet__Profile *p)
+{
+	const Passnet__OrtBaseline *b = p->ort;
+	s->ort_total++;
+	pn_tally_add(&s->ort_versions, b->ort_version ? b->ort_version : "?", 1);
+	if (!b->status || strcmp(b->status, "ok")) {
+		s->ort_refused += b->status && !strcmp(b->status, "refused");
+		return;
+	}
+	s->ort_ok++;
+	s->ort_disagree += b->has_agree && (!b->agree || !b->agree_disabled);
+	int reg = 0;
+	for (size_t i = 0; i < p->n_flags; i++)
+		reg |= pn_flag_index(p->flags[i]) == PN_FLAG_COMPILER_REGRESSION;
+	s->ort_regress += reg;
+	char ops[512];
+	op_set(b->ops_disabled, ops, sizeof ops);
+	pn_tally_add(&s->ort_by_ops, ops, 1);
+	pn_tally_add(&s->ort_by_size, size_bucket(p->nodes), 1);
+	if (reg) {
+		pn_tally_add(&s->ort_reg_by_ops, ops, 1);
+		pn_tally_add(&s->ort_reg_by_size, size_bucket(p->nodes), 1);
+	}
+	if (b->has_ratio && s->ort_ok > s->ort_ratio_cap) {
+		s->ort_ratio_cap = s->ort_ratio_cap ? 2 * s->ort_ratio_cap : 1024;
+		s->ort_ratio = realloc(s->ort_ratio, sizeof(double) * (size_t)s->ort_ratio_cap);
+	}
+	if (b->has_ratio && s->ort_ratio)
+		s->ort_ratio[s->ort_ok - 1] = b->ratio;
+}
+
 static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 {
 	(void)key;
@@ -416,6 +483,8 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 	}
 	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
 	pn_tally_add(&s->prof_machines, p->machine ? p->machine : "", 1);
+	if (p->ort)
+		count_ort(s, p);
 	for (size_t i = 0; i < p->n_flags; i++) {
 		int f = pn_flag_index(p->flags[i]);
 		if (f >= 0)
@@ -438,6 +507,54 @@ static void print_profile_stats(stats *s)
 	printf("\n");
 	if (!s->brief)
 		pn_tally_print(&s->prof_reasons, "profile failures by reason:", 0, stdout);
+}
+
+static int64_t tally_of(const pn_tally *t, const char *name)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!strcmp(t->items[i].name, name))
+			return t->items[i].n;
+	return 0;
+}
+
+/* regressions of a group over the baselines of that group, most first */
+static void print_regress_by(const pn_tally *reg, const pn_tally *all, const char *title, int max)
+{
+	if (!reg->n)
+		return;
+	printf("%s\n", title);
+	for (int i = 0; i < reg->n && (max <= 0 || i < max); i++) {
+		int64_t n = tally_of(all, reg->items[i].name);
+		printf("  %6lld of %6lld (%5.1f%%)  %s\n", (long long)reg->items[i].n, (long long)n,
+		       n ? 100.0 * (double)reg->items[i].n / (double)n : 0.0, reg->items[i].name);
+	}
+}
+
+static double ratio_median(stats *s)
+{
+	int64_t n = s->ort_ratio ? s->ort_ok : 0;
+	return n ? pn_median(s->ort_ratio, (size_t)n) : 0;
+}
+
+/* The analogue of the published benchmark's share of subgraphs slower
+ * under the default compiler: ORT at ALL against ORT disabled. */
+static void print_ort_stats(stats *s)
+{
+	if (!s->ort_total)
+		return;
+	printf("ort         %lld baselines (ONNX Runtime", (long long)s->ort_total);
+	for (int i = 0; i < s->ort_versions.n; i++)
+		printf(" %s", s->ort_versions.items[i].name);
+	printf("): %lld timed, %lld refused by ORT, %lld disagree with passnet\n",
+	       (long long)s->ort_ok, (long long)s->ort_refused, (long long)s->ort_disagree);
+	printf("ort         compiler-regression: %lld of %lld timed (%.1f%%) slower at level ALL "
+	       "than with optimisations disabled; ORT-ALL / passnet median ratio %.3f\n",
+	       (long long)s->ort_regress, (long long)s->ort_ok,
+	       s->ort_ok ? 100.0 * (double)s->ort_regress / (double)s->ort_ok : 0.0, ratio_median(s));
+	if (s->brief)
+		return;
+	print_regress_by(&s->ort_reg_by_size, &s->ort_by_size, "compiler regressions by size:", 0);
+	print_regress_by(&s->ort_reg_by_ops, &s->ort_by_ops, "compiler regressions by op set:", 15);
 }
 
 /* --- machines ------------------------------------------------------------------- */
@@ -601,6 +718,7 @@ static void print_brief(stats *s)
 	       s->subgraphs ? (double)s->candidates / (double)s->subgraphs : 0.0, (long long)s->once,
 	       s->n_patterns);
 	print_profile_stats(s);
+	print_ort_stats(s);
 	print_groups(s->t, 0);
 }
 
@@ -628,6 +746,7 @@ static void print_text(stats *s)
 	pn_tally_print(&s->errors, "errors by kind:", 0, stdout);
 	print_subgraph_stats(s);
 	print_profile_stats(s);
+	print_ort_stats(s);
 	print_machines(s);
 }
 
@@ -667,7 +786,17 @@ static void print_json(stats *s)
 		printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flags[f]);
 	printf("},");
 	pn_tally_json(&s->prof_reasons, "profile_failures", stdout);
+	printf(",\"ort\":{\"baselines\":%lld,\"timed\":%lld,\"refused\":%lld,\"disagree\":%lld,"
+	       "\"compiler_regression\":%lld,\"compiler_regression_share\":%.4f,"
+	       "\"ratio_median\":%.4f,", (long long)s->ort_total, (long long)s->ort_ok,
+	       (long long)s->ort_refused, (long long)s->ort_disagree, (long long)s->ort_regress,
+	       s->ort_ok ? (double)s->ort_regress / (double)s->ort_ok : 0.0, ratio_median(s));
+	pn_tally_json(&s->ort_versions, "versions", stdout);
 	putchar(',');
+	pn_tally_json(&s->ort_reg_by_size, "regressions_by_size", stdout);
+	putchar(',');
+	pn_tally_json(&s->ort_reg_by_ops, "regressions_by_ops", stdout);
+	printf("},");
 	print_machines_json(s);
 	printf("}\n");
 }
@@ -693,7 +822,8 @@ static int run(pn_ctx *ctx)
 	if (s.n_patterns)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
 	pn_tally *all[] = {&s.sources, &s.opsets, &s.ops,  &s.errors,
-			   &s.unknown_ops, &s.roots, &s.gaps, &s.prof_reasons};
+			   &s.unknown_ops, &s.roots, &s.gaps, &s.prof_reasons, &s.ort_versions,
+			   &s.ort_by_ops, &s.ort_reg_by_ops, &s.ort_by_size, &s.ort_reg_by_size};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		pn_tally_sort(all[i]);
 	if (ctx->json)
@@ -705,6 +835,7 @@ static int run(pn_ctx *ctx)
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		pn_tally_free(all[i]);
 	pn_tally_free(&s.prof_machines);
+	free(s.ort_ratio);
 	free(s.machines);
 	for (size_t i = 0; i < s.n_srcs; i++)
 		passnet__source__free_unpacked(s.srcs[i], NULL);

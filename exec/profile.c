@@ -15,6 +15,8 @@
  *   unstable           IQR/median stayed above PN_UNSTABLE_IQR after every
  *                      repeat
  *   failed             it could not be measured (reason recorded)
+ * and, set by the ONNX Runtime baseline (exec/baseline.c, which defines them):
+ *   compiler-regression, compiler-gap
  */
 #include "exec/profile.h"
 
@@ -42,6 +44,7 @@
 
 const char *const pn_flag_names[PN_N_FLAGS] = {
 	"slow", "fusible", "overhead-bound", "parallel-slowdown", "failed", "unstable",
+	"compiler-regression", "compiler-gap",
 };
 const int pn_n_flags = PN_N_FLAGS;
 
@@ -473,6 +476,21 @@ void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibrat
 double pn_measure_bytes(const pn_measure *ms)
 {
 	return ms ? ms->bytes : 0;
+}
+
+const pn_graph *pn_measure_graph(const pn_measure *ms)
+{
+	return ms->m->graph;
+}
+
+pn_tensor *const *pn_measure_inputs(const pn_measure *ms)
+{
+	return ms->in;
+}
+
+pn_tensor *const *pn_measure_outputs(const pn_measure *ms)
+{
+	return ms->out;
 }
 
 void pn_profile_drop(pn_measure *ms)

@@ -77,7 +77,7 @@ typedef struct pn_profile_stats {
 	pn_ranges_stats ranges;   /* the models run first (exec/ranges.h) */
 	int64_t todo, profiled, failed, unstable, skipped_budget;
 	int64_t waiting_ranges;   /* not planned: a model of theirs has not run for ranges yet */
-	int64_t flag_count[8];
+	int64_t flag_count[16];   /* by enum pn_flag (PN_N_FLAGS of them) */
 	double seconds;
 	/* wall-clock seconds of the stage's steps */
 	double calibration_s;  /* reading (or measuring) the calibration */
@@ -95,7 +95,7 @@ typedef struct pn_profile_stats {
  * order is that of pn_profile_stats.flag_count. */
 enum pn_flag {
 	PN_FLAG_SLOW, PN_FLAG_FUSIBLE, PN_FLAG_OVERHEAD, PN_FLAG_PARALLEL, PN_FLAG_FAILED,
-	PN_FLAG_UNSTABLE, PN_N_FLAGS
+	PN_FLAG_UNSTABLE, PN_FLAG_COMPILER_REGRESSION, PN_FLAG_COMPILER_GAP, PN_N_FLAGS
 };
 extern const char *const pn_flag_names[PN_N_FLAGS];
 extern const int pn_n_flags;   /* PN_N_FLAGS */
@@ -132,5 +132,11 @@ void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibrat
 void pn_profile_drop(pn_measure *ms);
 /* The bytes its values hold, as inferred: what keeping it costs in memory. */
 double pn_measure_bytes(const pn_measure *ms);
+/* A checked measurement's graph, its inputs (as the timing feeds them) and
+ * the outputs of its last correctness run: the reference another backend is
+ * judged against (exec/baseline.c). */
+const pn_graph *pn_measure_graph(const pn_measure *ms);
+pn_tensor *const *pn_measure_inputs(const pn_measure *ms);
+pn_tensor *const *pn_measure_outputs(const pn_measure *ms);
 
 #endif

@@ -264,6 +264,12 @@ static void add_variant(scan *s, const uint8_t *key, const Passnet__Subgraph *sg
 	v->median_us = p->median_us;
 	v->bound_fused_us = p->bound_fused_us;
 	v->threads = p->threads;
+	if (p->ort) {   /* the compiler's numbers travel with the task */
+		snprintf(v->ort_version, sizeof v->ort_version, "%s", p->ort->ort_version ? p->ort->ort_version : "");
+		snprintf(v->ort_status, sizeof v->ort_status, "%s", p->ort->status ? p->ort->status : "");
+		v->ort_all_us = p->ort->median_all_us;
+		v->ort_disabled_us = p->ort->median_disabled_us;
+	}
 	v->nodes = (int)sg->nodes;
 	v->flags = copy_strings(p->flags, (int)p->n_flags);
 	v->n_flags = (int)p->n_flags;

@@ -46,6 +46,10 @@ typedef struct pn_variant {
 	int nodes;
 	char **flags;
 	int n_flags;
+	/* its ONNX Runtime baseline (passnet baseline), when it has one:
+	 * ort_status "ok" (times set) or "refused"/"skipped" */
+	char ort_version[32], ort_status[16];
+	double ort_all_us, ort_disabled_us;
 } pn_variant;
 
 typedef struct pn_task {

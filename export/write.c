@@ -339,6 +339,14 @@ static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *n
 	fprintf(f, ",\"flops\":%.17g,\"bytes_fused\":%.17g,\"bytes_unfused\":%.17g,"
 		   "\"baseline_us\":%.17g,\"baseline_threads\":%u,\"bound_fused_us\":%.17g,",
 		v->flops, v->bytes_fused, v->bytes_unfused, v->median_us, v->threads, v->bound_fused_us);
+	if (v->ort_status[0]) {
+		/* ONNX Runtime on the float32 subgraph, 1 thread (passnet baseline) */
+		fprintf(f, "\"ort\":{\"version\":\"%s\",\"status\":\"%s\"", v->ort_version, v->ort_status);
+		if (!strcmp(v->ort_status, "ok"))
+			fprintf(f, ",\"dtype\":\"float32\",\"threads\":1,\"median_all_us\":%.17g,"
+				   "\"median_disabled_us\":%.17g", v->ort_all_us, v->ort_disabled_us);
+		fprintf(f, "},");
+	}
 	prov_walk w = {0};
 	fprintf(f, "\"models\":[");
 	pn_foreach_occurrence(t, v->hash, collect_provenance, &w);

@@ -1,0 +1,92 @@
+/*
+ * baseline.c - `passnet baseline`: ONNX Runtime's times for the subgraphs
+ * already profiled (exec/baseline.h); `passnet exec --baseline ort` runs
+ * the same after its profiling.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/err.h"
+#include "exec/baseline.h"
+
+static pn_baseline_opts bo = {.max_repeats = 3};
+
+static const pn_option options[] = {
+	PN_STRING(0, "ort-lib", "PATH", &bo.ort_lib, "build/ort/libonnxruntime.so.1",
+		  "ONNX Runtime's library (else $PASSNET_ORT_LIB, build/ort/ beside bin/, the "
+		  "loader's path; `make ort` installs it)"),
+	PN_INT(0, "repeats", "R", &bo.max_repeats, "3",
+	       "measure again up to R times while IQR/median > 0.2"),
+	PN_DOUBLE(0, "budget", "SECONDS", &bo.budget_s, "0: none",
+		  "start no new subgraph after this long; the rest waits for the next run"),
+	PN_INT64(0, "limit", "N", &bo.limit, "0: all", "at most N subgraphs this run"),
+	PN_FLAG(0, "redo", &bo.redo, "time again the subgraphs that have a baseline of this ORT "
+		"version"),
+	PN_OPT_TABLE_END,
+};
+
+void pn_print_baseline_stats(const pn_baseline_stats *s, int json)
+{
+	if (json) {
+		printf("{\"baseline\":\"ort\",\"ort_version\":\"%s\",\"todo\":%lld,\"done\":%lld,"
+		       "\"refused\":%lld,\"skipped\":%lld,\"disagree\":%lld,"
+		       "\"compiler_regression\":%lld,\"compiler_gap\":%lld,\"left_for_later\":%lld,"
+		       "\"seconds\":%.3f}\n", s->ort_version, (long long)s->todo, (long long)s->done,
+		       (long long)s->refused, (long long)s->skipped, (long long)s->disagree,
+		       (long long)s->regressions, (long long)s->gaps, (long long)s->left, s->seconds);
+		return;
+	}
+	printf("baseline: ONNX Runtime %s: %lld subgraphs timed (%lld refused by ORT, %lld "
+	       "skipped, %lld disagree with passnet), %lld left for a later run, %.1f s; "
+	       "compiler-regression %lld, compiler-gap %lld\n", s->ort_version, (long long)s->done,
+	       (long long)s->refused, (long long)s->skipped, (long long)s->disagree,
+	       (long long)s->left, s->seconds, (long long)s->regressions, (long long)s->gaps);
+}
+
+int pn_run_baseline(pn_ctx *ctx, const pn_baseline_opts *o, const char *who)
+{
+	char err[PN_ERRLEN];
+	pn_baseline_stats s;
+	if (pn_baseline_stage(ctx->store, o, &s, err))
+		return pn_die("%s: baseline ort: %s", who, err);
+	pn_print_baseline_stats(&s, ctx->json);
+	return 0;
+}
+
+static int check(pn_ctx *ctx)
+{
+	(void)ctx;
+	if (bo.max_repeats < 0)
+		return pn_die("--repeats must be at least 0");
+	return 0;
+}
+
+static int run(pn_ctx *ctx)
+{
+	return pn_run_baseline(ctx, &bo, "baseline");
+}
+
+const pn_cmd_spec pn_cmd_baseline = {
+	.options = options,
+	.summary = "time ONNX Runtime (optimised and not) on every profiled subgraph",
+	.description = "for every profile (ok or unstable) without a baseline of this ONNX Runtime "
+		       "version: ORT at graph optimisation level ALL and with optimisations "
+		       "disabled, 1 thread, on the profile's inputs and weights, timed with its "
+		       "protocol, outputs checked against passnet's; flags compiler-regression and "
+		       "compiler-gap (see Profiling); a subgraph ORT refuses keeps ORT's message",
+	.details = "For every profile that is ok or unstable and has no baseline from this ONNX\n"
+		   "Runtime version: the subgraph as ONNX (weights regenerated with the profile's\n"
+		   "seed) in ORT sessions at graph optimisation level ALL (ORT's default) and\n"
+		   "with every optimisation disabled, 1 intra-op thread (and the profile's\n"
+		   "threads when it has more); the profile's inputs; ORT's outputs compared with\n"
+		   "passnet's (agree, max_abs, max_rel); both levels timed with the profile's\n"
+		   "warm-ups and trials (median, IQR, repeats while unstable).  Flags:\n"
+		   "compiler-regression (ALL slower than disabled by more than 1.1x, confirmed\n"
+		   "by a second timing) and compiler-gap (ALL above 10x the fused roofline\n"
+		   "bound of 1 thread).  A subgraph ORT cannot load or run is recorded as\n"
+		   "refused with ORT's message.  ORT 1.16 or newer 1.x (tested: 1.30.0), opened\n"
+		   "at run time: passnet builds and runs without it.\n",
+	.check = check,
+	.run = run,
+};
