@@ -158,6 +158,9 @@ pn --db "$db" stats --json
 [ "$status" -eq 0 ] || fail "stats --json: $out"
 # a node without op_type (it decodes) once came out as "(null)"
 case $out in *'(null)'*) fail "stats prints (null) for a missing op type" ;; esac
+# stats counts the failed places ls lists
+n_failed=$(echo "$out" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
+expect_eq "$n_failed" "$(grep -c . "$h/failed.jsonl")" "stats --json failed against ls --status failed"
 
 # --- passnet run on the mutations that decoded ---
 # run_one FILE ARGS...: ends by itself within 60 s without a signal; a
