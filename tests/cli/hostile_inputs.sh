@@ -12,8 +12,9 @@
 # signal; every .onnx file must be stored as a model or recorded as a failed
 # place with a reason; the good models must be stored under the keys a
 # build of them alone gives; `doctor --deep` must be clean.  Then `passnet
-# run` on up to 200 of the mutations that decoded, and on a backend model
-# fed each TensorProto file of the fuzz corpus as its input: each run ends
+# run` on up to 200 of the mutations that decoded, on the corpora's models
+# that decoded, and on a backend model fed each TensorProto file of the
+# fuzz corpus as its input: each run ends
 # within 60 s, without a signal, and either succeeds or fails with one
 # error line that names the model (after warnings, if any).
 . "$ROOT/tests/cli/lib.sh"
@@ -193,6 +194,12 @@ for f in $decoded; do
 	if [ -f "$h/folder/$f" ]; then run_one "$h/folder/$f"; else run_one "$h/packed/$f"; fi
 done
 n_decoded=$runs
+# the fuzz corpora's models that decoded (backend tests, regression inputs)
+for f in $(awk -F'"path":"' '{split($2, p, "\""); print p[1]}' "$h/stored.jsonl" |
+	grep '^corpus-.*\.onnx$' | sort); do
+	run_one "$h/folder/$f"
+done
+n_corpus_runs=$((runs - n_decoded))
 # the TensorProto corpus as the input of a model of one float input
 relu=$h/seeds/onnx_model/test_relu.onnx
 [ -f "$relu" ] || fail "no test_relu.onnx among the ONNX seeds"
@@ -201,4 +208,4 @@ for f in "$h/seeds/tensorproto"/* "$ROOT/tests/fuzz/regressions/tensorproto"/*; 
 	rm -rf "$h/in" && mkdir "$h/in" && cp "$f" "$h/in/input_0.pb"
 	run_one "$relu" --inputs "$h/in"
 done
-echo "hostile_inputs: run on $n_decoded decoded mutations and $((runs - n_decoded)) TensorProto inputs: $((runs - run_failed)) ran, $run_failed failed with one line naming the model"
+echo "hostile_inputs: run on $n_decoded decoded mutations, $n_corpus_runs corpus models and $((runs - n_decoded - n_corpus_runs)) TensorProto inputs: $((runs - run_failed)) ran, $run_failed failed with one line naming the model"
