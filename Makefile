@@ -68,7 +68,7 @@ LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 # The fuzz harnesses (tests/fuzz/, see "fuzzing" below).
-FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json
+FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json check_task
 FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 

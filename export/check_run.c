@@ -277,6 +277,10 @@ typedef void (*body_fn)(void *ud, pn_runres *r);
 
 static void run_child(int fd, body_fn body, void *ud, int time_limit)
 {
+	/* The time limit is SIGALRM's default action, which ends the child; a
+	 * handler inherited from the parent would swallow it and let a looping
+	 * candidate run on (libFuzzer installs one for its own timeouts). */
+	signal(SIGALRM, SIG_DFL);
 	alarm((unsigned)time_limit);
 	pn_runres r = {0};
 	char err[PN_ERRLEN] = "";
