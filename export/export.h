@@ -68,7 +68,19 @@
  *                  "baseline_us" (passnet's median), "baseline_threads",
  *                  "bound_fused_us", "occurrences",
  *                  "models": [{"source","path","binding"}] (each model or shape
- *                  variant it was found in, once)} ]
+ *                  variant it was found in, once)} ],
+ *   "left_out": [{"name", "reason"}] (only when a planned variant was not
+ *                written: its reference run failed, float16 overflowed, or
+ *                its outputs do not follow its inputs, below)
+ *
+ * Only variants whose outputs follow inputs that `passnet check` draws
+ * afresh are exported (export/write.c, outputs_follow_draws): at least one
+ * input must be drawn, not pinned (a small integer input the model had by
+ * value, a shape or count, is fed as it was; an index is fed as 0), and on
+ * one of 3 other draws of the inputs some output must change bits.  A
+ * variant that fails this could be passed by a candidate made of
+ * constants; it is left out with a warning and a "left_out" note, and a
+ * task left without variants is dropped.
  *
  * Results (`passnet check` writes, `passnet score` reads): JSON Lines, one
  * object per (task, variant) sample:
