@@ -30,10 +30,14 @@
 #define PN_CHECK_TIME_LIMIT 60   /* seconds per child process */
 #define PN_CHECK_RUNS 5          /* timed samples whose median is reported */
 
+/* Check seeds stay below 2^53 so that every JSON reader keeps them exact. */
+#define PN_CHECK_SEED_MAX ((UINT64_C(1) << 53) - 1)
+
 typedef struct pn_check_opts {
 	int time_limit;
 	int runs;
 	int threads;     /* executor threads (0: OpenMP's default) */
+	uint64_t check_seed;   /* the seed fresh inputs are drawn from (see below) */
 } pn_check_opts;
 
 /* Exit statuses of `passnet check` (2 is a usage error). */
@@ -48,8 +52,14 @@ enum {
  * writes one results line per variant to out.  Returns an exit status. */
 int pn_check_task(const char *taskdir, const char *candidate, const pn_check_opts *o, FILE *out);
 
-/* Seed of fresh input set k (0: compared and timed, 1: only to see that
- * outputs follow inputs) for a variant; see PN_CHECK_SEED_RULE. */
-uint64_t pn_check_seed(uint64_t export_seed, const char *variant, int set);
+/* Seed of fresh input set k (0: compared and timed, others only to see
+ * that outputs follow inputs) of a variant; see PN_CHECK_SEED_RULE. */
+uint64_t pn_check_seed(uint64_t check_seed, const char *variant, int set);
+/* A check seed no one knows in advance: 53 bits from the system's random
+ * source (getrandom, else /dev/urandom).  0, or -1 with a message. */
+int pn_check_random_seed(uint64_t *seed, char *err);
+/* Identifies the code that judges (executor, model loading, the check):
+ * results of two builds may not be comparable. */
+extern const char pn_check_build[];
 
 #endif

@@ -89,7 +89,9 @@
  *    "pass_level": least tolerance level t in -10..4 at which every output is
  *                  within tolerance (null if none or not comparable),
  *    "max_abs", "max_rel", "speedup": reference time / candidate time,
- *    "time_ref_us", "time_cand_us", "reason": text when not "none"}
+ *    "time_ref_us", "time_cand_us", "reason": text when not "none",
+ *    "check_seed": the seed the fresh inputs were drawn from (--check-seed
+ *                  repeats the check), "check_build": which build judged}
  * error_class is "none" whenever pass_level is not null: which levels count
  * as correct is the scorer's decision (export/score.h), so "accuracy" means
  * no level up to 4 passes.  Numbers that were not measured or are not
@@ -123,14 +125,17 @@ int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, con
 int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, int dtype,
 			       const char *path, char *err);
 
-/* How `passnet check` derives its fresh inputs from task.json's "seed"; the
- * exporter writes this text as "check_seed_rule" (export/check.c implements
- * it as pn_check_seed). */
+/* How `passnet check` draws its fresh inputs; the exporter writes this
+ * text as "check_seed_rule" (export/check.c implements it as
+ * pn_check_seed).  It names no seed: the inputs cannot be computed before
+ * the check. */
 #define PN_CHECK_SEED_RULE \
-	"XXH64 (seed 0) of the text passnet-check/<seed>/<variant>/<k>, where <seed> is " \
-	"this task's seed in decimal, <variant> the variant folder name and k the input " \
-	"set (0: outputs compared and timed; 1: only to see that outputs follow inputs); " \
-	"each input is then drawn with that seed by pn_input_for on the reference graph"
+	"passnet check draws a check seed S below 2^53 from the system's random source " \
+	"for every run (no one knows it in advance; it is not this file's seed) and prints " \
+	"it as check_seed in every results line; --check-seed S repeats a check exactly. " \
+	"Input set k of a variant is drawn with XXH64 (seed 0) of the text " \
+	"passnet-check/<S>/<variant>/<k> (k 0: outputs compared and timed; k >= 1: only to " \
+	"see that outputs follow inputs) by pn_input_for on the reference graph"
 
 /* rtol and atol at level t for a dtype (float32, float16, bfloat16, float64;
  * other dtypes use the float32 ladder). */
