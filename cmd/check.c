@@ -24,14 +24,18 @@ static const pn_option options[] = {
 	PN_UINT64(0, "check-seed", "S", &co.check_seed, "random",
 		  "draw the fresh inputs from seed S (below 2^53) to repeat a past check; "
 		  "by default a seed no one knows in advance"),
+	PN_INT(0, "memory-limit", "MB", &co.memory_limit_mb, "half the memory",
+	       "memory per child process: a larger value is refused before the run"),
+	PN_STRING(0, "write-inputs", "DIR", &co.write_inputs, NULL,
+		  "also write the inputs compared on as DIR/<variant>/input_N.pb"),
 	PN_OPT_TABLE_END,
 };
 
 static int check(pn_ctx *ctx)
 {
 	(void)ctx;
-	if (co.time_limit < 1 || co.runs < 1)
-		return pn_die("--time-limit and --runs need positive numbers");
+	if (co.time_limit < 1 || co.runs < 1 || co.memory_limit_mb < 0)
+		return pn_die("--time-limit and --runs need positive numbers, --memory-limit one >= 0");
 	if (co.check_seed != UINT64_MAX && co.check_seed > PN_CHECK_SEED_MAX)
 		return pn_die("--check-seed %llu: a check seed is below 2^53 (%llu)",
 			      (unsigned long long)co.check_seed,

@@ -23,6 +23,7 @@
 #include "common/jsonc.h"
 #include "common/util.h"
 #include "runtime/exec.h"
+#include "runtime/feed.h"
 #include "export/check_impl.h"
 #include "export/export.h"
 #include "export/score.h"
@@ -448,6 +449,7 @@ typedef struct precheck {
 	pn_tensor **exp;          /* exported outputs worth looking for, or NULL */
 	const char *const *labels;
 	int n_exp;
+	double memory_limit;      /* bytes */
 } precheck;
 
 static int precheck_candidate(void *ud, const pn_graph *g, pn_runres *r)
@@ -459,7 +461,7 @@ static int precheck_candidate(void *ud, const pn_graph *g, pn_runres *r)
 		return cls;
 	if (pn_check_constants(g, p->exp, p->labels, p->n_exp, r->reason, sizeof r->reason))
 		return PN_EC_CHEAT;
-	return PN_EC_NONE;
+	return pn_check_memory(g, p->ref_in, p->n_in, p->memory_limit, r->reason, sizeof r->reason);
 }
 
 /* Whether output k changes bits on some input set against set 0. */
@@ -494,7 +496,35 @@ static int outputs_follow_inputs(const pn_runres *r)
 	return 0;
 }
 
-static void judge_run(const pn_graph *g, const pn_runres *ref, const pn_runres *cand, verdict *v)
+/* Whether output k of r is input i on every input set (in: [set * n_in + i]). */
+static int output_is_input(const pn_runres *r, int k, pn_tensor *const *in, int n_in, int i)
+{
+	for (int set = 0; set < r->n_sets; set++)
+		if (!pn_check_same_bits(r->out[set * r->n_out + k], in[set * n_in + i]))
+			return 0;
+	return 1;
+}
+
+/* An output that is one of the inputs, bit for bit, where the reference's
+ * is not: the loose tolerance levels would take an input of the output's
+ * magnitude as correct.  Returns 1 with the reason in v. */
+static int echoes_input(const pn_graph *g, const pn_runres *ref, const pn_runres *cand,
+			pn_tensor *const *in, int n_in, verdict *v)
+{
+	for (int k = 0; k < cand->n_out; k++)
+		for (int i = 0; i < n_in; i++)
+			if (output_is_input(cand, k, in, n_in, i) && !output_is_input(ref, k, in, n_in, i)) {
+				char what[64];
+				snprintf(what, sizeof what, "output %d", k);
+				fail(v, PN_EC_CHEAT, "the candidate's %s is its input '%s' (the reference's "
+				     "is not)", what, g->values[g->inputs[i]].name);
+				return 1;
+			}
+	return 0;
+}
+
+static void judge_run(const pn_graph *g, const pn_runres *ref, const pn_runres *cand,
+		      pn_tensor *const *in, int n_in, verdict *v)
 {
 	if (cand->cls != PN_EC_NONE) {
 		fail(v, cand->cls, "%s%s", cand->reason, NULL);
@@ -505,6 +535,8 @@ static void judge_run(const pn_graph *g, const pn_runres *ref, const pn_runres *
 		     "different input sets (the reference's do not)", NULL);
 		return;
 	}
+	if (echoes_input(g, ref, cand, in, n_in, v))
+		return;
 	judge_outputs(g, cand->out, ref->out, v);
 }
 
@@ -523,6 +555,18 @@ static void time_candidate(const pn_runspec *ref, const char *cand, const pn_che
 		v->time_cand_us = tr.cand_us;
 	}
 	pn_runres_free(&tr);
+}
+
+/* --write-inputs: the inputs a check compared on, to look into a failure
+ * (with --check-seed, a past check's). */
+static int write_input_set(const char *dir, const char *var, const pn_graph *g,
+			   pn_tensor *const *in, char *err)
+{
+	char path[PATHLEN];
+	snprintf(path, sizeof path, "%s/%s", dir, var);
+	if (pn_mkdirs(path, 0755, err))
+		return -1;
+	return pn_write_pb_files(path, "input", g, g->inputs, in, g->n_inputs, err);
 }
 
 /* Runs reference and candidate model on fresh inputs and judges. */
@@ -553,14 +597,16 @@ static int check_model(const task *t, int vi, const pn_model *ref, const char *c
 		if (!rc && outputs_follow_inputs(&rr))
 			break;
 	}
+	if (!rc && o->write_inputs)
+		rc = write_input_set(o->write_inputs, t->var[vi], g, in, err);
 	if (!rc) {
-		precheck p = {in, rr.out, n_in, rr.n_out, NULL, NULL, 0};
+		precheck p = {in, rr.out, n_in, rr.n_out, NULL, NULL, 0, pn_check_memory_limit(o)};
 		exported_targets(t, vi, &rr, &p);
 		pn_runspec spec = {.model = cand, .inputs = in, .n_sets = n_sets, .n_in = n_in,
 				   .precheck = precheck_candidate, .precheck_ud = &p};
 		pn_run_forked(&spec, o, &cr);
 		free(p.exp);
-		judge_run(g, &rr, &cr, v);
+		judge_run(g, &rr, &cr, in, n_in, v);
 	}
 	if (!rc && cr.cls == PN_EC_NONE && v->cls != PN_EC_CHEAT)
 		time_candidate(&rspec, cand, o, v);

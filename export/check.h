@@ -38,7 +38,15 @@ typedef struct pn_check_opts {
 	int runs;
 	int threads;     /* executor threads (0: OpenMP's default) */
 	uint64_t check_seed;   /* the seed fresh inputs are drawn from (see below) */
+	const char *write_inputs;   /* write input set 0 as DIR/<variant>/input_N.pb, or NULL */
+	int memory_limit_mb;   /* per child (0: half the machine's memory) */
 } pn_check_opts;
+
+/* A candidate's child may use this much memory (bytes): a value that shape
+ * inference shows larger is refused before the run, and the child's address
+ * space is limited to it (not in AddressSanitizer builds, whose shadow
+ * memory needs more). */
+double pn_check_memory_limit(const pn_check_opts *o);
 
 /* Exit statuses of `passnet check` (2 is a usage error). */
 enum {
