@@ -164,7 +164,7 @@ cat "$TEST_TMP/cheat.jsonl" "$TEST_TMP/shape.jsonl" "$TEST_TMP/runtime.jsonl" >>
 pn score "$res" --json
 [ "$status" -eq 0 ] || fail "score: $out"
 s=$(field "$res" 0 speedup)
-echo "$out" | "$PY" -c '
+echo "$out" | grep '^{' | "$PY" -c '
 import json, sys
 s = float(sys.argv[1])
 r = s                           # p = 0: a slowdown counts as s^(0+1)
@@ -180,7 +180,7 @@ near(3, (r * 1 * 1 * 0.1) ** 0.25)     # runtime from t = 3, cheat never
 ' "$s" || fail "ES_t does not match: $out"
 # --p 1 --b 0.2 at t = 2: a slowdown is squared, failures score 0.2
 pn score "$res" --json --p 1 --b 0.2
-echo "$out" | "$PY" -c '
+echo "$out" | grep '^{' | "$PY" -c '
 import json, sys
 s = float(sys.argv[1])
 r = s if s >= 1 else s * s
@@ -190,4 +190,24 @@ assert abs(es - want) <= 1e-6 * want, (es, want)
 ' "$s" || fail "ES_2 with p = 1, b = 0.2 does not match: $out"
 pn score "$res"
 expect_contains "$out" "aggregate" "score table"
+# these lines come from four checks, each with a seed of its own: marked
+expect_contains "$out" "MIXED: 4 check seeds" "a set of four checks"
+expect_contains "$out" "warning" "a warning for a mixed set"
+pn score "$res" --json
+echo "$out" | grep '^{' | "$PY" -c 'import json, sys
+j = json.loads(sys.stdin.read())
+assert j["mixed"] is True and len(j["check_seeds"]) == 4 and len(j["check_builds"]) == 1, j' ||
+	fail "score --json does not mark four checks: $out"
+# one check: one seed, not mixed
+pn score "$TEST_TMP/same.jsonl" --json
+echo "$out" | "$PY" -c 'import json, sys
+j = json.loads(sys.stdin.read())
+assert j["mixed"] is False and len(j["check_seeds"]) == 1, j' ||
+	fail "score --json marks one check as mixed: $out"
+# another build: the same lines with another check_build
+sed 's/"check_build":"[0-9a-f]*"/"check_build":"0000000000000000"/' "$TEST_TMP/same.jsonl" |
+	head -n 1 > "$TEST_TMP/other_build.jsonl"
+cat "$TEST_TMP/same.jsonl" >> "$TEST_TMP/other_build.jsonl"
+pn score "$TEST_TMP/other_build.jsonl"
+expect_contains "$out" "MIXED: 2 check builds" "two builds"
 echo "check: reference, cheat, frozen, shape, runtime, time limit, perturbed, outputs and score as expected"

@@ -122,7 +122,7 @@ assert 0 < es["1"] < 1 and 0 < es["-10"] < 1, es' || fail "the slower candidate 
 cat "$TEST_TMP"/constant.jsonl "$TEST_TMP"/lookup_exported.jsonl > "$TEST_TMP/cheats.jsonl"
 cat "$TEST_TMP/lookup.jsonl" >> "$TEST_TMP/cheats.jsonl"
 pn score "$TEST_TMP/cheats.jsonl" --json
-echo "$out" | "$PY" -c 'import json, sys
+echo "$out" | grep '^{' | "$PY" -c 'import json, sys
 es = json.loads(sys.stdin.read())["es_t"]
 assert all(abs(v - 0.1) < 1e-9 for v in es.values()), es' || fail "a cheat scored: $out"
 echo "redteam: 14 cheats rejected with their error class, reference, rewrite and slower candidate pass"

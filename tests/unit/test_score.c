@@ -241,6 +241,13 @@ static void test_parse(void **state)
 	assert_int_equal(s.error_class, PN_EC_NONE);
 	assert_int_equal(s.pass_level, -4);
 	NEAR(s.speedup, 1.25);
+	assert_string_equal(s.check_seed, "");   /* a line of a check before seeds */
+	assert_string_equal(s.check_build, "");
+	const char *seeded = "{\"error_class\":\"none\",\"pass_level\":0,\"speedup\":2,"
+			     "\"check_seed\":9007199254740991,\"check_build\":\"0123abcd\"}";
+	assert_int_equal(pn_sample_parse(seeded, strlen(seeded), &s, err), 0);
+	assert_string_equal(s.check_seed, "9007199254740991");
+	assert_string_equal(s.check_build, "0123abcd");
 	const char *null_level = "{\"error_class\":\"runtime\",\"pass_level\":null,\"speedup\":null}";
 	assert_int_equal(pn_sample_parse(null_level, strlen(null_level), &s, err), 0);
 	assert_int_equal(s.error_class, PN_EC_RUNTIME);
