@@ -13,8 +13,10 @@
  *
  * error_class and pass_level: "shape"/"dtype" when the signature or an
  * output's shape or type differs, "runtime" when the candidate does not load
- * or run (kernel error, crash, time limit), "cheat" when it holds an exported
- * output among its constants or its outputs ignore its inputs, "nan_inf"
+ * or run (kernel error, crash, time limit, a value that shape inference
+ * shows beyond the memory limit), "cheat" when it holds an exported output
+ * among its constants, its outputs ignore its inputs, or an output is one of
+ * its inputs bit for bit (the reference's is not), "nan_inf"
  * when it produces NaN or Inf where the reference is finite, "accuracy" when
  * it passes at no level up to 4 (pass_level null).  Otherwise error_class is
  * "none" and pass_level the least level at which every output passes; which
