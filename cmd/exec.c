@@ -37,6 +37,10 @@ static const pn_option options[] = {
 		  "only the subgraphs whose hashes FILE lists (one 32-digit hex hash a line; "
 		  "passnet-mpi hands out its batches so); an empty FILE runs only the calibration "
 		  "and the ranges phase"),
+	PN_FLAG(0, "ranges-only", &po.ranges_only,
+		"run only the ranges phase; with --shard K/N only the models whose key falls in "
+		"shard K, whose stores `passnet merge` joins into the ranges of one run (so N "
+		"machines share the phase before they profile)"),
 	PN_FLAG(0, "plan", &plan_only,
 		"print the hashes of the subgraphs this run would profile, in the order it would, "
 		"one a line, and profile none (the calibration and the ranges phase run as usual)"),

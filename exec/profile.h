@@ -49,8 +49,12 @@ typedef struct pn_profile_opts {
 	/* Only the subgraphs whose hash falls in shard (n = 0: all), and of
 	 * those only the ones accept says yes to, when it is set (passnet-mpi:
 	 * the batch of hashes rank 0 handed out).  The ranges phase runs every
-	 * model either way: its records are the same in every shard. */
+	 * model either way (but with ranges_only): its records are the same in
+	 * every shard. */
 	pn_shard shard;
+	/* Only the ranges phase, and with a shard only the models whose key
+	 * falls in it (exec/ranges.h): no calibration, nothing profiled. */
+	int ranges_only;
 	int (*accept)(void *ud, const uint8_t hash[16]);
 	void *accept_ud;
 	/* When set, the stage stops after planning: it calls on_plan for each

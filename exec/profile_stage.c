@@ -378,6 +378,12 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 	int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
 	pn_profile_opts opts = *o;
 	opts.threads = threads;
+	if (o->ranges_only) {
+		double stop = o->budget_s > 0 ? t0 + o->budget_s : 0;
+		int rc = pn_ranges_stage(st, threads, o->seed, stop, &o->shard, &stats->ranges, err);
+		stats->seconds = pn_now() - t0;
+		return rc;
+	}
 	pn_calibration cal;
 	if (calibration(st, threads, &cal, err))
 		return -1;
@@ -385,7 +391,9 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 	/* the inputs are drawn in the ranges the models show: those first,
 	 * within half the budget (the models left run in the next exec) */
 	double ranges_stop = o->budget_s > 0 ? t0 + o->budget_s / 2 : 0;
-	if (pn_ranges_stage(st, threads, o->seed, ranges_stop, &stats->ranges, err))
+	/* every model, with or without a shard: a shard's profiles are drawn
+	 * in the ranges of all the models, as one run's are */
+	if (pn_ranges_stage(st, threads, o->seed, ranges_stop, NULL, &stats->ranges, err))
 		return -1;
 	double tp = pn_now();
 	pplan pl = {.o = o};

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/shard.h"
 #include "common/util.h"
 #include "canon/form.h"
 #include "runtime/exec.h"
@@ -335,6 +336,7 @@ static int put_marker(pn_writer *w, const uint8_t model[16], const char *inputs,
 
 typedef struct todo {
 	pn_rtxn *t;
+	const pn_shard *shard;   /* the models this call runs */
 	uint8_t (*keys)[16];
 	int n, cap;
 } todo;
@@ -345,7 +347,7 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 	todo *td = ud;
 	uint8_t mk[17];
 	pn_bytes v;
-	if (key.len != 16)
+	if (key.len != 16 || !pn_shard_holds(td->shard, key.data))
 		return 0;
 	marker_key(mk, key.data);
 	if (pn_get(td->t, PN_T_RANGES, mk, 17, &v) == 0)
@@ -446,13 +448,13 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 }
 
 int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
-		    pn_ranges_stats *stats, char *err)
+		    const pn_shard *shard, pn_ranges_stats *stats, char *err)
 {
 	memset(stats, 0, sizeof *stats);
 	double t0 = pn_now();
 	if (threads <= 0)
 		threads = omp_get_max_threads();
-	todo td = {0};
+	todo td = {.shard = shard};
 	if (pn_rtxn_begin(st, &td.t, err))
 		return -1;
 	int rc = pn_foreach(td.t, PN_T_MODELS, NULL, 0, plan_model, &td) < 0 ? pn_fail(err, "out of memory") : 0;

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "common/shard.h"
 #include "store/store.h"
 
 typedef struct pn_ranges_stats {
@@ -35,9 +36,12 @@ typedef struct pn_ranges_stats {
 
 /* Runs every model that has not contributed its ranges yet (in key order,
  * one at a time on `threads` threads) and merges its cuts' input ranges into
- * the ranges table, committing after each model (a killed run resumes). */
+ * the ranges table, committing after each model (a killed run resumes).
+ * shard (NULL: all) runs only the models whose key falls in it: the union
+ * is a join (store/merge.h), so stores that ran the shards merge into the
+ * ranges of one run over every model. */
 int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
-		    pn_ranges_stats *stats, char *err);
+		    const pn_shard *shard, pn_ranges_stats *stats, char *err);
 /* stop_at (pn_now() seconds; 0: none): no model but the first is started
  * after it, and the models left are run by the next call.  A subgraph's ranges are final
  * once every model it occurs in has contributed: */

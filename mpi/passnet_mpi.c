@@ -17,9 +17,11 @@
  *   place falls in shard R, common/shard.h) into WDIR/rank-R, which starts
  *   as a copy of DIR when DIR exists (so models already stored are not
  *   decoded again); then rank 0 merges every rank's store into DIR.
- * exec: rank 0 first merges what a killed run left in WDIR, runs the
- *   calibration and the ranges phase on DIR (`exec --only EMPTY`) and
- *   plans (`exec --plan`); each other rank copies DIR into its store, then
+ * exec: rank 0 first merges what a killed run left in WDIR; the ranges
+ *   phase runs over every rank (rank R the models of shard R/N, `exec
+ *   --ranges-only --shard`, on a copy of DIR), merged into DIR by rank 0,
+ *   which joins them; rank 0 records the calibration on DIR (`exec --only
+ *   EMPTY`) and plans (`exec --plan`); each other rank copies DIR into its store, then
  *   asks rank 0 for batches of B subgraph hashes and profiles each batch
  *   (`exec --only BATCH`) until none is left, so a slow rank takes fewer
  *   batches and does not hold the job back; rank 0 merges the ranks' stores
@@ -442,11 +444,43 @@ static int work_batches(const job *j, const exec_plan *p, const char *db)
 	return rc;
 }
 
+/* The ranges phase over every rank: rank R runs the models of shard R/N
+ * (`exec --ranges-only --shard`) on a copy of DB, and rank 0 merges the
+ * copies, which joins the ranges into those of one run over all models
+ * (store/merge.h).  First rank 0 merges in what a killed run left. */
+static int share_ranges(const job *j, const exec_plan *p)
+{
+	int rc = j->rank == 0 ? merge_leftovers(j) : 0;
+	if (agree(rc ? 1 : 0))
+		return 1;
+	char mine[PATH_MAX], shard[64];
+	rank_store(j, j->rank, mine, sizeof mine);
+	snprintf(shard, sizeof shard, "%d/%d", j->rank, j->size);
+	rc = copy_store(j, j->db, mine);
+	if (!rc) {
+		argv_buf a;
+		start(&a, j, mine);
+		push(&a, "-q");
+		push(&a, "exec");
+		push_passed(&a, p);
+		push(&a, "--ranges-only");
+		push(&a, "--shard");
+		push(&a, shard);
+		rc = run(a.v, "/dev/null");
+	}
+	if (agree(rc ? 1 : 0))
+		return 1;
+	rc = j->rank == 0 ? merge_leftovers(j) : 0;
+	return agree(rc ? 1 : 0);
+}
+
 static int exec_stage(const job *j, char **args, int nargs)
 {
 	exec_plan p = {0};
 	split_exec_args(args, nargs, &p);
 	double t0 = MPI_Wtime();
+	if (j->size > 1 && share_ranges(j, &p))
+		return 1;
 	int rc = j->rank == 0 ? prepare_exec(j, &p) : 0;
 	if (agree(rc))
 		return 1;

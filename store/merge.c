@@ -322,6 +322,74 @@ out:
 	return rc ? pn_fail(m->err, "merge %s: sources: out of memory", m->in) : 0;
 }
 
+/* ranges: a subgraph's record is the union over the models that ran
+ * (exec/ranges.h), which the ranges stage builds model by model: float
+ * bounds widen (min of lo, max of hi over the inputs whose range is known;
+ * 0, 0 where none is), and the shapes and integer values are those of the
+ * least model seen (shapes_from).  That fold is a join: the same values
+ * whatever models each store ran and in whatever order, so shard stores
+ * that ran the models of their shard (`exec --ranges-only --shard`) merge
+ * into the record one store running them all writes.  Records that do not
+ * line up (another input count, a record that does not decode) stay a
+ * conflict. */
+static int ranges_line_up(const Passnet__InputRanges *r)
+{
+	size_t n = r->n_lo, dims = 0, ints = 0;
+	if (r->n_hi != n || r->n_known != n || r->n_rank != n || r->n_int_counts != n ||
+	    !r->has_shapes_from || r->shapes_from.len != 16)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r->rank[i] < 0 || r->int_counts[i] < 0)
+			return 0;
+		dims += (size_t)r->rank[i];
+		ints += (size_t)r->int_counts[i];
+	}
+	return dims == r->n_dims && ints == r->n_int_values;
+}
+
+static int decide_ranges(merger *m, pn_bytes cur, pn_bytes in, decision *d)
+{
+	Passnet__InputRanges *rc_ = passnet__input_ranges__unpack(NULL, cur.len, cur.data);
+	Passnet__InputRanges *ri = passnet__input_ranges__unpack(NULL, in.len, in.data);
+	int rc = 0;
+	if (!rc_ || !ri || !ranges_line_up(rc_) || !ranges_line_up(ri) || rc_->n_lo != ri->n_lo) {
+		*d = least_bytes(cur, in);
+		goto out;
+	}
+	/* the shapes of the least model, and its record as the base */
+	int in_less = memcmp(ri->shapes_from.data, rc_->shapes_from.data, 16) < 0;
+	Passnet__InputRanges *base = in_less ? ri : rc_, *other = in_less ? rc_ : ri;
+	for (size_t i = 0; i < base->n_lo; i++) {
+		if (!other->known[i])
+			continue;
+		if (!base->known[i]) {
+			base->lo[i] = other->lo[i];
+			base->hi[i] = other->hi[i];
+			base->known[i] = 1;
+			continue;
+		}
+		if (other->lo[i] < base->lo[i])
+			base->lo[i] = other->lo[i];
+		if (other->hi[i] > base->hi[i])
+			base->hi[i] = other->hi[i];
+	}
+	if (pack_into(&m->a, &base->base)) {
+		rc = pn_fail(m->err, "merge %s: ranges: out of memory", m->in);
+		goto out;
+	}
+	pn_bytes joined = {m->a.p, m->a.n};
+	if (bytes_eq(joined, cur))
+		*d = (decision){0};   /* settled: the store's record holds the input's */
+	else
+		*d = (decision){.take_in = 1, .write = joined};
+out:
+	if (rc_)
+		passnet__input_ranges__free_unpacked(rc_, NULL);
+	if (ri)
+		passnet__input_ranges__free_unpacked(ri, NULL);
+	return rc;
+}
+
 /* meta "calibration" names the store's current machine; every machine's
  * calibration is also kept under its own key, machine/<id>, which merges
  * as a union.  So two stores calibrated on two machines (exec shards on
@@ -352,6 +420,11 @@ static int decide(merger *m, pn_bytes key, pn_bytes cur, pn_bytes in, decision *
 		return 0;
 	case PN_T_SOURCES:
 		return decide_source(m, cur, in, d);
+	case PN_T_RANGES:
+		if (key.len == 16)   /* not a model's 17-byte "ran" marker */
+			return decide_ranges(m, cur, in, d);
+		*d = least_bytes(cur, in);
+		return 0;
 	default:
 		*d = least_bytes(cur, in);
 		return 0;

@@ -18,8 +18,13 @@
  *   candidates    equal, or the one with the subgraph hash (dedup ran) when
  *                 they are otherwise equal;
  *   occurrences, structures (dupsort)  the union of the pairs;
- *   everything else (graphs, subgraphs, model_paths, ranges, profiles,
- *   errors)       equal, or a conflict.
+ *   ranges        a subgraph's input ranges: their join (bounds widened,
+ *                 shapes from the least model: what the ranges stage
+ *                 folds model by model), so shards that each ran some
+ *                 models merge into the record of one run of them all;
+ *                 a model's "ran" marker: equal or a conflict;
+ *   everything else (graphs, subgraphs, model_paths, profiles, errors)
+ *                 equal, or a conflict.
  * A conflict is one line on stderr (input, table, key, the first field that
  * differs) and counted; the store keeps the least bytes (memcmp, then the
  * shorter), so the result does not depend on the order.  Where a rule

@@ -4,9 +4,10 @@
 #
 #  1. `mpirun -n 4 passnet-mpi build` equals `passnet build` of the same
 #     sources (mdb_dump -a, every table), and leaves no rank store behind.
-#  2. `mpirun -n 4 passnet-mpi exec` (batches of 3 handed out by rank 0) on
-#     a copy of that store equals one `passnet exec` with the same options,
-#     times aside (profiles compared by key, every other table byte for byte).
+#  2. `mpirun -n 4 passnet-mpi exec` on a copy of that store (its ranges
+#     phase shared by the 4 ranks, then batches of 3 handed out by rank 0)
+#     equals one `passnet exec` with the same options, times aside (profiles
+#     compared by key, every other table, ranges included, byte for byte).
 #  3. A rank killed (SIGKILL) in the middle of an exec: the job fails, the
 #     rerun of the same command profiles exactly what the ranks had not
 #     committed, and ends in the same store as 2.
@@ -60,15 +61,19 @@ same "$TEST_TMP/one.dump" "$TEST_TMP/m.dump" "a second MPI build changed the sto
 echo "build: 4 ranks give the one-process store"
 
 # --- 2. exec ----------------------------------------------------------------------
-# calibration and ranges first, so that every copy measures on the same
+# the calibration first, so that every copy measures on the same; the MPI
+# store starts without ranges (its ranks share that phase), the one-process
+# store records them alone
+pn --db "$TEST_TMP/one" calibrate
+[ "$status" -eq 0 ] || fail "calibrate: $out"
+cp -r "$TEST_TMP/one" "$TEST_TMP/em"
 pn --db "$TEST_TMP/one" exec --only /dev/null
-[ "$status" -eq 0 ] || fail "exec (calibration, ranges): $out"
+[ "$status" -eq 0 ] || fail "exec (ranges): $out"
 eargs="--strategy sole --limit 36 --warmup 0 --trials 1 --repeats 0"
 cp -r "$TEST_TMP/one" "$TEST_TMP/e1"
 pn --db "$TEST_TMP/e1" exec $eargs
 [ "$status" -eq 0 ] || fail "one exec: $out"
 [ "$(profiles "$TEST_TMP/e1")" -eq 36 ] || fail "one exec: $(profiles "$TEST_TMP/e1") profiles, not 36"
-cp -r "$TEST_TMP/one" "$TEST_TMP/em"
 mpi --db "$TEST_TMP/em" --batch 3 exec $eargs > "$TEST_TMP/mpi.log" 2>&1 ||
 	{ tail -20 "$TEST_TMP/mpi.log" >&2; fail "mpirun passnet-mpi exec"; }
 grep -q "36 subgraphs to profile, in batches of 3 over 3 ranks" "$TEST_TMP/mpi.log" ||
@@ -76,7 +81,7 @@ grep -q "36 subgraphs to profile, in batches of 3 over 3 ranks" "$TEST_TMP/mpi.l
 dump_no_times "$TEST_TMP/e1" "$TEST_TMP/e1.dump"
 dump_no_times "$TEST_TMP/em" "$TEST_TMP/em.dump"
 same "$TEST_TMP/e1.dump" "$TEST_TMP/em.dump" "4 MPI ranks profiled another store than one process"
-echo "exec: 36 subgraphs in batches of 3 over 3 working ranks give the one-process profiles"
+echo "exec: the ranges over 4 ranks and 36 subgraphs in batches of 3 over 3 working ranks give the one-process ranges and profiles"
 
 # --- 3. a rank killed mid-run ---------------------------------------------------------
 # more work, so that the kill lands while batches are being profiled

@@ -8,9 +8,10 @@
 #  2. The three shards share no model file, and together they have them all.
 #  3. partition --shard and dedup --shard K/3 on copies of one extracted
 #     store, merged, equal one partition + dedup.
-#  4. exec --shard K/3 on copies of one built (and calibrated) store,
-#     merged, equal one exec, times aside (profiles compared by key, every
-#     other table byte for byte).
+#  4. exec --ranges-only --shard K/3 on copies of one built store, merged,
+#     equal one ranges phase (the ranges join); exec --shard K/3 on copies
+#     of one store with its ranges, merged, equal one exec, times aside
+#     (profiles compared by key, every other table byte for byte).
 #  5. --shard is refused when malformed, before any store is touched.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
@@ -96,7 +97,36 @@ dump "$TEST_TMP/pm" "$TEST_TMP/pm.dump"
 same "$TEST_TMP/one.dump" "$TEST_TMP/pm.dump" "merged partition/dedup shards differ from one build"
 echo "partition, dedup: 3 shards of one extracted store merge into the one-process store"
 
-# --- 4: exec shards ------------------------------------------------------------
+# --- 4: ranges shards, then exec shards ---------------------------------------
+for k in 0 1 2; do
+	cp -r "$TEST_TMP/one" "$TEST_TMP/r$k"
+	pn --db "$TEST_TMP/r$k" exec --ranges-only --shard "$k/3"
+	[ "$status" -eq 0 ] || fail "exec --ranges-only --shard $k/3: $out"
+	expect_contains "$out" "models run" "exec --ranges-only --shard $k/3 ran models"
+done
+pn --db "$TEST_TMP/rm" --json merge "$TEST_TMP/r1" "$TEST_TMP/r2" "$TEST_TMP/r0"
+[ "$status" -eq 0 ] || fail "merge of the ranges shards: $out"
+# records of one subgraph from two shards that differ, joined by the rule
+joined=$(echo "$out" | sed -n 's/.*"ranges":{"added":[0-9]*,"equal":[0-9]*,"resolved":\([0-9]*\).*/\1/p')
+[ "${joined:-0}" -gt 0 ] || fail "no ranges record needed the join: $out"
+merge "$TEST_TMP/rm2" "$TEST_TMP/r0"
+merge "$TEST_TMP/rm2" "$TEST_TMP/r2" "$TEST_TMP/r1"
+cp -r "$TEST_TMP/one" "$TEST_TMP/rone"
+pn --db "$TEST_TMP/rone" exec --ranges-only
+[ "$status" -eq 0 ] || fail "exec --ranges-only: $out"
+dump "$TEST_TMP/rone" "$TEST_TMP/rone.dump"
+grep -q '^database=ranges' "$TEST_TMP/rone.dump" || fail "the ranges phase recorded nothing"
+# the shards must have had to widen: some subgraph's ranges came from two
+for k in 0 1 2; do
+	mdb_dump -s ranges "$TEST_TMP/r$k" | sed '1,/^HEADER=END/d' | awk 'NR % 2 == 1 && length($1) == 32'
+done | sort | uniq -d | head -n 1 > "$TEST_TMP/shared_ranges"
+[ -s "$TEST_TMP/shared_ranges" ] || fail "no subgraph got ranges in two shards: the join went untested"
+for m in rm rm2; do
+	dump "$TEST_TMP/$m" "$TEST_TMP/$m.dump"
+	same "$TEST_TMP/rone.dump" "$TEST_TMP/$m.dump" "$m: merged ranges shards differ from one ranges phase"
+done
+echo "ranges: 3 shards of the models join into the one-process ranges ($joined records joined)"
+
 # a few dozen subgraphs (exec --plan lists what it would measure), on the
 # calibration and ranges recorded first (the same in every copy)
 pn --db "$TEST_TMP/one" exec --only /dev/null

@@ -610,6 +610,95 @@ static void test9_refused(void **state)
 	assert_int_equal(count(f, "out", PN_T_MODELS), 0);
 }
 
+/* --- 10. ranges: a subgraph's records are joined (bounds widened, shapes
+ * from the least model), in either order; another input count conflicts ---- */
+
+static void put_ranges(struct fx *f, pn_writer *w, const char *key, int n, double *lo,
+		       double *hi, protobuf_c_boolean *known, int32_t *rank, int64_t *dims,
+		       size_t n_dims, int32_t *counts, int64_t *ints, size_t n_ints,
+		       const char *from)
+{
+	Passnet__InputRanges r = PASSNET__INPUT_RANGES__INIT;
+	r.has_version = 1;
+	r.version = PN_SCHEMA_VERSION;
+	r.n_lo = r.n_hi = r.n_known = r.n_rank = r.n_int_counts = (size_t)n;
+	r.lo = lo;
+	r.hi = hi;
+	r.known = known;
+	r.rank = rank;
+	r.int_counts = counts;
+	r.n_dims = n_dims;
+	r.dims = dims;
+	r.n_int_values = n_ints;
+	r.int_values = ints;
+	r.has_shapes_from = 1;
+	r.shapes_from.data = (uint8_t *)from;
+	r.shapes_from.len = 16;
+	put_msg(f, w, PN_T_RANGES, key, &r.base);
+}
+
+static void ranges_a(struct fx *f, pn_writer *w)
+{
+	double lo[] = {0, 5}, hi[] = {1, 6};
+	protobuf_c_boolean known[] = {1, 0};
+	int32_t rank[] = {1, 1}, counts[] = {0, 0};
+	int64_t dims[] = {3, 3};
+	put_ranges(f, w, "subgraph-hash-01", 2, lo, hi, known, rank, dims, 2, counts, NULL, 0,
+		   "BBBBBBBBBBBBBBBB");
+	double lo1[] = {0}, hi1[] = {1};
+	protobuf_c_boolean k1[] = {1};
+	int32_t r1[] = {0}, c1[] = {0};
+	put_ranges(f, w, "subgraph-hash-02", 1, lo1, hi1, k1, r1, NULL, 0, c1, NULL, 0,
+		   "BBBBBBBBBBBBBBBB");
+}
+
+static void ranges_b(struct fx *f, pn_writer *w)
+{
+	double lo[] = {-2, 7}, hi[] = {0.5, 9};
+	protobuf_c_boolean known[] = {1, 1};
+	int32_t rank[] = {2, 1}, counts[] = {0, 1};
+	int64_t dims[] = {2, 2, 4}, ints[] = {42};
+	put_ranges(f, w, "subgraph-hash-01", 2, lo, hi, known, rank, dims, 3, counts, ints, 1,
+		   "AAAAAAAAAAAAAAAA");
+	double lo2[] = {0, 0}, hi2[] = {1, 1};
+	protobuf_c_boolean k2[] = {1, 1};
+	int32_t r2[] = {0, 0}, c2[] = {0, 0};
+	put_ranges(f, w, "subgraph-hash-02", 2, lo2, hi2, k2, r2, NULL, 0, c2, NULL, 0,
+		   "AAAAAAAAAAAAAAAA");
+}
+
+static void test10_ranges_join(void **state)
+{
+	struct fx *f = *state;
+	make_store(f, "a", ranges_a);
+	make_store(f, "b", ranges_b);
+	pn_merge_stats st = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
+	assert_int_equal(st.table[PN_T_RANGES].resolved, 1);
+	assert_int_equal(st.table[PN_T_RANGES].conflicts, 1);   /* hash-02: 1 input or 2 */
+	merge_into(f, "ba", (const char *[]){"b", "a"}, 2);
+	assert_same_store(f, "ab", "ba");
+	size_t n;
+	uint8_t *v = get(f, "ab", PN_T_RANGES, "subgraph-hash-01", &n);
+	assert_non_null(v);
+	Passnet__InputRanges *r = passnet__input_ranges__unpack(NULL, n, v);
+	assert_non_null(r);
+	assert_int_equal(r->n_lo, 2);
+	assert_true(r->lo[0] == -2 && r->hi[0] == 1);   /* widened */
+	assert_true(r->lo[1] == 7 && r->hi[1] == 9);    /* known on one side only */
+	assert_true(r->known[0] && r->known[1]);
+	assert_int_equal(r->rank[0], 2);                /* shapes of the least model, A */
+	assert_int_equal(r->n_dims, 3);
+	assert_int_equal(r->n_int_values, 1);
+	assert_int_equal(r->int_values[0], 42);
+	assert_memory_equal(r->shapes_from.data, "AAAAAAAAAAAAAAAA", 16);
+	passnet__input_ranges__free_unpacked(r, NULL);
+	free(v);
+	/* merging either side again changes nothing */
+	pn_merge_stats again = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
+	assert_int_equal(again.table[PN_T_RANGES].added, 0);
+	assert_same_store(f, "ab", "ba");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -623,6 +712,7 @@ int main(void)
 		T(test7_idempotent),
 		T(test8_order_independent),
 		T(test9_refused),
+		T(test10_ranges_join),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
