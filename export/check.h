@@ -34,6 +34,10 @@ typedef struct pn_check_opts {
 	int time_limit;
 	int runs;
 	int threads;     /* executor threads (0: OpenMP's default) */
+	/* --backend ort: reference and candidate timed on this ONNX Runtime
+	 * (exec/ort.h) at level ALL, threads intra-op threads (0: 1); their
+	 * outputs still judged on passnet's executor.  NULL: timed there. */
+	struct pn_ort *ort;
 } pn_check_opts;
 
 /* Exit statuses of `passnet check` (2 is a usage error). */

@@ -77,7 +77,11 @@
  *    "pass_level": least tolerance level t in -10..4 at which every output is
  *                  within tolerance (null if none or not comparable),
  *    "max_abs", "max_rel", "speedup": reference time / candidate time,
- *    "time_ref_us", "time_cand_us", "reason": text when not "none"}
+ *    "time_ref_us", "time_cand_us",
+ *    "backend": what timed both, "passnet" (its executor) or "ort" (ONNX
+ *               Runtime at level ALL, `check --backend ort`; then also
+ *               "ort_version"); speedups of two backends do not compare,
+ *    "reason": text when not "none"}
  * error_class is "none" whenever pass_level is not null: which levels count
  * as correct is the scorer's decision (export/score.h), so "accuracy" means
  * no level up to 4 passes.  Numbers that were not measured or are not
