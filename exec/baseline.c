@@ -71,8 +71,10 @@ void pn_baseline_op_set(const char *ops, char *out, size_t cap)
 		if (i && !strcmp(words[i], words[i - 1]))
 			continue;
 		int k = snprintf(out + at, cap - at, "%s%s", at ? " " : "", words[i]);
-		if (k < 0 || (size_t)k >= cap - at)
+		if (k < 0 || (size_t)k >= cap - at) {
+			out[at] = 0;   /* whole op names only: the cut one is left out */
 			break;
+		}
 		at += (size_t)k;
 	}
 	free(copy);
