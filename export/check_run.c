@@ -40,7 +40,7 @@ static void set_reason(pn_runres *r, int cls, const char *what, const char *err)
 typedef struct loaded {
 	pn_model *m;
 	pn_session *s;
-	pn_check_ort *ort;   /* --backend ort: timed runs go to ONNX Runtime */
+	pn_check_ort *ort; /* --backend ort: timed runs go to ONNX Runtime */
 	pn_tensor **out;   /* scratch for timed runs */
 	int reps;          /* runs per timed sample */
 } loaded;
@@ -167,10 +167,11 @@ static void timing_body(void *ud, pn_runres *r)
 	double deadline = pn_now() + j->o->time_limit;
 	loaded l[2] = {{0}, {0}};
 	double first[2] = {0, 0};
-	for (int m = 0; m < 2 && r->cls == PN_EC_NONE; m++)
-		if (!load(m ? j->candidate : j->spec->model, j->o, &l[m], r) &&
-		    (!j->o->ort || !load_ort(m ? j->candidate : j->spec->model, m == 0, j->o, &l[m], r)))
+	for (int m = 0; m < 2 && r->cls == PN_EC_NONE; m++) {
+		const char *path = m ? j->candidate : j->spec->model;
+		if (!load(path, j->o, &l[m], r) && (!j->o->ort || !load_ort(path, !m, j->o, &l[m], r)))
 			first[m] = warm_up(&l[m], j->spec, r);
+	}
 	int runs = j->o->runs > 0 ? j->o->runs : 1;
 	double round_us = first[0] * l[0].reps + first[1] * l[1].reps;
 	while (runs > 0 && runs * round_us > (deadline - pn_now()) * 1e6 / 2)
