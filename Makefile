@@ -57,7 +57,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 GEN_DIR   := build/gen
 GEN_SRC   := $(GEN_DIR)/onnx/onnx.pb-c.c $(GEN_DIR)/passnet.pb-c.c $(GEN_DIR)/testdata.pb-c.c
-GEN_HDR   := $(GEN_SRC:.c=.h) $(GEN_DIR)/exec_build.h
+GEN_HDR   := $(GEN_SRC:.c=.h) $(GEN_DIR)/exec_build.h $(GEN_DIR)/check_build.h
 # The layers, lowest first (ARCHITECTURE.md; tests/cli/layering.sh checks
 # that includes only go down this list).
 LIB_DIRS  := common schemas model runtime runtime/ops canon store extract partition dedup \
@@ -68,7 +68,7 @@ LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 # The fuzz harnesses (tests/fuzz/, see "fuzzing" below).
-FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json
+FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json check_task
 FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
@@ -101,6 +101,15 @@ $(GEN_DIR)/exec_build.h: FORCE
 	@mkdir -p $(GEN_DIR)
 	@h=$$(cat runtime/*.c runtime/*.h runtime/ops/*.c runtime/ops/*.h 2>/dev/null | sha256sum | cut -c1-16); \
 	echo "#define PN_EXECUTOR_BUILD \"$$h\"" > $@.tmp; \
+	cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+
+# Check results record which build judged them: the executor, model loading
+# and the check itself (export/check*, the tolerance ladder).
+$(GEN_DIR)/check_build.h: FORCE
+	@mkdir -p $(GEN_DIR)
+	@h=$$(cat runtime/*.c runtime/*.h runtime/ops/*.c runtime/ops/*.h model/*.c model/*.h \
+	  export/check*.c export/check*.h export/tolerance.c 2>/dev/null | sha256sum | cut -c1-16); \
+	echo "#define PN_CHECK_BUILD \"$$h\"" > $@.tmp; \
 	cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 FORCE:
 

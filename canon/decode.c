@@ -10,6 +10,7 @@
 
 #include "common/err.h"
 #include "canon/canon.h"
+#include "canon/form.h"
 #include "canon/labels.h"
 
 typedef struct reader {
@@ -289,6 +290,12 @@ static int rd_attr(ctx *c, reader *r, Onnx__AttributeProto *ap, const char *pref
 		ap->tp = pn_type_to_proto(c->a, &t);
 		break;
 	}
+	case PN_ATTR_SPARSE_TENSOR:
+	case PN_ATTR_SPARSE_TENSORS:
+	case PN_ATTR_TYPE_PROTOS:
+		/* kinds the model decoder keeps without their value, and
+		 * canon/labels.c writes as their type alone */
+		break;
 	default:
 		return pn_fail(c->err, "unknown attribute type %d", (int)ap->type);
 	}
@@ -738,4 +745,39 @@ int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model 
 int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *err)
 {
 	return pn_subgraph_decode(bytes, len, 0, out, NULL, err);
+}
+
+int pn_subgraph_rehash(const pn_model *m, pn_key *key, char *err)
+{
+	const pn_graph *g = m->graph;
+	pn_type *types = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
+	int32_t *all = malloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
+	if (!types || !all) {
+		free(types);
+		free(all);
+		return pn_fail(err, "out of memory");
+	}
+	for (int i = 0; i < g->n_inputs; i++)
+		types[i] = g->values[g->inputs[i]].type;
+	for (int i = 0; i < g->n_nodes; i++)
+		all[i] = i;
+	pn_infer_result r;
+	int rc = pn_infer_graph(g, NULL, types, &r, err);
+	free(types);
+	if (rc) {
+		free(all);
+		pn_errprefix(err, "its decoded graph does not infer");
+		return -1;
+	}
+	pn_form f;
+	rc = pn_form_of_cut(g, &r, all, g->n_nodes, &f, err);
+	if (rc) {
+		pn_errprefix(err, "cannot hash its decoded graph");
+	} else {
+		*key = f.hash;
+		pn_form_free(&f);
+	}
+	free(all);
+	pn_infer_result_free(&r);
+	return rc;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/util.h"
 #include "model/onnx.h"
 
 /* Builds the ModelProto (allocated in a).  Weights kept as metadata become
@@ -29,5 +30,12 @@ int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *er
  * arena); for_onnx as for pn_canon_to_model. */
 int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model **out,
 		       Onnx__ModelProto **proto, char *err);
+
+/* The key of the graph decoded from canonical bytes (m, from
+ * pn_subgraph_model): inferred from its inputs' types as stored (unknown
+ * dims included: binding them would describe another computation), then
+ * hashed whole.  `doctor --deep` requires it to equal the stored key;
+ * dedup checks it before storing a cut that holds an inference gap. */
+int pn_subgraph_rehash(const pn_model *m, pn_key *key, char *err);
 
 #endif

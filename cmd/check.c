@@ -3,6 +3,7 @@
  * exported task (export/check.h) and writes one results line per variant.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,7 +12,9 @@
 #include "exec/ort.h"
 #include "export/check.h"
 
-static pn_check_opts co = {.time_limit = PN_CHECK_TIME_LIMIT, .runs = PN_CHECK_RUNS};
+/* UINT64_MAX: no --check-seed, a seed is drawn from the system's random source */
+static pn_check_opts co = {.time_limit = PN_CHECK_TIME_LIMIT, .runs = PN_CHECK_RUNS,
+			   .check_seed = UINT64_MAX};
 static const char *out, *backend = "passnet", *ort_lib;
 
 static const pn_option options[] = {
@@ -19,6 +22,13 @@ static const pn_option options[] = {
 	PN_INT(0, "time-limit", "S", &co.time_limit, "60",
 	       "seconds per child process; beyond it the candidate fails with error_class runtime"),
 	PN_INT(0, "runs", "N", &co.runs, "5", "timed samples whose median is taken"),
+	PN_UINT64(0, "check-seed", "S", &co.check_seed, "random",
+		  "draw the fresh inputs from seed S (below 2^53) to repeat a past check; "
+		  "by default a seed no one knows in advance"),
+	PN_INT(0, "memory-limit", "MB", &co.memory_limit_mb, "half the memory",
+	       "memory per child process: a larger value is refused before the run"),
+	PN_STRING(0, "write-inputs", "DIR", &co.write_inputs, NULL,
+		  "also write the inputs compared on as DIR/<variant>/input_N.pb"),
 	PN_STRING(0, "backend", "NAME", &backend, "passnet",
 		  "what times reference and candidate: passnet (its executor) or ort (ONNX "
 		  "Runtime at its default optimisation level; outputs still judged on passnet's)"),
@@ -31,8 +41,12 @@ static const pn_option options[] = {
 static int check(pn_ctx *ctx)
 {
 	(void)ctx;
-	if (co.time_limit < 1 || co.runs < 1)
-		return pn_die("--time-limit and --runs need positive numbers");
+	if (co.time_limit < 1 || co.runs < 1 || co.memory_limit_mb < 0)
+		return pn_die("--time-limit and --runs need positive numbers, --memory-limit one >= 0");
+	if (co.check_seed != UINT64_MAX && co.check_seed > PN_CHECK_SEED_MAX)
+		return pn_die("--check-seed %llu: a check seed is below 2^53 (%llu)",
+			      (unsigned long long)co.check_seed,
+			      (unsigned long long)PN_CHECK_SEED_MAX + 1);
 	if (strcmp(backend, "passnet") && strcmp(backend, "ort"))
 		return pn_die("--backend %s: not a backend (passnet, ort)", backend);
 	if (ort_lib && strcmp(backend, "ort"))
@@ -43,9 +57,11 @@ static int check(pn_ctx *ctx)
 static int run(pn_ctx *ctx)
 {
 	co.threads = ctx->threads;
+	char err[PN_ERRLEN];
+	if (co.check_seed == UINT64_MAX && pn_check_random_seed(&co.check_seed, err))
+		return pn_die("%s", err);
 	/* Opened before any child is forked: a missing library is one line
 	 * here, not a runtime verdict on every variant. */
-	char err[PN_ERRLEN];
 	if (!strcmp(backend, "ort") && pn_ort_open(ort_lib, &co.ort, err))
 		return pn_die("check: --backend ort: %s", err);
 	FILE *f = out ? fopen(out, "a") : stdout;
@@ -77,15 +93,17 @@ const pn_cmd_spec pn_cmd_check = {
 		   "\n"
 		   "Reference and candidate run on passnet's executor in child processes (each\n"
 		   "alone for its outputs, then together for timing, their samples\n"
-		   "alternating) on fresh inputs from a seed that was not exported (task.json's\n"
-		   "check_seed_rule).  One JSON line per variant (export/export.h): error_class,\n"
+		   "alternating) on fresh inputs drawn from a check seed that no one knows in\n"
+		   "advance: 53 bits from the system's random source, printed as check_seed in\n"
+		   "every line (task.json's check_seed_rule); --check-seed S repeats a check\n"
+		   "exactly.  One JSON line per variant (export/export.h): error_class,\n"
 		   "pass_level (least tolerance level -10..4 at which every output passes),\n"
 		   "max_abs, max_rel, speedup (median reference time / candidate time),\n"
-		   "backend (what timed them).  --backend ort times both on ONNX Runtime at\n"
-		   "its default optimisation level (ALL; 1 intra-op thread, or -j N) instead,\n"
-		   "so a rewrite is scored by what it gains under a real compiler; the outputs\n"
-		   "are still judged on passnet's executor against its reference outputs, and\n"
-		   "the line adds ort_version.\n"
+		   "check_seed, check_build (which build judged), backend (what timed them).\n"
+		   "--backend ort times both on ONNX Runtime at its default optimisation level\n"
+		   "(ALL; 1 intra-op thread, or -j N) instead, so a rewrite is scored by what\n"
+		   "it gains under a real compiler; the outputs are still judged on passnet's\n"
+		   "executor against its reference outputs, and the line adds ort_version.\n"
 		   "Exit status: 0 every variant correct at t = 1 (error_class none and\n"
 		   "pass_level <= 1), 1 some variant is not, 3 some variant could not be\n"
 		   "checked (task or reference problem; no line written for it), 2 usage.\n",

@@ -376,6 +376,10 @@ static int run(pn_ctx *ctx)
 	ro.target = ctx->argv[0];
 	int rc = execute(&ro, ctx, err);
 	pn_dimbind_free(&ro.bind);
+	/* one line naming the model: inference and kernel errors name only
+	 * the node (those of loading start with the path already) */
+	if (rc && !strstr(err, ro.target))
+		pn_errprefix(err, "%s", ro.target);
 	return rc ? pn_die("run: %s", err) : 0;
 }
 

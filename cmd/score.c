@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "common/util.h"
 #include "export/score.h"
 
 static double p = 0, b = 0.1;
@@ -66,21 +67,80 @@ static int read_samples(const char *path, samples *s)
 	return rc;
 }
 
-static void print_json(const double *es, double agg, size_t n, double p, double b)
+/* --- which checks the samples come from ---------------------------------------- */
+
+/* The distinct check seeds or builds of the samples, sorted ("" for lines
+ * without one). */
+typedef struct origins {
+	const char **v;
+	size_t n;
+} origins;
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int distinct(const samples *s, int builds, origins *o)
+{
+	o->v = malloc((s->n + 1) * sizeof(char *));
+	o->n = 0;
+	if (!o->v)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		o->v[i] = builds ? s->v[i].check_build : s->v[i].check_seed;
+	qsort(o->v, s->n, sizeof(char *), cmp_cstr);
+	for (size_t i = 0; i < s->n; i++)
+		if (!o->n || strcmp(o->v[o->n - 1], o->v[i]))
+			o->v[o->n++] = o->v[i];
+	return 0;
+}
+
+static void json_origins(const char *key, const origins *o, int as_number)
+{
+	printf(",\"%s\":[", key);
+	for (size_t i = 0; i < o->n; i++) {
+		printf("%s", i ? "," : "");
+		if (!o->v[i][0])
+			printf("null");
+		else if (as_number)
+			printf("%s", o->v[i]);
+		else
+			pn_json_str(stdout, o->v[i]);
+	}
+	putchar(']');
+}
+
+static void print_json(const double *es, double agg, size_t n, double p, double b,
+		       const origins *seeds, const origins *builds)
 {
 	printf("{\"samples\":%zu,\"p\":%.10g,\"b\":%.10g,\"es_t\":{", n, p, b);
 	for (int i = 0; i < PN_N_LEVELS; i++)
 		printf("%s\"%d\":%.10g", i ? "," : "", PN_TOL_MIN_LEVEL + i, es[i]);
-	printf("},\"aggregate\":%.10g}\n", agg);
+	printf("},\"aggregate\":%.10g", agg);
+	json_origins("check_seeds", seeds, 1);
+	json_origins("check_builds", builds, 0);
+	printf(",\"mixed\":%s}\n", seeds->n > 1 || builds->n > 1 ? "true" : "false");
 }
 
-static void print_table(const double *es, double agg, size_t n, double p, double b)
+static void print_origin(const char *what, const origins *o)
+{
+	if (o->n == 1)
+		printf("check %s %s\n", what, o->v[0][0] ? o->v[0] : "(not recorded)");
+	else
+		printf("MIXED: %zu check %ss\n", o->n, what);
+}
+
+static void print_table(const double *es, double agg, size_t n, double p, double b,
+			const origins *seeds, const origins *builds)
 {
 	printf("%5s  %10s  %8s\n", "t", "ES_t", "weight");
 	for (int i = 0; i < PN_N_LEVELS; i++)
 		printf("%5d  %10.6g  %8g\n", PN_TOL_MIN_LEVEL + i, es[i],
 		       pn_es_weight(PN_TOL_MIN_LEVEL + i));
 	printf("aggregate  %.6g  (%zu samples, p %g, b %g)\n", agg, n, p, b);
+	print_origin("seed", seeds);
+	print_origin("build", builds);
 }
 
 static int check(pn_ctx *ctx)
@@ -103,10 +163,23 @@ static int run(pn_ctx *ctx)
 	for (int i = 0; i < PN_N_LEVELS; i++)
 		es[i] = pn_es_t(s.v, s.n, PN_TOL_MIN_LEVEL + i, p, b);
 	double agg = pn_es_aggregate(es);
+	origins seeds, builds;
+	if (distinct(&s, 0, &seeds) || distinct(&s, 1, &builds)) {
+		free(seeds.v);
+		free(s.v);
+		return pn_die("out of memory");
+	}
+	/* samples of different checks drew different inputs, or were judged by
+	 * different code: their scores are not one measurement */
+	if (seeds.n > 1 || builds.n > 1)
+		pn_warn("%s: the samples come from %zu check seeds and %zu check builds (mixed)",
+			path, seeds.n, builds.n);
 	if (ctx->json)
-		print_json(es, agg, s.n, p, b);
+		print_json(es, agg, s.n, p, b, &seeds, &builds);
 	else
-		print_table(es, agg, s.n, p, b);
+		print_table(es, agg, s.n, p, b, &seeds, &builds);
+	free(seeds.v);
+	free(builds.v);
 	free(s.v);
 	return 0;
 }
@@ -126,7 +199,10 @@ const pn_cmd_spec pn_cmd_score = {
 		   "s < 1; a sample that is not correct scores b, or 1 from t = 1 when its\n"
 		   "error class is tolerated there (accuracy from 1; nan_inf, shape, dtype\n"
 		   "from 2; runtime from 3; cheat never).  ES_t is the geometric mean.\n"
-		   "With --json, one JSON object instead of the table.\n",
+		   "The check seeds and builds of the samples are listed; a set that mixes\n"
+		   "them (samples of different checks) is marked MIXED, with a warning.\n"
+		   "With --json, one JSON object instead of the table (check_seeds,\n"
+		   "check_builds, mixed).\n",
 	.check = check,
 	.run = run,
 };

@@ -75,8 +75,10 @@ static void count_graph_ops(stats *s, const Onnx__GraphProto *g)
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
 		char name[256];
+		/* a stored node may lack op_type (a corrupt file that still
+		 * decodes): "%s" of NULL is undefined, so it counts as "" */
 		snprintf(name, sizeof name, "%s%s%s", n->domain && *n->domain ? n->domain : "",
-			 n->domain && *n->domain ? "::" : "", n->op_type);
+			 n->domain && *n->domain ? "::" : "", n->op_type ? n->op_type : "");
 		pn_tally_add(&s->ops, name, 1);
 		for (size_t a = 0; a < n->n_attribute; a++) {
 			if (n->attribute[a]->g)

@@ -60,10 +60,38 @@ int pn_key_parse(const char *hex, pn_key *k)
 	return 0;
 }
 
+/* Bytes in the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), 0 if it is not one. */
+static int utf8_sequence(const unsigned char *p)
+{
+	int n = *p >= 0xF0 && *p <= 0xF4 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC2 && *p < 0xE0 ? 2 : 0;
+	if (*p >= 0xF5 || !n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+	if ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] > 0x9F) ||
+	    (*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] > 0x8F))
+		return 0;
+	return n;
+}
+
 void pn_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p >= 0x80) {
+			/* Names come from the files read, and protobuf-c does not
+			 * check that strings are UTF-8: a byte that starts no valid
+			 * sequence becomes U+FFFD, so every line stays valid JSON. */
+			int n = utf8_sequence(p);
+			if (n)
+				fwrite(p, 1, (size_t)n, f);
+			else
+				fputs("\\ufffd", f);
+			p += n ? n - 1 : 0;
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;

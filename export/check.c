@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
@@ -23,18 +24,24 @@
 #include "common/util.h"
 #include "runtime/exec.h"
 #include "exec/ort.h"
+#include "runtime/feed.h"
 #include "export/check_impl.h"
 #include "export/export.h"
 #include "export/score.h"
 #include "model/onnx.h"
+#include "check_build.h"
 
 #define PATHLEN 4096
-#define N_SETS 2   /* fresh input sets: 0 compared and timed, 1 for input dependence */
+/* Fresh input sets: 0 is compared and timed, the others only show whether
+ * outputs follow inputs.  When the reference's outputs keep their bits on
+ * the first N_SETS (a bool or a tiny integer may repeat by chance), the
+ * check draws MORE_SETS before it concludes they do not follow. */
+#define N_SETS 2
+#define MORE_SETS 8
 
 typedef struct task {
 	char dir[PATHLEN];       /* the task folder */
 	char id[256];
-	uint64_t seed;
 	int n_var;
 	char **var;              /* variant folder names */
 	const char *only;        /* the one variant to check, or NULL for all */
@@ -54,12 +61,31 @@ typedef struct verdict {
 	char reason[PN_ERRLEN + 512];
 } verdict;
 
-uint64_t pn_check_seed(uint64_t export_seed, const char *variant, int set)
+const char pn_check_build[] = PN_CHECK_BUILD;
+
+uint64_t pn_check_seed(uint64_t check_seed, const char *variant, int set)
 {
 	char text[1024];
 	int n = snprintf(text, sizeof text, "passnet-check/%llu/%s/%d",
-			 (unsigned long long)export_seed, variant, set);
+			 (unsigned long long)check_seed, variant, set);
 	return XXH64(text, (size_t)(n < (int)sizeof text ? n : (int)sizeof text - 1), 0);
+}
+
+int pn_check_random_seed(uint64_t *seed, char *err)
+{
+	uint64_t x = 0;
+	ssize_t got = getrandom(&x, sizeof x, 0);
+	if (got != (ssize_t)sizeof x) {
+		FILE *f = fopen("/dev/urandom", "rb");
+		size_t n = f ? fread(&x, 1, sizeof x, f) : 0;
+		if (f)
+			fclose(f);
+		if (n != sizeof x)
+			return pn_fail(err, "no random source for the check seed (getrandom and "
+				       "/dev/urandom fail); give one with --check-seed");
+	}
+	*seed = x & PN_CHECK_SEED_MAX;
+	return 0;
 }
 
 static int is_file(const char *path)
@@ -130,10 +156,8 @@ static int read_task_json(task *t, char *err)
 	size_t len;
 	snprintf(path, sizeof path, "%s/task.json", t->dir);
 	int rc = pn_read_file(path, &data, &len, err);
-	if (rc > 0) {
-		pn_warn("%s: no task.json; fresh inputs use export seed 0", t->dir);
-		return 0;
-	}
+	if (rc > 0)
+		return 0;   /* a folder of variants without task.json: no ranges, no names */
 	if (rc < 0)
 		return -1;
 	json_object *j = pn_json_parse(data, len, err);
@@ -145,8 +169,6 @@ static int read_task_json(task *t, char *err)
 	t->json = j;
 	if (pn_json_str_of(j, "task"))
 		snprintf(t->id, sizeof t->id, "%s", pn_json_str_of(j, "task"));
-	if (pn_json_u64(j, "seed", &t->seed))
-		pn_warn("%s: no integer seed; fresh inputs use export seed 0", path);
 	json_object *vars = pn_json_get(j, "variants");
 	for (size_t i = 0; !rc && i < pn_json_len(vars); i++) {
 		const char *name = pn_json_str_of(pn_json_item(vars, i), "name");
@@ -396,12 +418,12 @@ static int json_range(const task *t, const char *var, int i, pn_range *r)
  * boundary values (floats in the range task.json records), typed from the
  * reference graph (or, where its type is not static, from the exported
  * inputs). */
-static int fresh_inputs(const task *t, const char *var, const pn_model *ref, pn_tensor **in,
-			char *err)
+static int fresh_inputs(const task *t, const char *var, const pn_model *ref, uint64_t check_seed,
+			int n_sets, pn_tensor **in, char *err)
 {
 	const pn_graph *g = ref->graph;
-	for (int k = 0; k < N_SETS; k++) {
-		uint64_t seed = pn_check_seed(t->seed, var, k);
+	for (int k = 0; k < n_sets; k++) {
+		uint64_t seed = pn_check_seed(check_seed, var, k);
 		for (int i = 0; i < g->n_inputs; i++) {
 			pn_type ty = g->values[g->inputs[i]].type;
 			const pn_tensor *x = ref->n_testsets && i < ref->testsets[0].n_inputs
@@ -428,6 +450,7 @@ typedef struct precheck {
 	pn_tensor **exp;          /* exported outputs worth looking for, or NULL */
 	const char *const *labels;
 	int n_exp;
+	double memory_limit;      /* bytes */
 } precheck;
 
 static int precheck_candidate(void *ud, const pn_graph *g, pn_runres *r)
@@ -439,7 +462,16 @@ static int precheck_candidate(void *ud, const pn_graph *g, pn_runres *r)
 		return cls;
 	if (pn_check_constants(g, p->exp, p->labels, p->n_exp, r->reason, sizeof r->reason))
 		return PN_EC_CHEAT;
-	return PN_EC_NONE;
+	return pn_check_memory(g, p->ref_in, p->n_in, p->memory_limit, r->reason, sizeof r->reason);
+}
+
+/* Whether output k changes bits on some input set against set 0. */
+static int output_follows(const pn_runres *r, int k)
+{
+	for (int set = 1; set < r->n_sets; set++)
+		if (!pn_check_same_bits(r->out[k], r->out[set * r->n_out + k]))
+			return 1;
+	return 0;
 }
 
 /* Exported outputs a candidate must not hold: informative ones, except
@@ -452,8 +484,7 @@ static void exported_targets(const task *t, int vi, const pn_runres *ref, preche
 	p->n_exp = p->exp ? t->n_exp : 0;
 	for (int i = 0; i < p->n_exp; i++) {
 		int k = t->exp_out[i];
-		int fixed = t->exp_var[i] == vi && k < ref->n_out &&
-			    pn_check_same_bits(ref->out[k], ref->out[ref->n_out + k]);
+		int fixed = t->exp_var[i] == vi && k < ref->n_out && !output_follows(ref, k);
 		p->exp[i] = !fixed && pn_check_informative(t->exp[i]) ? t->exp[i] : NULL;
 	}
 }
@@ -461,22 +492,52 @@ static void exported_targets(const task *t, int vi, const pn_runres *ref, preche
 static int outputs_follow_inputs(const pn_runres *r)
 {
 	for (int k = 0; k < r->n_out; k++)
-		if (!pn_check_same_bits(r->out[k], r->out[r->n_out + k]))
+		if (output_follows(r, k))
 			return 1;
 	return 0;
 }
 
-static void judge_run(const pn_graph *g, const pn_runres *ref, const pn_runres *cand, verdict *v)
+/* Whether output k of r is input i on every input set (in: [set * n_in + i]). */
+static int output_is_input(const pn_runres *r, int k, pn_tensor *const *in, int n_in, int i)
+{
+	for (int set = 0; set < r->n_sets; set++)
+		if (!pn_check_same_bits(r->out[set * r->n_out + k], in[set * n_in + i]))
+			return 0;
+	return 1;
+}
+
+/* An output that is one of the inputs, bit for bit, where the reference's
+ * is not: the loose tolerance levels would take an input of the output's
+ * magnitude as correct.  Returns 1 with the reason in v. */
+static int echoes_input(const pn_graph *g, const pn_runres *ref, const pn_runres *cand,
+			pn_tensor *const *in, int n_in, verdict *v)
+{
+	for (int k = 0; k < cand->n_out; k++)
+		for (int i = 0; i < n_in; i++)
+			if (output_is_input(cand, k, in, n_in, i) && !output_is_input(ref, k, in, n_in, i)) {
+				char what[64];
+				snprintf(what, sizeof what, "output %d", k);
+				fail(v, PN_EC_CHEAT, "the candidate's %s is its input '%s' (the reference's "
+				     "is not)", what, g->values[g->inputs[i]].name);
+				return 1;
+			}
+	return 0;
+}
+
+static void judge_run(const pn_graph *g, const pn_runres *ref, const pn_runres *cand,
+		      pn_tensor *const *in, int n_in, verdict *v)
 {
 	if (cand->cls != PN_EC_NONE) {
 		fail(v, cand->cls, "%s%s", cand->reason, NULL);
 		return;
 	}
 	if (outputs_follow_inputs(ref) && !outputs_follow_inputs(cand)) {
-		fail(v, PN_EC_CHEAT, "%s%s", "the candidate's outputs stay the same bits on two "
+		fail(v, PN_EC_CHEAT, "%s%s", "the candidate's outputs stay the same bits on "
 		     "different input sets (the reference's do not)", NULL);
 		return;
 	}
+	if (echoes_input(g, ref, cand, in, n_in, v))
+		return;
 	judge_outputs(g, cand->out, ref->out, v);
 }
 
@@ -504,37 +565,62 @@ static int time_candidate(const pn_runspec *ref, const char *cand, const pn_chec
 	return rc;
 }
 
+/* --write-inputs: the inputs a check compared on, to look into a failure
+ * (with --check-seed, a past check's). */
+static int write_input_set(const char *dir, const char *var, const pn_graph *g,
+			   pn_tensor *const *in, char *err)
+{
+	char path[PATHLEN];
+	snprintf(path, sizeof path, "%s/%s", dir, var);
+	if (pn_mkdirs(path, 0755, err))
+		return -1;
+	return pn_write_pb_files(path, "input", g, g->inputs, in, g->n_inputs, err);
+}
+
 /* Runs reference and candidate model on fresh inputs and judges. */
 static int check_model(const task *t, int vi, const pn_model *ref, const char *cand,
 		       const pn_check_opts *o, verdict *v, char *err)
 {
 	const pn_graph *g = ref->graph;
-	int n_in = g->n_inputs;
-	pn_tensor **in = calloc((size_t)(N_SETS * n_in) + 1, sizeof(void *));
+	int n_in = g->n_inputs, n_sets = N_SETS;
+	pn_tensor **in = calloc((size_t)(MORE_SETS * n_in) + 1, sizeof(void *));
 	char vdir[PATHLEN];
 	snprintf(vdir, sizeof vdir, "%s/%s", t->dir, t->var[vi]);
-	int rc = in ? fresh_inputs(t, t->var[vi], ref, in, err) : pn_fail(err, "out of memory");
-	pn_runspec rspec = {.model = vdir, .inputs = in, .n_sets = N_SETS, .n_in = n_in};
+	pn_runspec rspec = {.model = vdir, .inputs = in, .n_in = n_in};
 	pn_runres rr = {0}, cr = {0};
-	if (!rc) {
-		pn_run_forked(&rspec, o, &rr);
-		if (rr.cls != PN_EC_NONE || rr.n_out != g->n_outputs)
+	int rc = in ? 0 : pn_fail(err, "out of memory");
+	for (int more = 0; !rc && more < 2; more++) {
+		n_sets = more ? MORE_SETS : N_SETS;
+		rspec.n_sets = n_sets;
+		for (int i = 0; i < MORE_SETS * n_in; i++) {
+			pn_tensor_free(in[i]);
+			in[i] = NULL;
+		}
+		rc = fresh_inputs(t, t->var[vi], ref, o->check_seed, n_sets, in, err);
+		pn_runres_free(&rr);
+		if (!rc)
+			pn_run_forked(&rspec, o, &rr);
+		if (!rc && (rr.cls != PN_EC_NONE || rr.n_out != g->n_outputs))
 			rc = pn_fail(err, "the reference does not run: %s", rr.reason);
+		if (!rc && outputs_follow_inputs(&rr))
+			break;
 	}
+	if (!rc && o->write_inputs)
+		rc = write_input_set(o->write_inputs, t->var[vi], g, in, err);
 	if (!rc) {
-		precheck p = {in, rr.out, n_in, rr.n_out, NULL, NULL, 0};
+		precheck p = {in, rr.out, n_in, rr.n_out, NULL, NULL, 0, pn_check_memory_limit(o)};
 		exported_targets(t, vi, &rr, &p);
-		pn_runspec spec = {.model = cand, .inputs = in, .n_sets = N_SETS, .n_in = n_in,
+		pn_runspec spec = {.model = cand, .inputs = in, .n_sets = n_sets, .n_in = n_in,
 				   .precheck = precheck_candidate, .precheck_ud = &p};
 		pn_run_forked(&spec, o, &cr);
 		free(p.exp);
-		judge_run(g, &rr, &cr, v);
+		judge_run(g, &rr, &cr, in, n_in, v);
 	}
 	if (!rc && cr.cls == PN_EC_NONE && v->cls != PN_EC_CHEAT)
 		rc = time_candidate(&rspec, cand, o, v, err);
 	pn_runres_free(&rr);
 	pn_runres_free(&cr);
-	for (int i = 0; in && i < N_SETS * n_in; i++)
+	for (int i = 0; in && i < MORE_SETS * n_in; i++)
 		pn_tensor_free(in[i]);
 	free(in);
 	return rc;
@@ -607,6 +693,8 @@ static void write_verdict(FILE *f, const task *t, const verdict *v, const pn_che
 	}
 	fputs(",\"reason\":", f);
 	pn_json_str(f, v->reason);
+	fprintf(f, ",\"check_seed\":%llu,\"check_build\":", (unsigned long long)o->check_seed);
+	pn_json_str(f, pn_check_build);
 	fputs("}\n", f);
 	fflush(f);
 }

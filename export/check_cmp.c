@@ -11,8 +11,10 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "runtime/infer.h"
 #include "export/check_impl.h"
 #include "export/export.h"
 #include "export/score.h"
@@ -350,4 +352,55 @@ int pn_check_constants(const pn_graph *g, pn_tensor *const *outs, const char *co
 	scan s = {.outs = outs, .labels = labels, .n = n, .reason = reason, .cap = cap};
 	pn_tolerance(PN_FLOAT, -3, &s.rtol, &s.atol);
 	return scan_graph(&s, g, 0);
+}
+
+/* --- memory ---------------------------------------------------------------- */
+
+/* Bytes of a fully known tensor type (as a double: a bomb's element count
+ * overflows int64), or -1. */
+static double type_bytes(const pn_type *t)
+{
+	if (t->kind != PN_KIND_TENSOR || t->rank < 0 || !pn_dtype_size(t->dtype))
+		return -1;
+	double n = (double)pn_dtype_size(t->dtype);
+	for (int d = 0; d < t->rank; d++) {
+		if (t->dims[d] < 0)
+			return -1;
+		n *= (double)t->dims[d];
+	}
+	return n;
+}
+
+int pn_check_memory(const pn_graph *cand, pn_tensor *const *ref_in, int n_in, double limit,
+		    char *reason, size_t cap)
+{
+	if (cand->n_inputs != n_in)
+		return PN_EC_NONE;
+	pn_type *types = calloc((size_t)n_in + 1, sizeof(pn_type));
+	if (!types)
+		return PN_EC_NONE;
+	for (int i = 0; i < n_in; i++) {
+		types[i] = cand->values[cand->inputs[i]].type;
+		if (ref_in[i]->kind == PN_KIND_TENSOR) {
+			types[i].dtype = ref_in[i]->dtype;
+			types[i].rank = ref_in[i]->rank;
+			memcpy(types[i].dims, ref_in[i]->dims, sizeof types[i].dims);
+		}
+	}
+	pn_infer_result r = {0};
+	char err[PN_ERRLEN];
+	int cls = PN_EC_NONE;
+	if (!pn_infer_graph(cand, NULL, types, &r, err))
+		for (int v = 0; v < r.n && v < cand->n_values && cls == PN_EC_NONE; v++) {
+			double bytes = type_bytes(&r.v[v].type);
+			if (bytes > limit) {
+				snprintf(reason, cap, "value '%s' would hold %.4g bytes, more than the "
+					 "check's memory limit of %.4g (refused before allocating)",
+					 cand->values[v].name, bytes, limit);
+				cls = PN_EC_RUNTIME;
+			}
+		}
+	pn_infer_result_free(&r);
+	free(types);
+	return cls;
 }

@@ -40,6 +40,13 @@ int  pn_check_signature(const pn_graph *cand, pn_tensor *const *ref_in, int n_in
  * count and every element within the float32 tolerance at level -3. */
 int  pn_check_constants(const pn_graph *g, pn_tensor *const *outs, const char *const *labels,
 			int n, char *reason, size_t cap);
+/* Whether a value of the candidate (its inputs typed as ref_in) would hold
+ * more than limit bytes by shape inference: a memory bomb refused before
+ * anything is allocated.  Returns PN_EC_NONE or PN_EC_RUNTIME with a
+ * reason (shapes inference cannot know are left to the child's address
+ * space limit). */
+int  pn_check_memory(const pn_graph *cand, pn_tensor *const *ref_in, int n_in, double limit,
+		     char *reason, size_t cap);
 /* Whether an exported output is worth looking for among constants: it has
  * at least two distinct values (a scalar or a fill value may well be a
  * legitimate constant of any model). */

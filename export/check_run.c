@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,9 +295,35 @@ static int read_all(int fd, pn_buf *b)
 
 typedef void (*body_fn)(void *ud, pn_runres *r);
 
-static void run_child(int fd, body_fn body, void *ud, int time_limit)
+double pn_check_memory_limit(const pn_check_opts *o)
 {
+	if (o->memory_limit_mb > 0)
+		return (double)o->memory_limit_mb * 1048576.0;
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+	double half = pages > 0 && size > 0 ? (double)pages * (double)size / 2 : 4294967296.0;
+	return half;
+}
+
+/* A bomb that shape inference could not see (a shape computed from input
+ * values) fails to allocate instead of taking the machine's memory. */
+static void limit_memory(double bytes)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+	struct rlimit rl = {(rlim_t)bytes, (rlim_t)bytes};
+	setrlimit(RLIMIT_AS, &rl);
+#else
+	(void)bytes;
+#endif
+}
+
+static void run_child(int fd, body_fn body, void *ud, int time_limit, double memory)
+{
+	/* The time limit is SIGALRM's default action, which ends the child; a
+	 * handler inherited from the parent would swallow it and let a looping
+	 * candidate run on (libFuzzer installs one for its own timeouts). */
+	signal(SIGALRM, SIG_DFL);
 	alarm((unsigned)time_limit);
+	limit_memory(memory);
 	pn_runres r = {0};
 	char err[PN_ERRLEN] = "";
 	body(ud, &r);
@@ -314,7 +341,7 @@ static void run_child(int fd, body_fn body, void *ud, int time_limit)
 }
 
 /* Runs body in a child process and collects what it sends back. */
-static void forked(body_fn body, void *ud, int time_limit, pn_runres *r)
+static void forked(body_fn body, void *ud, int time_limit, double memory, pn_runres *r)
 {
 	memset(r, 0, sizeof *r);
 	int fds[2];
@@ -332,7 +359,7 @@ static void forked(body_fn body, void *ud, int time_limit, pn_runres *r)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		run_child(fds[1], body, ud, time_limit);
+		run_child(fds[1], body, ud, time_limit, memory);
 	}
 	close(fds[1]);
 	pn_buf b = {0};
@@ -359,14 +386,14 @@ static void forked(body_fn body, void *ud, int time_limit, pn_runres *r)
 void pn_run_forked(const pn_runspec *spec, const pn_check_opts *o, pn_runres *r)
 {
 	outputs_job j = {spec, o};
-	forked(outputs_body, &j, o->time_limit, r);
+	forked(outputs_body, &j, o->time_limit, pn_check_memory_limit(o), r);
 }
 
 void pn_time_forked(const pn_runspec *spec, const char *candidate, const pn_check_opts *o,
 		    pn_runres *r)
 {
 	timing_job j = {spec, candidate, o};
-	forked(timing_body, &j, o->time_limit, r);
+	forked(timing_body, &j, o->time_limit, pn_check_memory_limit(o), r);
 }
 
 void pn_runres_free(pn_runres *r)

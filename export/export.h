@@ -68,7 +68,19 @@
  *                  "baseline_us" (passnet's median), "baseline_threads",
  *                  "bound_fused_us", "occurrences",
  *                  "models": [{"source","path","binding"}] (each model or shape
- *                  variant it was found in, once)} ]
+ *                  variant it was found in, once)} ],
+ *   "left_out": [{"name", "reason"}] (only when a planned variant was not
+ *                written: its reference run failed, float16 overflowed, or
+ *                its outputs do not follow its inputs, below)
+ *
+ * Only variants whose outputs follow inputs that `passnet check` draws
+ * afresh are exported (export/write.c, outputs_follow_draws): at least one
+ * input must be drawn, not pinned (a small integer input the model had by
+ * value, a shape or count, is fed as it was; an index is fed as 0), and on
+ * one of 3 other draws of the inputs some output must change bits.  A
+ * variant that fails this could be passed by a candidate made of
+ * constants; it is left out with a warning and a "left_out" note, and a
+ * task left without variants is dropped.
  *
  * Results (`passnet check` writes, `passnet score` reads): JSON Lines, one
  * object per (task, variant) sample:
@@ -77,11 +89,12 @@
  *    "pass_level": least tolerance level t in -10..4 at which every output is
  *                  within tolerance (null if none or not comparable),
  *    "max_abs", "max_rel", "speedup": reference time / candidate time,
- *    "time_ref_us", "time_cand_us",
+ *    "time_ref_us", "time_cand_us", "reason": text when not "none",
+ *    "check_seed": the seed the fresh inputs were drawn from (--check-seed
+ *                  repeats the check), "check_build": which build judged,
  *    "backend": what timed both, "passnet" (its executor) or "ort" (ONNX
  *               Runtime at level ALL, `check --backend ort`; then also
- *               "ort_version"); speedups of two backends do not compare,
- *    "reason": text when not "none"}
+ *               "ort_version"); speedups of two backends do not compare}
  * error_class is "none" whenever pass_level is not null: which levels count
  * as correct is the scorer's decision (export/score.h), so "accuracy" means
  * no level up to 4 passes.  Numbers that were not measured or are not
@@ -115,14 +128,17 @@ int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, con
 int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, int dtype,
 			       const char *path, char *err);
 
-/* How `passnet check` derives its fresh inputs from task.json's "seed"; the
- * exporter writes this text as "check_seed_rule" (export/check.c implements
- * it as pn_check_seed). */
+/* How `passnet check` draws its fresh inputs; the exporter writes this
+ * text as "check_seed_rule" (export/check.c implements it as
+ * pn_check_seed).  It names no seed: the inputs cannot be computed before
+ * the check. */
 #define PN_CHECK_SEED_RULE \
-	"XXH64 (seed 0) of the text passnet-check/<seed>/<variant>/<k>, where <seed> is " \
-	"this task's seed in decimal, <variant> the variant folder name and k the input " \
-	"set (0: outputs compared and timed; 1: only to see that outputs follow inputs); " \
-	"each input is then drawn with that seed by pn_input_for on the reference graph"
+	"passnet check draws a check seed S below 2^53 from the system's random source " \
+	"for every run (no one knows it in advance; it is not this file's seed) and prints " \
+	"it as check_seed in every results line; --check-seed S repeats a check exactly. " \
+	"Input set k of a variant is drawn with XXH64 (seed 0) of the text " \
+	"passnet-check/<S>/<variant>/<k> (k 0: outputs compared and timed; k >= 1: only to " \
+	"see that outputs follow inputs) by pn_input_for on the reference graph"
 
 /* rtol and atol at level t for a dtype (float32, float16, bfloat16, float64;
  * other dtypes use the float32 ladder). */

@@ -4,6 +4,8 @@
 #include "export/score.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/err.h"
@@ -100,6 +102,18 @@ double pn_es_aggregate(const double es[PN_N_LEVELS])
 	return pow(10, num / den);
 }
 
+/* check_seed (a whole number) and check_build (text) as the line has them. */
+static void read_origin(json_object *v, pn_sample *s)
+{
+	uint64_t seed;
+	const char *build = pn_json_str_of(v, "check_build");
+	s->check_seed[0] = s->check_build[0] = 0;
+	if (!pn_json_u64(v, "check_seed", &seed))
+		snprintf(s->check_seed, sizeof s->check_seed, "%llu", (unsigned long long)seed);
+	if (build)
+		snprintf(s->check_build, sizeof s->check_build, "%s", build);
+}
+
 int pn_sample_parse(const char *line, size_t len, pn_sample *s, char *err)
 {
 	json_object *v = pn_json_parse(line, len, err);
@@ -123,6 +137,8 @@ int pn_sample_parse(const char *line, size_t len, pn_sample *s, char *err)
 		rc = pn_fail(err, "pass_level is neither a number nor null");
 	if (!rc && pn_json_is_num(sp))
 		s->speedup = json_object_get_double(sp);
+	if (!rc)
+		read_origin(v, s);
 	if (!rc && pn_json_is_num(lvl) &&
 	    (level != s->pass_level || s->pass_level < PN_TOL_MIN_LEVEL ||
 	     s->pass_level > PN_TOL_MAX_LEVEL))

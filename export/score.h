@@ -45,6 +45,10 @@ typedef struct pn_sample {
 	double speedup;      /* <= 0 or NaN: not measured */
 	int error_class;     /* enum pn_err_class */
 	int pass_level;      /* PN_NO_LEVEL when null */
+	/* which check made it: its check_seed in decimal and check_build, ""
+	 * when the line has none (`passnet score` marks a set that mixes them) */
+	char check_seed[24];
+	char check_build[40];
 } pn_sample;
 
 const char *pn_err_class_name(int cls);

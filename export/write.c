@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include "common/err.h"
 #include "common/util.h"
 #include "runtime/exec.h"
 #include "runtime/feed.h"
+#include "export/check_impl.h"
 #include "export/dtype.h"
 #include "export/export.h"
 #include "model/onnx.h"
@@ -99,8 +101,6 @@ static const char *variant_dtype(const pn_graph *g, int dtype)
 
 /* --- one variant: model.onnx and its test set ------------------------------------------ */
 
-/* Runs the model.onnx just written (the very file users get) on seeded
- * inputs and writes both into test_data_set_0. */
 /* Which output elements of a float32 variant are finite, kept for the
  * dtype variants of the same subgraph that follow it. */
 typedef struct finite_ref {
@@ -161,6 +161,78 @@ static int overflows(const finite_ref *r, int v, pn_tensor *const *out, int n, c
 	return 0;
 }
 
+/* --- outputs that follow the inputs ------------------------------------------------------ */
+
+/* Other draws a variant's outputs are tried on before it counts as one
+ * whose outputs never change (a bool or a tiny integer input may repeat
+ * on one draw by chance). */
+#define OTHER_DRAWS 3
+
+/* Seed of the j-th other draw: never the export seed, and not the check's
+ * (`passnet check` draws from a seed of its own, export/check.h). */
+static uint64_t other_draw_seed(uint64_t seed, int j)
+{
+	char text[64];
+	int n = snprintf(text, sizeof text, "passnet-export-other-draw/%llu/%d",
+			 (unsigned long long)seed, j);
+	return XXH64(text, (size_t)n, 0);
+}
+
+static void free_tensors(pn_tensor **t, int n)
+{
+	for (int i = 0; t && i < n; i++) {
+		pn_tensor_free(t[i]);
+		t[i] = NULL;
+	}
+}
+
+/*
+ * A task measures computation only if its outputs depend on inputs that
+ * `passnet check` draws afresh: a variant whose inputs are all pinned (a
+ * shape or count fed as the model had it, an index fed as 0) or whose
+ * outputs keep the same bits on other draws could be passed by a candidate
+ * made of constants.  Returns 0, or -1 with the reason such a variant is
+ * left out.  in/out: the exported test set's inputs and outputs.
+ */
+static int outputs_follow_draws(const pn_graph *g, const pn_type *types, const pn_range *ranges,
+				int n_ranges, uint64_t seed, pn_session *s, pn_tensor *const *in,
+				pn_tensor *const *out, char *err)
+{
+	pn_tensor **alt = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+	pn_tensor **alt_out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	int rc = alt && alt_out ? 0 : pn_fail(err, "out of memory");
+	int drawn = 0, follows = 0;
+	for (int j = 0; !rc && !follows && j < OTHER_DRAWS; j++) {
+		uint64_t sj = other_draw_seed(seed, j);
+		for (int i = 0; !rc && i < g->n_inputs; i++) {
+			const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
+			alt[i] = pn_input_for(g, i, &types[i], sj, r, err);
+			rc = alt[i] ? 0 : -1;
+			if (!rc && !pn_check_same_bits(alt[i], in[i]))
+				drawn = 1;
+		}
+		if (!rc && drawn)
+			rc = pn_session_run(s, alt, g->n_inputs, alt_out, err);
+		for (int k = 0; !rc && drawn && k < g->n_outputs; k++)
+			follows |= !pn_check_same_bits(alt_out[k], out[k]);
+		free_tensors(alt, g->n_inputs);
+		free_tensors(alt_out, g->n_outputs);
+	}
+	free(alt);
+	free(alt_out);
+	if (!rc && !drawn)
+		rc = pn_fail(err, "every input is pinned (fed as the model had it, not drawn), so "
+			     "its outputs never change and constants could pass it");
+	else if (!rc && !follows)
+		rc = pn_fail(err, "its outputs keep the same bits on %d other draws of its inputs "
+			     "(they do not follow the values drawn), so constants could pass it",
+			     OTHER_DRAWS);
+	return rc;
+}
+
+/* Runs the model.onnx just written (the very file users get) on seeded
+ * inputs and writes both into test_data_set_0, unless its outputs do not
+ * follow its inputs (outputs_follow_draws). */
 static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges,
 			  const pn_export_opts *o, int v, int dtype, finite_ref *ref, char *err)
 {
@@ -195,6 +267,8 @@ static int write_test_set(const char *vdir, const pn_range *ranges, int n_ranges
 		rc = overflows(ref, v, out, g->n_outputs, err);
 	else if (!rc)
 		finite_ref_keep(ref, v, out, g->n_outputs);
+	if (!rc)
+		rc = outputs_follow_draws(g, types, ranges, n_ranges, o->seed, s, in, out, err);
 	if (!rc)
 		rc = pn_write_pb_files(set, "output", g, g->outputs, out, g->n_outputs, err);
 	for (int i = 0; in && i < g->n_inputs; i++)
@@ -397,6 +471,21 @@ static void remove_tree(const char *dir)
 	nftw(dir, unlink_file, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* One entry of task.json's "left_out": a planned variant that was not
+ * written, and why. */
+static void note_left_out(FILE *nf, const char *name, const char *reason)
+{
+	if (!nf)
+		return;
+	if (ftell(nf) > 0)
+		fputs(",\n", nf);
+	fprintf(nf, "    {\"name\":");
+	pn_json_str(nf, name);
+	fprintf(nf, ",\"reason\":");
+	pn_json_str(nf, reason);
+	fputc('}', nf);
+}
+
 /*
  * Writes one task; *written gets the number of its variants written.  A
  * variant that cannot be written (its reference run fails, say) is left
@@ -436,6 +525,9 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 	planned *plan = malloc(sizeof(planned) * (size_t)budget);
 	int n_plan = plan ? plan_variants(st, t, budget, o->seed, plan) : 0;
 	finite_ref ref = {.v = -1};
+	char *notes = NULL;   /* the "left_out" list of task.json */
+	size_t notes_len = 0;
+	FILE *nf = open_memstream(&notes, &notes_len);
 	for (int p = 0; p < n_plan; p++) {
 		const pn_variant *var = &t->v[plan[p].v];
 		int dtype = plan[p].dtype;
@@ -465,8 +557,10 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 			(*written)++;
 		} else if (vrc) {
 			/* a dtype variant the rule does not make (1) is no loss to report */
-			if (vrc < 0 && ++*left_out)
+			if (vrc < 0 && ++*left_out) {
 				pn_warn("export: task %s variant %s left out: %s", id, vname, verr);
+				note_left_out(nf, vname, verr);
+			}
 			remove_tree(vdir);
 		}
 		pn_model_free(m);
@@ -477,7 +571,11 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 	free(plan);
 	finite_ref_clear(&ref);
 	fprintf(f, "%s", *written ? "\n" : "");
-	fprintf(f, "  ]\n}\n");
+	fprintf(f, "  ]");
+	if (nf && !fclose(nf) && notes_len)
+		fprintf(f, ",\n  \"left_out\": [\n%s\n  ]", notes);
+	free(notes);
+	fprintf(f, "\n}\n");
 	if (fclose(f) && !rc)
 		rc = pn_fail(err, "%s: write error", path);
 	if (!rc && !*written)

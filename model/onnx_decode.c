@@ -233,6 +233,13 @@ static int decode_attr(decoder *d, scope *s, const Onnx__AttributeProto *ap, pn_
 	int rc;
 	at->name = ap->name ? ap->name : "";
 	at->type = ap->has_type ? (int32_t)ap->type : PN_ATTR_UNDEFINED;
+	/* An attribute without a type, or of one onnx.proto does not define,
+	 * holds nothing an op can read; kept, it made subgraphs whose
+	 * canonical bytes do not decode (tests/cli/hostile_inputs.sh). */
+	if (at->type <= PN_ATTR_UNDEFINED || at->type > PN_ATTR_TYPE_PROTOS)
+		return at->type == PN_ATTR_UNDEFINED
+		       ? pn_fail(d->err, "attribute '%s' has no type", at->name)
+		       : pn_fail(d->err, "attribute '%s' has unknown type %d", at->name, (int)at->type);
 	at->f = ap->f;
 	at->i = ap->i;
 	/* A STRING attribute whose s is missing holds the empty string (the
@@ -350,12 +357,31 @@ static int constant_value(decoder *d, pn_graph *g, pn_node *n, const Onnx__NodeP
 	return 0;
 }
 
+static int domain_imported(const pn_model *m, const char *domain)
+{
+	for (int i = 0; i < m->n_opsets; i++)
+		if (!strcmp(m->opsets[i].domain, domain))
+			return 1;
+	return 0;
+}
+
 static int decode_node(decoder *d, scope *s, const Onnx__NodeProto *np, pn_node *n)
 {
-	n->op_type = np->op_type ? np->op_type : "";
+	/* ONNX requires an op type; a node without one (a damaged file) made
+	 * subgraphs whose decoded canonical graph hashed to another key
+	 * (tests/cli/hostile_inputs.sh) */
+	if (!np->op_type || !*np->op_type)
+		return pn_fail(d->err, "node '%s' has no op_type", np->name ? np->name : "");
+	n->op_type = np->op_type;
 	n->domain = np->domain ? np->domain : "";
 	if (!strcmp(n->domain, "ai.onnx"))
 		n->domain = "";
+	/* ONNX requires every node's domain among the model's opset imports;
+	 * a node of another (a damaged file: a name read as a domain) made
+	 * subgraphs whose decoded canonical graph hashed to another key */
+	if (!domain_imported(d->m, n->domain))
+		return pn_fail(d->err, "node '%s' (%s): domain '%s' has no opset import",
+			       np->name ? np->name : "", n->op_type, n->domain);
 	n->op = pn_op_lookup(n->domain, n->op_type);
 	n->opset = (int32_t)pn_model_opset(d->m, n->domain);
 	n->n_in = (int32_t)np->n_input;

@@ -371,8 +371,20 @@ static int apply(pn_kctx *k, pn_tensor *o, const pn_tensor *u, const int64_t *of
 	}
 }
 
+/* Scatter's three inputs: data, indices, updates.  The node may list fewer
+ * (a damaged file; fuzzing found in[2] read past the input array), or
+ * leave one empty. */
+static int scatter_inputs(pn_kctx *k)
+{
+	if (k->n_in < 3 || !k->in[0] || !k->in[1] || !k->in[2])
+		return pn_kfail(k, "%s needs data, indices and updates", k->node->op_type);
+	return 0;
+}
+
 static int scatter_elements(pn_kctx *k)
 {
+	if (scatter_inputs(k))
+		return -1;
 	const pn_tensor *x = k->in[0], *it = k->in[1], *u = k->in[2];
 	pn_tensor *o = pn_lay_out(k, 0);
 	int64_t *off;
@@ -409,6 +421,8 @@ int pn_kernel_ScatterElements(pn_kctx *k)
 
 int pn_kernel_ScatterND(pn_kctx *k)
 {
+	if (scatter_inputs(k))
+		return -1;
 	const pn_tensor *x = k->in[0], *it = k->in[1], *u = k->in[2];
 	pn_tensor *o = pn_lay_out(k, 0);
 	int64_t n, slice;

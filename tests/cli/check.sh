@@ -66,6 +66,10 @@ check_one() {
 	[ -s "$TEST_TMP/$name.jsonl" ] || fail "check $name wrote no result"
 }
 
+# --- candidates derived from variant 1 ---
+"$PY" "$ROOT/tests/cli/check_candidates.py" "$task/$v1" "$TEST_TMP/cand" ||
+	fail "building the candidates"
+
 # --- the reference as candidate, one model per variant ---
 mkdir -p "$TEST_TMP/same/$v1" "$TEST_TMP/same/$v2"
 cp "$task/$v1/model.onnx" "$TEST_TMP/same/$v1/"
@@ -82,15 +86,38 @@ for n in 0 1; do
 done
 expect_eq "$(field "$TEST_TMP/same.jsonl" 1 variant)" "$v2" "second variant"
 
+# every line names the check seed its fresh inputs came from (drawn at
+# random: two checks draw two seeds) and the build that judged
+"$PY" - "$TEST_TMP/same.jsonl" <<'PYEOF' || fail "check_seed / check_build missing or malformed"
+import json, re, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len({l["check_seed"] for l in lines}) == 1, lines
+for l in lines:
+    assert isinstance(l["check_seed"], int) and 0 <= l["check_seed"] < 2 ** 53, l
+    assert re.fullmatch("[0-9a-f]{16}", l["check_build"]), l
+PYEOF
+check_one same2 0 "$task/$v1" "$TEST_TMP/same/$v1/model.onnx" --runs 1
+[ "$(field "$TEST_TMP/same.jsonl" 0 check_seed)" != "$(field "$TEST_TMP/same2.jsonl" 0 check_seed)" ] ||
+	fail "two checks drew the same check seed"
+# --check-seed repeats a check: the same seed, the same verdict and errors
+for n in 1 2; do
+	check_one seeded$n 0 "$task/$v1" "$TEST_TMP/cand/perturb.onnx" --check-seed 123456789 --runs 1
+	expect_eq "$(field "$TEST_TMP/seeded$n.jsonl" 0 check_seed)" 123456789 "--check-seed"
+done
+for k in error_class pass_level max_abs max_rel check_build; do
+	expect_eq "$(field "$TEST_TMP/seeded1.jsonl" 0 $k)" "$(field "$TEST_TMP/seeded2.jsonl" 0 $k)" \
+		"$k with the same --check-seed"
+done
+pn check "$task/$v1" "$TEST_TMP/same" --check-seed 9007199254740992
+[ "$status" -ne 0 ] || fail "a check seed of 2^53 was taken"
+expect_contains "$out" "below 2^53" "a check seed of 2^53"
+
 # one variant folder as TASKDIR: only that variant
 check_one single 0 "$task/$v2/" "$task/$v2/model.onnx"
 expect_eq "$(wc -l < "$TEST_TMP/single.jsonl" | tr -d ' ')" 1 "lines for one variant"
 expect_eq "$(field "$TEST_TMP/single.jsonl" 0 variant)" "$v2" "the variant checked"
 expect_eq "$(field "$TEST_TMP/single.jsonl" 0 error_class)" none "variant folder"
 
-# --- candidates derived from variant 1 ---
-"$PY" "$ROOT/tests/cli/check_candidates.py" "$task/$v1" "$TEST_TMP/cand" ||
-	fail "building the candidates"
 
 check_one cheat 1 "$task/$v1" "$TEST_TMP/cand/cheat.onnx"
 expect_eq "$(field "$TEST_TMP/cheat.jsonl" 0 error_class)" cheat "exported outputs as constants"
@@ -137,7 +164,7 @@ cat "$TEST_TMP/cheat.jsonl" "$TEST_TMP/shape.jsonl" "$TEST_TMP/runtime.jsonl" >>
 pn score "$res" --json
 [ "$status" -eq 0 ] || fail "score: $out"
 s=$(field "$res" 0 speedup)
-echo "$out" | "$PY" -c '
+echo "$out" | grep '^{' | "$PY" -c '
 import json, sys
 s = float(sys.argv[1])
 r = s                           # p = 0: a slowdown counts as s^(0+1)
@@ -153,7 +180,7 @@ near(3, (r * 1 * 1 * 0.1) ** 0.25)     # runtime from t = 3, cheat never
 ' "$s" || fail "ES_t does not match: $out"
 # --p 1 --b 0.2 at t = 2: a slowdown is squared, failures score 0.2
 pn score "$res" --json --p 1 --b 0.2
-echo "$out" | "$PY" -c '
+echo "$out" | grep '^{' | "$PY" -c '
 import json, sys
 s = float(sys.argv[1])
 r = s if s >= 1 else s * s
@@ -163,4 +190,24 @@ assert abs(es - want) <= 1e-6 * want, (es, want)
 ' "$s" || fail "ES_2 with p = 1, b = 0.2 does not match: $out"
 pn score "$res"
 expect_contains "$out" "aggregate" "score table"
+# these lines come from four checks, each with a seed of its own: marked
+expect_contains "$out" "MIXED: 4 check seeds" "a set of four checks"
+expect_contains "$out" "warning" "a warning for a mixed set"
+pn score "$res" --json
+echo "$out" | grep '^{' | "$PY" -c 'import json, sys
+j = json.loads(sys.stdin.read())
+assert j["mixed"] is True and len(j["check_seeds"]) == 4 and len(j["check_builds"]) == 1, j' ||
+	fail "score --json does not mark four checks: $out"
+# one check: one seed, not mixed
+pn score "$TEST_TMP/same.jsonl" --json
+echo "$out" | "$PY" -c 'import json, sys
+j = json.loads(sys.stdin.read())
+assert j["mixed"] is False and len(j["check_seeds"]) == 1, j' ||
+	fail "score --json marks one check as mixed: $out"
+# another build: the same lines with another check_build
+sed 's/"check_build":"[0-9a-f]*"/"check_build":"0000000000000000"/' "$TEST_TMP/same.jsonl" |
+	head -n 1 > "$TEST_TMP/other_build.jsonl"
+cat "$TEST_TMP/same.jsonl" >> "$TEST_TMP/other_build.jsonl"
+pn score "$TEST_TMP/other_build.jsonl"
+expect_contains "$out" "MIXED: 2 check builds" "two builds"
 echo "check: reference, cheat, frozen, shape, runtime, time limit, perturbed, outputs and score as expected"

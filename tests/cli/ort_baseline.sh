@@ -52,7 +52,11 @@ n_sub=$(printf '%s\n' "$out" | grep -c ' us ' || true)
 h=$(subgraph_of "$db0" "BatchNormalization Conv")
 pn --db "$db0" show "$h"
 case "$out" in *"  ort "*) fail "a baseline without the library: $out" ;; esac
-expect_contains "$out" "profile    ok" "the profile itself"
+# measured, not failed (unstable is a matter of the machine's load)
+profile_measured() {
+	case "$out" in *"profile    ok"* | *"profile    unstable"*) ;; *) fail "$1: not measured: $out" ;; esac
+}
+profile_measured "the profile itself"
 pn --db "$db0" baseline --ort-lib /nonexistent/libonnxruntime.so.1
 [ "$status" -eq 1 ] || fail "baseline without the library exited $status"
 expect_contains "$out" "baseline: baseline ort: cannot open ONNX Runtime" "passnet baseline's line"
@@ -91,7 +95,7 @@ expect_contains "$out" "ort ratio  ORT ALL / passnet (1 thread) " "the ratio"
 # the Concat ORT refuses: its message, the profile still ok
 h=$(subgraph_of "$db" "Concat")
 pn --db "$db" show "$h"
-expect_contains "$out" "profile    ok" "passnet's profile of the Concat"
+profile_measured "passnet's profile of the Concat"
 expect_contains "$out" "refused: Node (n0) Op (Concat) [ShapeInferenceError] All inputs to Concat must have same rank" \
 	"ORT's message"
 case "$out" in *"ort time"*) fail "times for a refused subgraph: $out" ;; esac

@@ -5,7 +5,8 @@
 # optionals, and every 25th small node test), archives of two such models
 # in every format passnet reads (built here with tar, gzip, xz, bzip2, zip
 # and ar), the repo's data-manifest.txt, and the canonical bytes of the
-# chosen models' subgraphs (CANON_SEEDS: build/tools/canon_seeds).  The
+# chosen models' subgraphs (CANON_SEEDS: build/tools/canon_seeds), task
+# folders of a few backend tests packed for check_task.  The
 # small hand-written seeds of tests/fuzz/seeds/ are copied in too.
 # Deterministic: the same files each run.
 set -eu
@@ -17,7 +18,7 @@ root=$(cd "$here/../.." && pwd)
 data=${TESTDATA:-/usr/share/libonnx-testdata/data}
 [ -d "$data/node" ] || { echo "mkseeds.sh: no ONNX backend tests at $data (make deps)" >&2; exit 1; }
 rm -rf "${out:?}"/*
-for h in onnx_model archive manifest tensorproto canon_decode json; do
+for h in onnx_model archive manifest tensorproto canon_decode json check_task; do
 	mkdir -p "$out/$h"
 	[ -d "$here/seeds/$h" ] && cp "$here/seeds/$h"/* "$out/$h/"
 done
@@ -82,6 +83,38 @@ tarc | xz -9 >"$tmp/deb/data.tar.xz"
 (cd "$tmp/deb" && ar rcD "$a/package.deb" debian-binary control.tar.xz data.tar.xz)
 
 cp "$root/data-manifest.txt" "$out/manifest/"
-for h in onnx_model archive manifest tensorproto canon_decode json; do
+# task folders for check_task (tests/fuzz/check_task.c packs a folder's
+# files with "#PN-FILE#" between them): backend tests in the variant layout
+# export writes (model.onnx, test_data_set_0/), a task.json with the members
+# check reads, and as candidate the reference itself (an empty part), the
+# same model as a file, or another model
+pack_task() { # NAME TEST CANDIDATE_TEST_OR_EMPTY
+	d="$data/node/$2"
+	[ -f "$d/model.onnx" ] || return 0
+	{
+		printf '{"task":"t0001-%s","pattern":"00000000000000000000000000000000","split":"test",' "$2"
+		printf '"seed":7,"variants":[{"name":"v01","inputs":[{"range":[-2,2]}]}]}'
+		printf '#PN-FILE#'
+		cat "$d/model.onnx"
+		printf '#PN-FILE#'
+		[ -z "$3" ] || cat "$data/node/$3/model.onnx"
+		for pb in "$d"/test_data_set_0/input_*.pb; do
+			[ -f "$pb" ] && printf '#PN-FILE#i' && cat "$pb"
+		done
+		for pb in "$d"/test_data_set_0/output_*.pb; do
+			[ -f "$pb" ] && printf '#PN-FILE#o' && cat "$pb"
+		done
+	} >"$out/check_task/$1"
+}
+pack_task add-self test_add ""
+pack_task add-file test_add test_add
+pack_task relu-vs-add test_relu test_add
+pack_task matmul-self test_matmul_2d ""
+pack_task softmax-self test_softmax_example ""
+pack_task conv-self test_conv_with_strides_padding ""
+pack_task if-self test_if ""
+pack_task loop-self test_loop11 ""
+pack_task topk-vs-relu test_top_k test_relu
+for h in onnx_model archive manifest tensorproto canon_decode json check_task; do
 	printf '%s: %d seeds, %d bytes\n' "$h" "$(ls "$out/$h" | wc -l)" "$(cat "$out/$h"/* | wc -c)"
 done

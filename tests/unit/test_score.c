@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "common/err.h"
 #include "export/check_impl.h"
@@ -241,6 +242,13 @@ static void test_parse(void **state)
 	assert_int_equal(s.error_class, PN_EC_NONE);
 	assert_int_equal(s.pass_level, -4);
 	NEAR(s.speedup, 1.25);
+	assert_string_equal(s.check_seed, "");   /* a line of a check before seeds */
+	assert_string_equal(s.check_build, "");
+	const char *seeded = "{\"error_class\":\"none\",\"pass_level\":0,\"speedup\":2,"
+			     "\"check_seed\":9007199254740991,\"check_build\":\"0123abcd\"}";
+	assert_int_equal(pn_sample_parse(seeded, strlen(seeded), &s, err), 0);
+	assert_string_equal(s.check_seed, "9007199254740991");
+	assert_string_equal(s.check_build, "0123abcd");
 	const char *null_level = "{\"error_class\":\"runtime\",\"pass_level\":null,\"speedup\":null}";
 	assert_int_equal(pn_sample_parse(null_level, strlen(null_level), &s, err), 0);
 	assert_int_equal(s.error_class, PN_EC_RUNTIME);
@@ -303,6 +311,28 @@ static void test_json(void **state)
 	}
 }
 
+/* The check seed rule: input set k of a variant is drawn with XXH64 of
+ * "passnet-check/<S>/<variant>/<k>" (the text task.json states), so a seed
+ * repeats a check; a drawn check seed fits 53 bits and two draws differ
+ * (2^-53 odds of a false failure). */
+static void test_check_seed(void **state)
+{
+	(void)state;
+	const char *text = "passnet-check/123456789/v01-0123456789ab/1";
+	assert_true(pn_check_seed(123456789, "v01-0123456789ab", 1) == XXH64(text, strlen(text), 0));
+	assert_true(pn_check_seed(123456789, "v01-0123456789ab", 0) !=
+		    pn_check_seed(123456789, "v01-0123456789ab", 1));
+	assert_true(pn_check_seed(123456789, "v01-0123456789ab", 0) !=
+		    pn_check_seed(123456790, "v01-0123456789ab", 0));
+	assert_non_null(strstr(PN_CHECK_SEED_RULE, "passnet-check/<S>/<variant>/<k>"));
+	uint64_t a, b;
+	char err[PN_ERRLEN];
+	assert_int_equal(pn_check_random_seed(&a, err), 0);
+	assert_int_equal(pn_check_random_seed(&b, err), 0);
+	assert_true(a <= PN_CHECK_SEED_MAX && b <= PN_CHECK_SEED_MAX);
+	assert_true(a != b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_pass_level),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_check_seed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
