@@ -12,6 +12,7 @@
 #  - a task whose reference ORT refuses (the Concat of an empty constant)
 #    is not checked (exit 3, one line per variant saying why), though
 #    passnet's own backend checks it;
+#  - score names the backend, and marks a set that mixes two as MIXED;
 #  - a missing library: one line, exit 1, no results; --backend and
 #    --ort-lib misuse are refused.
 . "$ROOT/tests/cli/lib.sh"
@@ -78,6 +79,18 @@ pn -j1 check "$conv" "$conv" --out "$TEST_TMP/self-passnet.jsonl"
 [ "$status" -eq 0 ] || fail "check of the reference: status $status: $out"
 lines "$TEST_TMP/self-passnet.jsonl" passnet >/dev/null ||
 	fail "the reference on passnet: $(cat "$TEST_TMP/self-passnet.jsonl")"
+
+# score: the backend of the samples, and a set mixing two backends is marked
+pn score "$TEST_TMP/self.jsonl"
+[ "$status" -eq 0 ] || fail "score of the ORT results: $out"
+expect_contains "$out" "check backend ort 1." "score names the backend"
+cat "$TEST_TMP/self.jsonl" "$TEST_TMP/self-passnet.jsonl" >"$TEST_TMP/both.jsonl"
+pn score "$TEST_TMP/both.jsonl" --json
+echo "$out" | grep '^{' | "$PY" -c 'import json, sys
+j = json.loads(sys.stdin.read())
+assert j["mixed"] is True and j["backends"][0].startswith("ort 1.") and j["backends"][1] == "passnet", j
+assert len(j["backends"]) == 2, j' || fail "score --json of two backends: $out"
+expect_contains "$out" "2 backends (mixed)" "a warning for two backends"
 
 # 2. a far slower candidate with the same outputs, on the float32 variant
 v32=$(ls -d "$conv"/v01-*)
