@@ -101,7 +101,7 @@ typedef struct report {
 	int have_calib;
 	rort *orts;            /* in hash order, as profiles are read */
 	size_t n_orts, cap_orts;
-	int64_t ort_total, ort_refused, ort_disagree, ort_regressions;
+	int64_t ort_total, ort_refused, ort_skipped, ort_disagree, ort_regressions;
 	int64_t ort_size[PN_BASELINE_SIZES], ort_size_reg[PN_BASELINE_SIZES];
 	pn_tally ort_versions, ort_ops, ort_ops_reg, ort_refusals;
 	pn_calibration *machines;    /* meta "machine/<id>", in id order */
@@ -200,7 +200,9 @@ static int ort_add(report *r, const rsub *s, const Passnet__Profile *p)
 		char kind[256];
 		pn_message_kind(b->message ? b->message : "(no message recorded)", kind, sizeof kind);
 		pn_tally_add(&r->ort_refusals, kind, 1);
-		r->ort_refused += b->status && !strcmp(b->status, "refused");
+		int refused = b->status && !strcmp(b->status, "refused");
+		r->ort_refused += refused;
+		r->ort_skipped += !refused;   /* passnet could not hand it to ORT */
 		return 0;
 	}
 	r->ort_disagree += b->has_agree && (!b->agree || !b->agree_disabled);
@@ -940,6 +942,7 @@ static void write_ort_cards(FILE *f, const report *r)
 	card_int(f, "ort-baselines", "baselines", r->ort_total);
 	card_int(f, "ort-timed", "timed by ORT", timed);
 	card_int(f, "ort-refused", "refused by ORT", r->ort_refused);
+	card_int(f, "ort-skipped", "not given to ORT", r->ort_skipped);
 	card_int(f, "ort-disagree", "disagree with passnet", r->ort_disagree);
 	card_int(f, "ort-regressions", "compiler regressions", r->ort_regressions);
 	snprintf(buf, sizeof buf, "%.1f%%", share_pct(r->ort_regressions, timed));
@@ -1091,7 +1094,7 @@ static void write_ort(FILE *f, report *r)
 	fputs("</div>\n", f);
 	write_ort_distribution(f, r);
 	write_ort_worst(f, r);
-	write_tally(f, "why ORT refused (kinds of message)", &r->ort_refusals, 20);
+	write_tally(f, "why ORT did not time them (kinds of message)", &r->ort_refusals, 20);
 	fputs("</section>\n", f);
 }
 
