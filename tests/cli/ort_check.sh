@@ -9,6 +9,8 @@
 #  - a candidate with far more work than the reference added on top
 #    (tests/fixtures/slower_candidate.py; exactly the same outputs) passes,
 #    with a speedup below 0.5 under ORT;
+#  - a candidate ORT refuses though passnet runs it fails as runtime with
+#    ORT's message (so ORT, not passnet, timed it);
 #  - a task whose reference ORT refuses (the Concat of an empty constant)
 #    is not checked (exit 3, one line per variant saying why), though
 #    passnet's own backend checks it;
@@ -101,6 +103,35 @@ pn -j1 check --backend ort --ort-lib "$lib" "$v32" "$TEST_TMP/slow.onnx" --out "
 s=$(lines "$TEST_TMP/slow.jsonl" ort) || fail "the slower candidate: $(cat "$TEST_TMP/slow.jsonl")"
 "$PY" -c "import sys; sys.exit(not float(sys.argv[1]) < 0.5)" "$s" ||
 	fail "the candidate with far more work: speedup $s under ORT"
+
+# a candidate passnet runs and ORT refuses (its output concatenated with an
+# empty rank-1 constant, as in ort_models.py): timed on ORT, so a runtime
+# error with ORT's message; passnet's own backend passes it
+"$PY" - "$v32/model.onnx" "$TEST_TMP/refused.onnx" <<'PYEOF' || fail "the candidate ORT refuses"
+import sys
+import numpy as np
+import onnx
+from onnx import helper as h, numpy_helper as nh
+m = onnx.load(sys.argv[1])
+g = m.graph
+y = g.output[0].name
+for n in g.node:
+    n.output[:] = ["pre_y" if o == y else o for o in n.output]
+g.initializer.append(nh.from_array(np.zeros(0, dtype=np.float32), "empty"))
+g.node.append(h.make_node("Concat", ["empty", "pre_y"], [y], axis=0))
+onnx.save(m, sys.argv[2])
+PYEOF
+pn -j1 check --backend ort --ort-lib "$lib" "$v32" "$TEST_TMP/refused.onnx" --out "$TEST_TMP/cand-refused.jsonl"
+expect_eq "$status" 1 "a candidate ORT refuses (exit status): $out"
+"$PY" - "$TEST_TMP/cand-refused.jsonl" <<'PYEOF' || fail "the candidate ORT refuses: $(cat "$TEST_TMP/cand-refused.jsonl")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+assert r["error_class"] == "runtime" and r["backend"] == "ort" and r["speedup"] is None, r
+assert r["reason"].startswith("while timing: ONNX Runtime does not load the model: "), r
+assert "Concat" in r["reason"], r
+PYEOF
+pn -j1 check "$v32" "$TEST_TMP/refused.onnx" --out "$TEST_TMP/cand-refused-passnet.jsonl"
+[ "$status" -eq 0 ] || fail "passnet's backend on the candidate ORT refuses: status $status: $out"
 
 # 3. a reference ORT refuses: not checked, the candidate not blamed
 pn -j1 check --backend ort --ort-lib "$lib" "$concat" "$concat" --out "$TEST_TMP/refused.jsonl"
