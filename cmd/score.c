@@ -81,14 +81,22 @@ static int cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int distinct(const samples *s, int builds, origins *o)
+enum { ORIGIN_SEED, ORIGIN_BUILD, ORIGIN_BACKEND };
+
+static const char *origin_of(const pn_sample *s, int which)
+{
+	return which == ORIGIN_SEED ? s->check_seed : which == ORIGIN_BUILD ? s->check_build
+									: s->backend;
+}
+
+static int distinct(const samples *s, int which, origins *o)
 {
 	o->v = malloc((s->n + 1) * sizeof(char *));
 	o->n = 0;
 	if (!o->v)
 		return -1;
 	for (size_t i = 0; i < s->n; i++)
-		o->v[i] = builds ? s->v[i].check_build : s->v[i].check_seed;
+		o->v[i] = origin_of(&s->v[i], which);
 	qsort(o->v, s->n, sizeof(char *), cmp_cstr);
 	for (size_t i = 0; i < s->n; i++)
 		if (!o->n || strcmp(o->v[o->n - 1], o->v[i]))
@@ -112,7 +120,7 @@ static void json_origins(const char *key, const origins *o, int as_number)
 }
 
 static void print_json(const double *es, double agg, size_t n, double p, double b,
-		       const origins *seeds, const origins *builds)
+		       const origins *seeds, const origins *builds, const origins *backends)
 {
 	printf("{\"samples\":%zu,\"p\":%.10g,\"b\":%.10g,\"es_t\":{", n, p, b);
 	for (int i = 0; i < PN_N_LEVELS; i++)
@@ -120,7 +128,9 @@ static void print_json(const double *es, double agg, size_t n, double p, double 
 	printf("},\"aggregate\":%.10g", agg);
 	json_origins("check_seeds", seeds, 1);
 	json_origins("check_builds", builds, 0);
-	printf(",\"mixed\":%s}\n", seeds->n > 1 || builds->n > 1 ? "true" : "false");
+	json_origins("backends", backends, 0);
+	printf(",\"mixed\":%s}\n",
+	       seeds->n > 1 || builds->n > 1 || backends->n > 1 ? "true" : "false");
 }
 
 static void print_origin(const char *what, const origins *o)
@@ -132,7 +142,7 @@ static void print_origin(const char *what, const origins *o)
 }
 
 static void print_table(const double *es, double agg, size_t n, double p, double b,
-			const origins *seeds, const origins *builds)
+			const origins *seeds, const origins *builds, const origins *backends)
 {
 	printf("%5s  %10s  %8s\n", "t", "ES_t", "weight");
 	for (int i = 0; i < PN_N_LEVELS; i++)
@@ -141,6 +151,7 @@ static void print_table(const double *es, double agg, size_t n, double p, double
 	printf("aggregate  %.6g  (%zu samples, p %g, b %g)\n", agg, n, p, b);
 	print_origin("seed", seeds);
 	print_origin("build", builds);
+	print_origin("backend", backends);
 }
 
 static int check(pn_ctx *ctx)
@@ -163,23 +174,28 @@ static int run(pn_ctx *ctx)
 	for (int i = 0; i < PN_N_LEVELS; i++)
 		es[i] = pn_es_t(s.v, s.n, PN_TOL_MIN_LEVEL + i, p, b);
 	double agg = pn_es_aggregate(es);
-	origins seeds, builds;
-	if (distinct(&s, 0, &seeds) || distinct(&s, 1, &builds)) {
+	origins seeds = {0}, builds = {0}, backends = {0};
+	if (distinct(&s, ORIGIN_SEED, &seeds) || distinct(&s, ORIGIN_BUILD, &builds) ||
+	    distinct(&s, ORIGIN_BACKEND, &backends)) {
 		free(seeds.v);
+		free(builds.v);
+		free(backends.v);
 		free(s.v);
 		return pn_die("out of memory");
 	}
-	/* samples of different checks drew different inputs, or were judged by
-	 * different code: their scores are not one measurement */
-	if (seeds.n > 1 || builds.n > 1)
-		pn_warn("%s: the samples come from %zu check seeds and %zu check builds (mixed)",
-			path, seeds.n, builds.n);
+	/* samples of different checks drew different inputs, were judged by
+	 * different code, or timed on different backends: their scores are not
+	 * one measurement */
+	if (seeds.n > 1 || builds.n > 1 || backends.n > 1)
+		pn_warn("%s: the samples come from %zu check seeds, %zu check builds and %zu "
+			"backends (mixed)", path, seeds.n, builds.n, backends.n);
 	if (ctx->json)
-		print_json(es, agg, s.n, p, b, &seeds, &builds);
+		print_json(es, agg, s.n, p, b, &seeds, &builds, &backends);
 	else
-		print_table(es, agg, s.n, p, b, &seeds, &builds);
+		print_table(es, agg, s.n, p, b, &seeds, &builds, &backends);
 	free(seeds.v);
 	free(builds.v);
+	free(backends.v);
 	free(s.v);
 	return 0;
 }
@@ -199,10 +215,10 @@ const pn_cmd_spec pn_cmd_score = {
 		   "s < 1; a sample that is not correct scores b, or 1 from t = 1 when its\n"
 		   "error class is tolerated there (accuracy from 1; nan_inf, shape, dtype\n"
 		   "from 2; runtime from 3; cheat never).  ES_t is the geometric mean.\n"
-		   "The check seeds and builds of the samples are listed; a set that mixes\n"
-		   "them (samples of different checks) is marked MIXED, with a warning.\n"
-		   "With --json, one JSON object instead of the table (check_seeds,\n"
-		   "check_builds, mixed).\n",
+		   "The check seeds, builds and timing backends (passnet, or ort and its\n"
+		   "version) of the samples are listed; a set that mixes them (samples of\n"
+		   "different checks) is marked MIXED, with a warning.  With --json, one JSON\n"
+		   "object instead of the table (check_seeds, check_builds, backends, mixed).\n",
 	.check = check,
 	.run = run,
 };

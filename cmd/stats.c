@@ -17,6 +17,7 @@
 #include "schemas/ops.h"
 #include "store/structures.h"
 #include "store/subgraphs.h"
+#include "exec/baseline.h"
 #include "exec/calibrate.h"
 #include "exec/profile.h"
 #include "export/groups.h"
@@ -410,33 +411,6 @@ static const char *reason_kind(const char *reason, char *buf, size_t cap)
 	return buf;
 }
 
-/* "Conv BatchNormalization Conv" -> "BatchNormalization Conv": the op set. */
-static void op_set(const char *ops, char *out, size_t cap)
-{
-	char *copy = strdup(ops ? ops : ""), *words[64];
-	int n = 0;
-	for (char *w = strtok(copy, " "); w && n < 64; w = strtok(NULL, " "))
-		words[n++] = w;
-	qsort(words, (size_t)n, sizeof(char *), pn_cmp_str);
-	size_t at = 0;
-	out[0] = 0;
-	for (int i = 0; i < n; i++) {
-		if (i && !strcmp(words[i], words[i - 1]))
-			continue;
-		int k = snprintf(out + at, cap - at, "%s%s", at ? " " : "", words[i]);
-		if (k < 0 || (size_t)k >= cap - at)
-			break;
-		at += (size_t)k;
-	}
-	free(copy);
-}
-
-static const char *size_bucket(uint32_t nodes)
-{
-	return nodes <= 1 ? "1 node" : nodes == 2 ? "2 nodes" : nodes <= 4 ? "3-4 nodes" :
-	       nodes <= 8 ? "5-8 nodes" : nodes <= 16 ? "9-16 nodes" : "17+ nodes";
-}
-
 /* A profile's ONNX Runtime baseline: counted among the ok ones when ORT
  * timed it, by op set and size, with whether it is a compiler regression. */
 static void count_ort(stats *s, const Passnet__Profile *p)
@@ -455,12 +429,13 @@ static void count_ort(stats *s, const Passnet__Profile *p)
 		reg |= pn_flag_index(p->flags[i]) == PN_FLAG_COMPILER_REGRESSION;
 	s->ort_regress += reg;
 	char ops[512];
-	op_set(b->ops_disabled, ops, sizeof ops);
+	pn_baseline_op_set(b->ops_disabled, ops, sizeof ops);
 	pn_tally_add(&s->ort_by_ops, ops, 1);
-	pn_tally_add(&s->ort_by_size, size_bucket(p->nodes), 1);
+	const char *size = pn_baseline_size_names[pn_baseline_size_bucket(p->nodes)];
+	pn_tally_add(&s->ort_by_size, size, 1);
 	if (reg) {
 		pn_tally_add(&s->ort_reg_by_ops, ops, 1);
-		pn_tally_add(&s->ort_reg_by_size, size_bucket(p->nodes), 1);
+		pn_tally_add(&s->ort_reg_by_size, size, 1);
 	}
 	if (b->has_ratio && s->ort_ok > s->ort_ratio_cap) {
 		s->ort_ratio_cap = s->ort_ratio_cap ? 2 * s->ort_ratio_cap : 1024;

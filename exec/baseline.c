@@ -40,6 +40,46 @@
 #define MIN_TRIAL_US 20.0
 #define COMMIT_EVERY 16
 
+/* --- grouping baselines ----------------------------------------------------------- */
+
+const char *const pn_baseline_size_names[PN_BASELINE_SIZES] = {
+	"1 node", "2 nodes", "3-4 nodes", "5-8 nodes", "9-16 nodes", "17+ nodes",
+};
+
+int pn_baseline_size_bucket(uint32_t nodes)
+{
+	return nodes <= 1 ? 0 : nodes == 2 ? 1 : nodes <= 4 ? 2 : nodes <= 8 ? 3 :
+	       nodes <= 16 ? 4 : 5;
+}
+
+void pn_baseline_op_set(const char *ops, char *out, size_t cap)
+{
+	char *copy = strdup(ops ? ops : ""), *words[64];
+	int n = 0;
+	if (cap)
+		out[0] = 0;
+	if (!copy || !cap) {
+		free(copy);
+		return;
+	}
+	char *save = NULL;
+	for (char *w = strtok_r(copy, " ", &save); w && n < 64; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	qsort(words, (size_t)n, sizeof(char *), pn_cmp_str);
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && !strcmp(words[i], words[i - 1]))
+			continue;
+		int k = snprintf(out + at, cap - at, "%s%s", at ? " " : "", words[i]);
+		if (k < 0 || (size_t)k >= cap - at) {
+			out[at] = 0;   /* whole op names only: the cut one is left out */
+			break;
+		}
+		at += (size_t)k;
+	}
+	free(copy);
+}
+
 /* --- the model ORT loads ----------------------------------------------------------- */
 
 /* The subgraph as ONNX bytes, weights kept as metadata regenerated with

@@ -24,6 +24,7 @@
 #ifndef PN_BASELINE_H
 #define PN_BASELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -44,5 +45,16 @@ typedef struct pn_baseline_stats {
 
 /* Fails (err set) only when the library cannot be used or the store fails. */
 int pn_baseline_stage(pn_store *st, const pn_baseline_opts *o, pn_baseline_stats *s, char *err);
+
+/* How stats and the report group the baselines, so both give the same
+ * figures: the op set of ORT's unoptimised graph ("Conv BatchNormalization
+ * Conv" -> "BatchNormalization Conv", sorted, each op once) ... */
+void pn_baseline_op_set(const char *ops, char *out, size_t cap);
+/* ... and the size of the subgraph in nodes, as one of PN_BASELINE_SIZES
+ * buckets ("1 node", "2 nodes", "3-4 nodes", ..., "17+ nodes"), smallest
+ * first. */
+#define PN_BASELINE_SIZES 6
+extern const char *const pn_baseline_size_names[PN_BASELINE_SIZES];
+int pn_baseline_size_bucket(uint32_t nodes);
 
 #endif

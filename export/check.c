@@ -23,6 +23,7 @@
 #include "common/jsonc.h"
 #include "common/util.h"
 #include "runtime/exec.h"
+#include "exec/ort.h"
 #include "runtime/feed.h"
 #include "export/check_impl.h"
 #include "export/export.h"
@@ -541,13 +542,19 @@ static void judge_run(const pn_graph *g, const pn_runres *ref, const pn_runres *
 }
 
 /* Speedup of a candidate that ran (correct or not: how far off it is and
- * how fast are separate questions); a failure while timing is a failure. */
-static void time_candidate(const pn_runspec *ref, const char *cand, const pn_check_opts *o,
-			   verdict *v)
+ * how fast are separate questions); a failure while timing is a failure,
+ * except a reference the timing backend refuses: then the variant is not
+ * checked (-1, err). */
+static int time_candidate(const pn_runspec *ref, const char *cand, const pn_check_opts *o,
+			  verdict *v, char *err)
 {
 	pn_runres tr;
 	pn_time_forked(ref, cand, o, &tr);
-	if (tr.cls != PN_EC_NONE) {
+	int rc = 0;
+	if (tr.cls != PN_EC_NONE && !strncmp(tr.reason, PN_CHECK_REF_UNTIMED,
+					      strlen(PN_CHECK_REF_UNTIMED))) {
+		rc = pn_fail(err, "%s", tr.reason);
+	} else if (tr.cls != PN_EC_NONE) {
 		fail(v, PN_EC_RUNTIME, "while timing: %s%s", tr.reason, NULL);
 		v->max_abs = v->max_rel = NAN;
 	} else {
@@ -555,6 +562,7 @@ static void time_candidate(const pn_runspec *ref, const char *cand, const pn_che
 		v->time_cand_us = tr.cand_us;
 	}
 	pn_runres_free(&tr);
+	return rc;
 }
 
 /* --write-inputs: the inputs a check compared on, to look into a failure
@@ -609,7 +617,7 @@ static int check_model(const task *t, int vi, const pn_model *ref, const char *c
 		judge_run(g, &rr, &cr, in, n_in, v);
 	}
 	if (!rc && cr.cls == PN_EC_NONE && v->cls != PN_EC_CHEAT)
-		time_candidate(&rspec, cand, o, v);
+		rc = time_candidate(&rspec, cand, o, v, err);
 	pn_runres_free(&rr);
 	pn_runres_free(&cr);
 	for (int i = 0; in && i < MORE_SETS * n_in; i++)
@@ -658,7 +666,7 @@ static void put_num(FILE *f, const char *key, double x, const char *fmt)
 		fputs("null", f);
 }
 
-static void write_verdict(FILE *f, const task *t, const verdict *v, uint64_t seed)
+static void write_verdict(FILE *f, const task *t, const verdict *v, const pn_check_opts *o)
 {
 	fputs("{\"task\":", f);
 	pn_json_str(f, t->id);
@@ -677,9 +685,15 @@ static void write_verdict(FILE *f, const task *t, const verdict *v, uint64_t see
 	put_num(f, "speedup", v->time_ref_us / v->time_cand_us, "%.6g");
 	put_num(f, "time_ref_us", v->time_ref_us, "%.3f");
 	put_num(f, "time_cand_us", v->time_cand_us, "%.3f");
+	/* which backend the times (and so the speedup) are of */
+	fprintf(f, ",\"backend\":\"%s\"", o->ort ? "ort" : "passnet");
+	if (o->ort) {
+		fputs(",\"ort_version\":", f);
+		pn_json_str(f, pn_ort_version(o->ort));
+	}
 	fputs(",\"reason\":", f);
 	pn_json_str(f, v->reason);
-	fprintf(f, ",\"check_seed\":%llu,\"check_build\":", (unsigned long long)seed);
+	fprintf(f, ",\"check_seed\":%llu,\"check_build\":", (unsigned long long)o->check_seed);
 	pn_json_str(f, pn_check_build);
 	fputs("}\n", f);
 	fflush(f);
@@ -705,7 +719,7 @@ int pn_check_task(const char *taskdir, const char *candidate, const pn_check_opt
 			unchecked = 1;
 			continue;
 		}
-		write_verdict(out, &t, &v, o->check_seed);
+		write_verdict(out, &t, &v, o);
 		if (v.cls != PN_EC_NONE || v.level > 1)
 			status = PN_CHECK_NOT_CORRECT;
 	}

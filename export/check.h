@@ -6,10 +6,14 @@
  * on passnet's executor in child processes under a time limit each (one per
  * model for the outputs, then one that times both, alternating their
  * samples so that a change in machine load falls on both), on fresh inputs
- * drawn with a seed that was not exported (PN_CHECK_SEED_RULE).
+ * drawn with a seed that was not exported (PN_CHECK_SEED_RULE).  With
+ * --backend ort the timing child runs both on ONNX Runtime instead
+ * (export/check_ort.c); a candidate ORT cannot load fails as "runtime", a
+ * reference it cannot load leaves the variant not checked.
  * The result line says how close the candidate's outputs are (pass_level on
- * the tolerance ladder), why it failed (error_class) and how fast it ran
- * against the reference (speedup: median of timed runs).
+ * the tolerance ladder), why it failed (error_class), how fast it ran
+ * against the reference (speedup: median of timed runs) and on which
+ * backend.
  *
  * error_class and pass_level: "shape"/"dtype" when the signature or an
  * output's shape or type differs, "runtime" when the candidate does not load
@@ -42,6 +46,10 @@ typedef struct pn_check_opts {
 	uint64_t check_seed;   /* the seed fresh inputs are drawn from (see below) */
 	const char *write_inputs;   /* write input set 0 as DIR/<variant>/input_N.pb, or NULL */
 	int memory_limit_mb;   /* per child (0: half the machine's memory) */
+	/* --backend ort: reference and candidate timed on this ONNX Runtime
+	 * (exec/ort.h) at level ALL, threads intra-op threads (0: 1); their
+	 * outputs still judged on passnet's executor.  NULL: timed there. */
+	struct pn_ort *ort;
 } pn_check_opts;
 
 /* A candidate's child may use this much memory (bytes): a value that shape

@@ -52,7 +52,23 @@ int  pn_check_memory(const pn_graph *cand, pn_tensor *const *ref_in, int n_in, d
  * legitimate constant of any model). */
 int  pn_check_informative(const pn_tensor *t);
 
+/* --- check_ort.c: the timed runs on ONNX Runtime (--backend ort) --- */
+
+typedef struct pn_check_ort pn_check_ort;
+/* A session of the model at path (a .onnx file or a folder holding
+ * model.onnx) on o->ort at level ALL; g is the same model loaded by passnet,
+ * whose input and output names the runs use (kept loaded by the caller). */
+int  pn_check_ort_load(const char *path, const pn_graph *g, const pn_check_opts *o,
+		       pn_check_ort **out, char *err);
+/* One run; its outputs stay with the session until the next. */
+int  pn_check_ort_run(pn_check_ort *x, pn_tensor *const *in, int n_in, char *err);
+void pn_check_ort_free(pn_check_ort *x);
+
 /* --- check_run.c --- */
+
+/* How a timing result whose reference could not be timed (ORT refuses it)
+ * begins: the variant is not checked, the candidate not blamed. */
+#define PN_CHECK_REF_UNTIMED "the reference cannot be timed: ONNX Runtime does not load it"
 
 /* What a child process brought back. */
 typedef struct pn_runres {

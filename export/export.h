@@ -91,7 +91,10 @@
  *    "max_abs", "max_rel", "speedup": reference time / candidate time,
  *    "time_ref_us", "time_cand_us", "reason": text when not "none",
  *    "check_seed": the seed the fresh inputs were drawn from (--check-seed
- *                  repeats the check), "check_build": which build judged}
+ *                  repeats the check), "check_build": which build judged,
+ *    "backend": what timed both, "passnet" (its executor) or "ort" (ONNX
+ *               Runtime at level ALL, `check --backend ort`; then also
+ *               "ort_version"); speedups of two backends do not compare}
  * error_class is "none" whenever pass_level is not null: which levels count
  * as correct is the scorer's decision (export/score.h), so "accuracy" means
  * no level up to 4 passes.  Numbers that were not measured or are not

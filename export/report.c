@@ -20,6 +20,7 @@
 #include "common/timing.h"
 #include "common/util.h"
 #include "canon/decode.h"
+#include "exec/baseline.h"
 #include "exec/calibrate.h"
 #include "exec/profile.h"
 #include "export/groups.h"
@@ -69,6 +70,14 @@ typedef struct rpattern {
 	double time, bound;
 } rpattern;
 
+/* A baseline ORT timed (exec/baseline.h): its 1-thread medians. */
+typedef struct rort {
+	size_t sub;            /* subs index */
+	double all, disabled;  /* level ALL and optimisations disabled, us */
+	double ratio;          /* ALL / passnet's 1-thread median (0: none) */
+	uint8_t regression;    /* flagged compiler-regression */
+} rort;
+
 typedef struct report {
 	pn_rtxn *t;
 	rsub *subs;
@@ -90,6 +99,11 @@ typedef struct report {
 	int top;
 	pn_calibration calib;
 	int have_calib;
+	rort *orts;            /* in hash order, as profiles are read */
+	size_t n_orts, cap_orts;
+	int64_t ort_total, ort_refused, ort_skipped, ort_disagree, ort_regressions;
+	int64_t ort_size[PN_BASELINE_SIZES], ort_size_reg[PN_BASELINE_SIZES];
+	pn_tally ort_versions, ort_ops, ort_ops_reg, ort_refusals;
 	pn_calibration *machines;    /* meta "machine/<id>", in id order */
 	int n_machines;
 	char *err;
@@ -175,6 +189,42 @@ static void profile_notes(report *r, const Passnet__Profile *p, int failed)
 	}
 }
 
+/* The ONNX Runtime baseline of a profile, grouped as `passnet stats`
+ * groups it (exec/baseline.h), so the page and stats agree. */
+static int ort_add(report *r, const rsub *s, const Passnet__Profile *p)
+{
+	const Passnet__OrtBaseline *b = p->ort;
+	r->ort_total++;
+	pn_tally_add(&r->ort_versions, b->ort_version ? b->ort_version : "?", 1);
+	if (!b->status || strcmp(b->status, "ok")) {
+		char kind[256];
+		pn_message_kind(b->message ? b->message : "(no message recorded)", kind, sizeof kind);
+		pn_tally_add(&r->ort_refusals, kind, 1);
+		int refused = b->status && !strcmp(b->status, "refused");
+		r->ort_refused += refused;
+		r->ort_skipped += !refused;   /* passnet could not hand it to ORT */
+		return 0;
+	}
+	r->ort_disagree += b->has_agree && (!b->agree || !b->agree_disabled);
+	int reg = (s->flags >> PN_FLAG_COMPILER_REGRESSION) & 1;
+	r->ort_regressions += reg;
+	char ops[512];
+	pn_baseline_op_set(b->ops_disabled, ops, sizeof ops);
+	pn_tally_add(&r->ort_ops, ops, 1);
+	int size = pn_baseline_size_bucket(p->nodes);
+	r->ort_size[size]++;
+	if (reg) {
+		pn_tally_add(&r->ort_ops_reg, ops, 1);
+		r->ort_size_reg[size]++;
+	}
+	if (grow(&r->orts, r->n_orts, &r->cap_orts, sizeof(*r->orts)))
+		return -1;
+	r->orts[r->n_orts++] = (rort){.sub = (size_t)(s - r->subs), .all = b->median_all_us,
+				      .disabled = b->median_disabled_us,
+				      .ratio = b->has_ratio ? b->ratio : 0, .regression = (uint8_t)reg};
+	return 0;
+}
+
 static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 {
 	report *r = ud;
@@ -199,8 +249,9 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 	for (int k = 0; k < PN_N_FLAGS; k++)
 		r->flags[k] += (s->flags >> k) & 1;
 	profile_notes(r, p, failed);
+	int rc = p->ort ? ort_add(r, s, p) : 0;
 	passnet__profile__free_unpacked(p, NULL);
-	return 0;
+	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
 static int add_source(report *r, const char *name, const char *kind)
@@ -873,6 +924,180 @@ static void write_tally(FILE *f, const char *title, pn_tally *t, int max)
 	fputs("</tbody></table>\n", f);
 }
 
+/* --- the ONNX Runtime baseline --------------------------------------------------- */
+
+#define ORT_OPS_SHOWN 15
+#define ORT_WORST_SHOWN 10
+
+static double share_pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void write_ort_cards(FILE *f, const report *r)
+{
+	char buf[64];
+	int64_t timed = (int64_t)r->n_orts;
+	fputs("<dl class=\"cards\">\n", f);
+	card_int(f, "ort-baselines", "baselines", r->ort_total);
+	card_int(f, "ort-timed", "timed by ORT", timed);
+	card_int(f, "ort-refused", "refused by ORT", r->ort_refused);
+	card_int(f, "ort-skipped", "not given to ORT", r->ort_skipped);
+	card_int(f, "ort-disagree", "disagree with passnet", r->ort_disagree);
+	card_int(f, "ort-regressions", "compiler regressions", r->ort_regressions);
+	snprintf(buf, sizeof buf, "%.1f%%", share_pct(r->ort_regressions, timed));
+	card(f, "ort-regression-share", "slower with ORT's optimisations", buf);
+	double *ratios = malloc(sizeof(double) * (r->n_orts ? r->n_orts : 1));
+	size_t n = 0;
+	for (size_t i = 0; ratios && i < r->n_orts; i++)
+		if (r->orts[i].ratio > 0)
+			ratios[n++] = r->orts[i].ratio;
+	fmt_num(n ? pn_median(ratios, n) : NAN, buf, sizeof buf);
+	free(ratios);
+	card(f, "ort-ratio", "median ORT ALL / passnet", buf);
+	fputs("</dl>\n", f);
+}
+
+/* x: ORT without its optimisations, y: with them; above the diagonal the
+ * optimised graph is slower.  Regressions are the last class, drawn on top. */
+static void write_ort_scatter(FILE *f, const report *r)
+{
+	pn_point *pts = malloc(sizeof(*pts) * (r->n_orts ? r->n_orts : 1));
+	size_t n = 0;
+	for (size_t i = 0; pts && i < r->n_orts; i++)
+		pts[n++] = (pn_point){r->orts[i].disabled, r->orts[i].all, r->orts[i].regression};
+	static const char *const cls[] = {"no regression", "compiler regression"};
+	pn_plot p = {.id = "ort-all-vs-disabled",
+		     .title = "ONNX Runtime with its optimisations (ALL) against without (disabled)",
+		     .xlabel = "ORT, optimisations disabled (\xc2\xb5s, log)",
+		     .ylabel = "ORT, level ALL (\xc2\xb5s, log)",
+		     .w = 640, .h = 540, .ml = 60, .mr = 160, .mt = 16, .mb = 74};
+	fputs("<figure>", f);
+	pn_svg_scatter_diagonal(f, &p, pts, n, cls, 2, "ALL = disabled");
+	fprintf(f, "<figcaption>One point per subgraph ORT timed (%zu; points on the same pixel are "
+		"drawn once), 1 thread, medians. Above the line ORT's optimised graph is slower than "
+		"its unoptimised one.</figcaption></figure>\n", n);
+	free(pts);
+}
+
+static void ort_share_row(FILE *f, const char *label, int64_t reg, int64_t timed)
+{
+	fputs("<tr><td>", f);
+	pn_html_escape(f, label);
+	fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
+		"<td class=\"n\">%.1f%%</td></tr>\n", (long long)reg, (long long)timed,
+		share_pct(reg, timed));
+}
+
+static void ort_share_head(FILE *f, const char *id, const char *what)
+{
+	fprintf(f, "<table id=\"%s\"><thead><tr><th>%s</th><th class=\"n\">regressions</th>"
+		"<th class=\"n\">timed</th><th class=\"n\">share</th></tr></thead><tbody>\n", id, what);
+}
+
+static int64_t tally_count(const pn_tally *t, const char *name)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!strcmp(t->items[i].name, name))
+			return t->items[i].n;
+	return 0;
+}
+
+/* Sizes in their own order; op sets with the most regressions first. */
+static void write_ort_distribution(FILE *f, report *r)
+{
+	fputs("<div class=\"plots\"><div><h3>By size</h3>", f);
+	ort_share_head(f, "ort-by-size", "nodes");
+	for (int k = 0; k < PN_BASELINE_SIZES; k++)
+		if (r->ort_size[k])
+			ort_share_row(f, pn_baseline_size_names[k], r->ort_size_reg[k], r->ort_size[k]);
+	fputs("</tbody></table></div>\n<div><h3>By op set</h3>", f);
+	pn_tally_sort(&r->ort_ops_reg);
+	ort_share_head(f, "ort-by-ops", "op set (ORT's unoptimised graph)");
+	for (int i = 0; i < r->ort_ops_reg.n && i < ORT_OPS_SHOWN; i++)
+		ort_share_row(f, r->ort_ops_reg.items[i].name, r->ort_ops_reg.items[i].n,
+			      tally_count(&r->ort_ops, r->ort_ops_reg.items[i].name));
+	fputs("</tbody></table>", f);
+	if (r->ort_ops_reg.n > ORT_OPS_SHOWN)
+		fprintf(f, "<p class=\"note\">and %d more op sets with a regression.</p>",
+			r->ort_ops_reg.n - ORT_OPS_SHOWN);
+	fputs("</div></div>\n", f);
+}
+
+/* Worst slowdown first; equal ones by hash, so the order is total. */
+static int cmp_ort_worst(const void *a, const void *b, void *ud)
+{
+	const rort *x = a, *y = b;
+	const report *r = ud;
+	double qx = x->all / x->disabled, qy = y->all / y->disabled;
+	if (qx != qy)
+		return qx < qy ? 1 : -1;
+	return memcmp(r->subs[x->sub].hash, r->subs[y->sub].hash, 16);
+}
+
+static void write_ort_worst(FILE *f, report *r)
+{
+	rort *w = malloc(sizeof(*w) * (r->n_orts ? r->n_orts : 1));
+	size_t n = 0;
+	for (size_t i = 0; w && i < r->n_orts; i++)
+		if (r->orts[i].regression && r->orts[i].disabled > 0)
+			w[n++] = r->orts[i];
+	if (n)
+		qsort_r(w, n, sizeof(*w), cmp_ort_worst, r);
+	if (n) {
+		fputs("<h3>Worst compiler regressions</h3>\n<table id=\"ort-worst\"><thead><tr>"
+		      "<th>subgraph</th><th>ops</th><th>shapes (inputs &rarr; outputs)</th>"
+		      "<th class=\"n\">ALL (&micro;s)</th><th class=\"n\">disabled (&micro;s)</th>"
+		      "<th class=\"n\">ALL / disabled</th></tr></thead><tbody>\n", f);
+	}
+	for (size_t i = 0; i < n && i < ORT_WORST_SHOWN; i++) {
+		const rsub *s = &r->subs[w[i].sub];
+		char hash[33], a[32], d[32], q[32];
+		pn_hex(s->hash, 16, hash);
+		fmt_num(w[i].all, a, sizeof a);
+		fmt_num(w[i].disabled, d, sizeof d);
+		fmt_num(w[i].all / w[i].disabled, q, sizeof q);
+		fprintf(f, "<tr><td><code title=\"%s\">%.12s</code></td>", hash, hash);
+		write_example(f, r, s);
+		fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n",
+			a, d, q);
+	}
+	if (n)
+		fputs("</tbody></table>\n", f);
+	free(w);
+}
+
+static void write_ort(FILE *f, report *r)
+{
+	fputs("<section id=\"ort\"><h2>Compiler baseline: ONNX Runtime</h2>\n", f);
+	if (!r->ort_total) {
+		fputs("<p class=\"note\" id=\"no-ort\">No ONNX Runtime baseline yet: run "
+		      "<code>passnet baseline</code> (or <code>passnet exec --baseline ort</code>) to "
+		      "time every profiled subgraph under ORT.</p></section>\n", f);
+		return;
+	}
+	pn_tally_sort(&r->ort_versions);
+	fputs("<p class=\"note\">Every profiled subgraph run by ONNX Runtime (", f);
+	for (int i = 0; i < r->ort_versions.n; i++) {
+		fputs(i ? ", " : "", f);
+		pn_html_escape(f, r->ort_versions.items[i].name);
+	}
+	fputs(") on passnet's inputs with passnet's protocol, 1 thread, at graph optimisation "
+	      "level ALL (its default: the compiler) and with every optimisation disabled (eager). "
+	      "A compiler regression is ALL slower than disabled by more than the stored threshold, "
+	      "confirmed by a second timing. The published benchmark's figure is 43% of real "
+	      "subgraphs slower under TorchInductor than under eager PyTorch; here the compiler is "
+	      "ORT's CPU graph optimiser and the baseline ORT's own unoptimised kernels.</p>\n", f);
+	write_ort_cards(f, r);
+	fputs("<div class=\"plots\">\n", f);
+	write_ort_scatter(f, r);
+	fputs("</div>\n", f);
+	write_ort_distribution(f, r);
+	write_ort_worst(f, r);
+	write_tally(f, "why ORT did not time them (kinds of message)", &r->ort_refusals, 20);
+	fputs("</section>\n", f);
+}
+
 static void write_measurement(FILE *f, report *r)
 {
 	if (!r->profiled)
@@ -898,6 +1123,7 @@ static void write_page(FILE *f, report *r)
 	write_calibration(f, r);
 	write_machines(f, r);
 	write_plots(f, r);
+	write_ort(f, r);
 	write_patterns(f, r);
 	write_groups(f, r);
 	write_sources(f, r);
@@ -946,6 +1172,11 @@ static void report_free(report *r)
 	pn_tally_free(&r->thresholds);
 	pn_tally_free(&r->reasons);
 	pn_tally_free(&r->machine_profiles);
+	pn_tally_free(&r->ort_versions);
+	pn_tally_free(&r->ort_ops);
+	pn_tally_free(&r->ort_ops_reg);
+	pn_tally_free(&r->ort_refusals);
+	free(r->orts);
 	free(r->machines);
 }
 

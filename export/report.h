@@ -13,7 +13,11 @@
  *                   failed, unstable (others are listed apart);
  *   status          "failed" or "unstable" count as those flags too, so a
  *                   profiler that sets only the status is still counted;
- *   executor_build, threads, thresholds: shown as how it was measured.
+ *   executor_build, threads, thresholds: shown as how it was measured;
+ *   ort             the ONNX Runtime baseline (exec/baseline.h): the
+ *                   compiler-regression share, its distribution by size and
+ *                   op set (grouped as `passnet stats` groups it), a scatter
+ *                   of ORT at level ALL against disabled, the worst ones.
  * Profiles are keyed by the 16-byte subgraph hash; one whose subgraph is
  * not in the store is counted as an orphan and otherwise ignored.
  */

@@ -102,12 +102,17 @@ double pn_es_aggregate(const double es[PN_N_LEVELS])
 	return pow(10, num / den);
 }
 
-/* check_seed (a whole number) and check_build (text) as the line has them. */
+/* check_seed (a whole number), check_build and backend (text) as the line
+ * has them; ORT's version is part of the backend. */
 static void read_origin(json_object *v, pn_sample *s)
 {
 	uint64_t seed;
 	const char *build = pn_json_str_of(v, "check_build");
-	s->check_seed[0] = s->check_build[0] = 0;
+	const char *backend = pn_json_str_of(v, "backend"), *ort = pn_json_str_of(v, "ort_version");
+	s->check_seed[0] = s->check_build[0] = s->backend[0] = 0;
+	if (backend)
+		snprintf(s->backend, sizeof s->backend, "%s%s%s", backend, ort ? " " : "",
+			 ort ? ort : "");
 	if (!pn_json_u64(v, "check_seed", &seed))
 		snprintf(s->check_seed, sizeof s->check_seed, "%llu", (unsigned long long)seed);
 	if (build)

@@ -49,6 +49,9 @@ typedef struct pn_sample {
 	 * when the line has none (`passnet score` marks a set that mixes them) */
 	char check_seed[24];
 	char check_build[40];
+	/* what timed it: "passnet", "ort <version>" (`check --backend ort`), ""
+	 * when the line does not say (speedups of two backends do not mix) */
+	char backend[48];
 } pn_sample;
 
 const char *pn_err_class_name(int cls);

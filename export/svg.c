@@ -396,8 +396,9 @@ static void scatter_points(FILE *f, const logaxes *a, const pn_point *pts, size_
 	free(px);
 }
 
-void pn_svg_scatter(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
-		    const char *const *cls_names, int n_cls)
+static void scatter_draw(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
+			 const char *const *cls_names, int n_cls, const char *diag_label,
+			 int guides)
 {
 	svg_open(f, p);
 	logaxes a;
@@ -421,10 +422,24 @@ void pn_svg_scatter(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
 	if (n_cls > 16)
 		n_cls = 16;
 	scatter_points(f, &a, pts, n, n_cls, per_cls);
-	scatter_diagonal(f, &a, 0, "", "y = x");
-	scatter_diagonal(f, &a, 1, " stroke-dasharray=\"2 3\"", "10x");
-	scatter_diagonal(f, &a, 2, " stroke-dasharray=\"2 3\"", "100x");
+	scatter_diagonal(f, &a, 0, "", diag_label);
+	if (guides) {
+		scatter_diagonal(f, &a, 1, " stroke-dasharray=\"2 3\"", "10x");
+		scatter_diagonal(f, &a, 2, " stroke-dasharray=\"2 3\"", "100x");
+	}
 	scatter_legend(f, p, per_cls, cls_names, n_cls);
 	axis_titles(f, p);
 	fputs("</svg>\n", f);
+}
+
+void pn_svg_scatter(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
+		    const char *const *cls_names, int n_cls)
+{
+	scatter_draw(f, p, pts, n, cls_names, n_cls, "y = x", 1);
+}
+
+void pn_svg_scatter_diagonal(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
+			     const char *const *cls_names, int n_cls, const char *diag_label)
+{
+	scatter_draw(f, p, pts, n, cls_names, n_cls, diag_label, 0);
 }

@@ -76,4 +76,10 @@ typedef struct pn_point {
 void pn_svg_scatter(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
 		    const char *const *cls_names, int n_cls);
 
+/* The same scatter with only the y = x line, labelled diag_label: for two
+ * times of one thing (ORT optimised against unoptimised), where being on
+ * either side of the line is what matters. */
+void pn_svg_scatter_diagonal(FILE *f, const pn_plot *p, const pn_point *pts, size_t n,
+			     const char *const *cls_names, int n_cls, const char *diag_label);
+
 #endif

@@ -120,6 +120,39 @@ pn --db "$db" stats
 expect_contains "$out" "ort         12 baselines (ONNX Runtime 1." "stats' baseline line"
 expect_contains "$out" "compiler-regression: $n_reg of 8 timed" "stats' compiler-regression share"
 
+# report: the compiler-baseline section agrees with stats, and its scatter
+# of ORT-ALL against ORT-disabled has one point per subgraph ORT timed (the
+# legend counts every point; points on one pixel are drawn once), the
+# regressions in their own class
+pn --db "$db" report --out "$TEST_TMP/report"
+[ "$status" -eq 0 ] || fail "report: $out"
+"$PY" - "$TEST_TMP/report/index.html" "$n_reg" <<'PYEOF' || fail "the report's ORT section"
+import re, sys
+import xml.etree.ElementTree as ET
+page, n_reg = open(sys.argv[1]).read(), int(sys.argv[2])
+def card(i):
+    return re.search(r'id="%s">([^<]*)<' % i, page).group(1)
+assert card("ort-baselines") == "12" and card("ort-timed") == "8", page
+assert card("ort-refused") == "4" and card("ort-skipped") == "0", (card("ort-refused"), card("ort-skipped"))
+assert card("ort-regressions") == str(n_reg), (card("ort-regressions"), n_reg)
+assert card("ort-regression-share") == "%.1f%%" % (100.0 * n_reg / 8), card("ort-regression-share")
+svg = re.search(r'<svg [^>]*id="ort-all-vs-disabled".*?</svg>', page, re.S).group(0)
+root = ET.fromstring(svg)
+ns = "{http://www.w3.org/2000/svg}"
+texts = ["".join(t.itertext()) for t in root.iter(ns + "text")]
+legend = {m.group(1): int(m.group(2)) for t in texts for m in [re.match(r"(.*) \((\d+)\)$", t)] if m}
+assert legend == {"no regression": 8 - n_reg, "compiler regression": n_reg}, legend
+assert "ALL = disabled" in texts, texts
+circles = [c for c in root.iter(ns + "circle")]
+assert 2 + 1 <= len(circles) <= 2 + 8, len(circles)   # the legend's two, then the points
+size = re.search(r'<table id="ort-by-size">.*?</table>', page, re.S).group(0)
+rows = re.findall(r'<tr><td>([^<]*)</td><td class="n">(\d+)</td><td class="n">(\d+)</td>', size)
+assert sum(int(t) for _, _, t in rows) == 8 and sum(int(g) for _, g, _ in rows) == n_reg, rows
+assert 'id="ort-by-ops"' in page, "the op-set table"
+assert "why ORT did not time them" in page and "All inputs to Concat must have same rank" in page, "the refusals' kinds"
+print("report ok")
+PYEOF
+
 # export: every variant carries its ORT baseline; --flag compiler-regression
 # selects on the flag
 pn --db "$db" export --out "$TEST_TMP/set" --tasks 20

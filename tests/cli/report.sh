@@ -40,6 +40,7 @@ pn --db "$db" report --out "$TEST_TMP/empty"
 [ "$status" -eq 0 ] || fail "report without profiles: $out"
 empty="$TEST_TMP/empty/index.html"
 has "$empty" 'id="no-profiles"' "page without profiles"
+has "$empty" 'id="no-ort"' "the ORT section without baselines"
 has "$empty" 'id="n-profiled">0<' "page without profiles"
 has "$empty" "no data" "plots without profiles"
 

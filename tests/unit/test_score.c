@@ -249,6 +249,14 @@ static void test_parse(void **state)
 	assert_int_equal(pn_sample_parse(seeded, strlen(seeded), &s, err), 0);
 	assert_string_equal(s.check_seed, "9007199254740991");
 	assert_string_equal(s.check_build, "0123abcd");
+	assert_string_equal(s.backend, "");   /* a line of a check before backends */
+	const char *ort = "{\"error_class\":\"none\",\"pass_level\":0,\"speedup\":2,"
+			  "\"backend\":\"ort\",\"ort_version\":\"1.30.0\"}";
+	assert_int_equal(pn_sample_parse(ort, strlen(ort), &s, err), 0);
+	assert_string_equal(s.backend, "ort 1.30.0");   /* the version is part of it */
+	const char *own = "{\"error_class\":\"none\",\"pass_level\":0,\"backend\":\"passnet\"}";
+	assert_int_equal(pn_sample_parse(own, strlen(own), &s, err), 0);
+	assert_string_equal(s.backend, "passnet");
 	const char *null_level = "{\"error_class\":\"runtime\",\"pass_level\":null,\"speedup\":null}";
 	assert_int_equal(pn_sample_parse(null_level, strlen(null_level), &s, err), 0);
 	assert_int_equal(s.error_class, PN_EC_RUNTIME);

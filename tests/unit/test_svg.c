@@ -2,7 +2,8 @@
  * test_svg.c - the report's plotting helpers: escaping, log-scale bins
  * (edges, exact powers of ten, values that cannot be binned), tick labels
  * and steps, and what the SVG writers put on the page (points on one pixel
- * drawn once but counted, "no data" when empty, shares of bars).
+ * drawn once but counted, "no data" when empty, shares of bars, the
+ * diagonal-only scatter of ORT against ORT).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,6 +154,26 @@ static void test_scatter(void **state)
 	free(pts);
 }
 
+/* The ORT scatter: only the labelled y = x line, no 10x/100x guides, and a
+ * point above it (a regression) counted in its own class. */
+static void test_scatter_diagonal(void **state)
+{
+	(void)state;
+	pn_point pts[] = {{10, 8, 0}, {100, 90, 0}, {5, 20, 1}};
+	const char *cls[] = {"no regression", "compiler regression"};
+	capture c;
+	pn_svg_scatter_diagonal(cap_open(&c), &frame, pts, 3, cls, 2, "ALL = disabled");
+	const char *s = cap_text(&c);
+	assert_non_null(strstr(s, "ALL = disabled"));
+	assert_null(strstr(s, "y = x"));
+	assert_null(strstr(s, "10x"));
+	assert_null(strstr(s, "stroke-dasharray"));
+	assert_non_null(strstr(s, "no regression (2)"));
+	assert_non_null(strstr(s, "compiler regression (1)"));
+	assert_int_equal(count_of(s, "<circle"), 3 + 2);
+	free(c.buf);
+}
+
 static void test_bars_and_hist(void **state)
 {
 	(void)state;
@@ -194,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_loghist_edges),
 		cmocka_unit_test(test_ticks),
 		cmocka_unit_test(test_scatter),
+		cmocka_unit_test(test_scatter_diagonal),
 		cmocka_unit_test(test_bars_and_hist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
