@@ -38,13 +38,24 @@ void pn_errprefix(char *err, const char *fmt, ...)
 	snprintf(err, PN_ERRLEN, "%s: %s", prefix, old);
 }
 
+/* One line on stderr, prefix then the message: a message interpolates
+ * names from the files read, whose bytes may hold line breaks, so those
+ * become spaces and every error or warning stays one line. */
+static void print_line(const char *prefix, const char *fmt, va_list ap)
+{
+	char line[8192];
+	vsnprintf(line, sizeof line, fmt, ap);
+	for (char *p = line; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	fprintf(stderr, "%s%s\n", prefix, line);
+}
+
 void pn_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("passnet: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	print_line("passnet: warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -52,9 +63,7 @@ void pn_error_line(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("passnet: error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	print_line("passnet: error: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -73,9 +82,7 @@ int pn_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("passnet: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	print_line("passnet: ", fmt, ap);
 	va_end(ap);
 	return 1;
 }

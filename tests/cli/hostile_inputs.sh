@@ -140,11 +140,11 @@ db_good=$TEST_TMP/db-good
 pn --db "$db_good" -q build "$h/good"
 [ "$status" -eq 0 ] || fail "build of the good models alone: $out"
 pn --db "$db_good" ls
-keys_alone=$(echo "$out" | awk '{print $1}' | sort)
+keys_alone=$(printf '%s\n' "$out" | awk '{print $1}' | sort)
 [ "$(echo "$keys_alone" | wc -l)" -eq "$#" ] || fail "expected $# good models, got: $out"
 pn --db "$db" ls
 for k in $keys_alone; do
-	echo "$out" | grep -q "^$k " || fail "good model $k is not in the hostile build's store"
+	printf '%s\n' "$out" | grep -q "^$k " || fail "good model $k is not in the hostile build's store"
 done
 # and as the same records (where each was found aside)
 record() { grep "\"key\":\"$2\"" "$1" | sed 's/"source":"[^"]*","path":"[^"]*",//'; }
@@ -161,7 +161,7 @@ pn --db "$db" stats --json
 # a node without op_type (it decodes) once came out as "(null)"
 case $out in *'(null)'*) fail "stats prints (null) for a missing op type" ;; esac
 # stats counts the failed places ls lists
-n_failed=$(echo "$out" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
+n_failed=$(printf '%s\n' "$out" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
 expect_eq "$n_failed" "$(grep -c . "$h/failed.jsonl")" "stats --json failed against ls --status failed"
 
 # --- passnet run on the mutations that decoded ---
