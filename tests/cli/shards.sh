@@ -107,8 +107,12 @@ done
 pn --db "$TEST_TMP/rm" --json merge "$TEST_TMP/r1" "$TEST_TMP/r2" "$TEST_TMP/r0"
 [ "$status" -eq 0 ] || fail "merge of the ranges shards: $out"
 # records of one subgraph from two shards that differ, joined by the rule
+# (the fixture corpus needs the join for some; models that give a shared
+# subgraph the same ranges, as the small ones of ../shared/corpus do, need
+# none, and test_merge's case 10 checks the join itself)
 joined=$(echo "$out" | sed -n 's/.*"ranges":{"added":[0-9]*,"equal":[0-9]*,"resolved":\([0-9]*\).*/\1/p')
-[ "${joined:-0}" -gt 0 ] || fail "no ranges record needed the join: $out"
+[ -n "$joined" ] || fail "no ranges counts in merge --json: $out"
+[ -n "${PASSNET_CORPUS:-}" ] || [ "$joined" -gt 0 ] || fail "no ranges record of the fixture corpus needed the join: $out"
 merge "$TEST_TMP/rm2" "$TEST_TMP/r0"
 merge "$TEST_TMP/rm2" "$TEST_TMP/r2" "$TEST_TMP/r1"
 cp -r "$TEST_TMP/one" "$TEST_TMP/rone"
@@ -116,16 +120,18 @@ pn --db "$TEST_TMP/rone" exec --ranges-only
 [ "$status" -eq 0 ] || fail "exec --ranges-only: $out"
 dump "$TEST_TMP/rone" "$TEST_TMP/rone.dump"
 grep -q '^database=ranges' "$TEST_TMP/rone.dump" || fail "the ranges phase recorded nothing"
-# the shards must have had to widen: some subgraph's ranges came from two
+# subgraphs whose ranges came from two shards (on the fixture corpus some
+# do, and need the join; test_merge's case 10 checks the join itself)
 for k in 0 1 2; do
 	mdb_dump -s ranges "$TEST_TMP/r$k" | sed '1,/^HEADER=END/d' | awk 'NR % 2 == 1 && length($1) == 32'
-done | sort | uniq -d | head -n 1 > "$TEST_TMP/shared_ranges"
-[ -s "$TEST_TMP/shared_ranges" ] || fail "no subgraph got ranges in two shards: the join went untested"
+done | sort | uniq -d > "$TEST_TMP/shared_ranges"
+[ -n "${PASSNET_CORPUS:-}" ] || [ -s "$TEST_TMP/shared_ranges" ] ||
+	fail "no subgraph of the fixture corpus got ranges in two shards: the join went untested"
 for m in rm rm2; do
 	dump "$TEST_TMP/$m" "$TEST_TMP/$m.dump"
 	same "$TEST_TMP/rone.dump" "$TEST_TMP/$m.dump" "$m: merged ranges shards differ from one ranges phase"
 done
-echo "ranges: 3 shards of the models join into the one-process ranges ($joined records joined)"
+echo "ranges: 3 shards of the models join into the one-process ranges ($(wc -l < "$TEST_TMP/shared_ranges") subgraphs ranged in two shards, $joined records joined)"
 
 # a few dozen subgraphs (exec --plan lists what it would measure), on the
 # calibration and ranges recorded first (the same in every copy)
