@@ -60,3 +60,15 @@ need_corpus() {
 		[ "$old" = "$CORPUS" ] || rm -rf "$old"
 	done
 }
+
+# Sets lib to ONNX Runtime's CPU library: the one `make ort` copied into
+# build/ort/, else npm's onnxruntime-node in bench/ort/ (installed here
+# when missing: the test fails, never skips, if that cannot be done).
+need_ort_lib() {
+	lib="$ROOT/build/ort/libonnxruntime.so.1"
+	[ -f "$lib" ] && return
+	lib="$ROOT/bench/ort/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	[ -f "$lib" ] && return
+	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
+		npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
+}

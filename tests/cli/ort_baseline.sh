@@ -15,15 +15,7 @@
 #  - everything but times is the same in a second store built the same way
 #    and baselined by `passnet baseline` (instead of exec --baseline ort).
 . "$ROOT/tests/cli/lib.sh"
-lib="$ROOT/build/ort/libonnxruntime.so.1"
-npm_lib="$ROOT/bench/ort/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-if [ ! -f "$lib" ]; then
-	if [ ! -f "$npm_lib" ]; then
-		(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
-			npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
-	fi
-	lib=$npm_lib
-fi
+need_ort_lib
 models="$TEST_TMP/models"
 "$PY" "$ROOT/tests/fixtures/ort_models.py" "$models" || fail "ort_models.py failed"
 

@@ -18,15 +18,7 @@
 #  - a missing library: one line, exit 1, no results; --backend and
 #    --ort-lib misuse are refused.
 . "$ROOT/tests/cli/lib.sh"
-lib="$ROOT/build/ort/libonnxruntime.so.1"
-npm_lib="$ROOT/bench/ort/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-if [ ! -f "$lib" ]; then
-	if [ ! -f "$npm_lib" ]; then
-		(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
-			npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
-	fi
-	lib=$npm_lib
-fi
+need_ort_lib
 models="$TEST_TMP/models"
 "$PY" "$ROOT/tests/fixtures/ort_models.py" "$models" || fail "ort_models.py failed"
 db="$TEST_TMP/db"
