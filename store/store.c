@@ -572,6 +572,16 @@ int pn_get(pn_rtxn *t, int table, const void *key, size_t klen, pn_bytes *val)
 	return read_get(t->s, t->txn, table, key, klen, val);
 }
 
+/* A cursor on one table of t's snapshot; -1 (warned) on an LMDB error. */
+static int open_cursor(pn_rtxn *t, int table, MDB_cursor **c)
+{
+	int rc = mdb_cursor_open(t->txn, t->s->dbi[table], c);
+	if (rc)
+		pn_warn("store %s: cursor on %s: %s", t->s->path, table_names[table],
+			mdb_strerror(rc));
+	return rc ? -1 : 0;
+}
+
 int pn_has_pair(pn_rtxn *t, int table, const void *key, size_t klen, const void *val,
 		size_t vlen)
 {
@@ -581,14 +591,10 @@ int pn_has_pair(pn_rtxn *t, int table, const void *key, size_t klen, const void 
 	if (!s->has[table] || klen == 0 || klen > s->maxkey)
 		return 0;
 	MDB_cursor *c;
-	int rc = mdb_cursor_open(t->txn, s->dbi[table], &c);
-	if (rc) {
-		pn_warn("store %s: cursor on %s: %s", s->path, table_names[table],
-			mdb_strerror(rc));
+	if (open_cursor(t, table, &c))
 		return -1;
-	}
 	MDB_val k = { klen, (void *)key }, v = { vlen, (void *)val };
-	rc = mdb_cursor_get(c, &k, &v, MDB_GET_BOTH);
+	int rc = mdb_cursor_get(c, &k, &v, MDB_GET_BOTH);
 	mdb_cursor_close(c);
 	if (rc && rc != MDB_NOTFOUND) {
 		pn_warn("store %s: looking up a pair in %s: %s", s->path, table_names[table],
@@ -614,15 +620,11 @@ int pn_foreach(pn_rtxn *t, int table, const void *prefix, size_t plen,
 	if (!s->has[table] || plen > s->maxkey)
 		return 0;
 	MDB_cursor *c;
-	int rc = mdb_cursor_open(t->txn, s->dbi[table], &c);
-	if (rc) {
-		pn_warn("store %s: cursor on %s: %s", s->path, table_names[table],
-			mdb_strerror(rc));
+	if (open_cursor(t, table, &c))
 		return -1;
-	}
 	MDB_val k = { plen, (void *)prefix }, v;
 	int ret = 0;
-	rc = mdb_cursor_get(c, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
+	int rc = mdb_cursor_get(c, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
 	while (!rc && has_prefix(&k, prefix, plen)) {
 		pn_bytes kb = { k.mv_data, k.mv_size }, vb = { v.mv_data, v.mv_size };
 		if ((ret = fn(ud, kb, vb)))
