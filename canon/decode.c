@@ -12,6 +12,8 @@
 #include "canon/canon.h"
 #include "canon/form.h"
 #include "canon/labels.h"
+#include "schemas/tensor.h"
+#include "runtime/exec.h"
 
 typedef struct reader {
 	const uint8_t *p, *end;
@@ -780,4 +782,29 @@ int pn_subgraph_rehash(const pn_model *m, pn_key *key, char *err)
 	free(all);
 	pn_infer_result_free(&r);
 	return rc;
+}
+
+int pn_subgraph_fill_weights(Onnx__ModelProto *mp, const pn_model *m, uint64_t seed,
+			     pn_arena *a, char *err)
+{
+	const pn_graph *g = m->graph;
+	for (int i = 0; i < g->n_inits; i++) {
+		const pn_value *v = &g->values[g->inits[i]];
+		if (!v->meta)
+			continue;
+		pn_tensor *t = pn_weight_regen(g, g->inits[i], seed, err);
+		if (!t)
+			return -1;
+		for (size_t k = 0; k < mp->graph->n_initializer; k++) {
+			Onnx__TensorProto *tp = mp->graph->initializer[k];
+			if (strcmp(tp->name, v->name))
+				continue;
+			tp->has_data_location = 0;
+			tp->has_raw_data = 1;
+			tp->raw_data.len = pn_tensor_nbytes(t);
+			tp->raw_data.data = pn_arena_memdup(a, t->data, tp->raw_data.len);
+		}
+		pn_tensor_free(t);
+	}
+	return 0;
 }

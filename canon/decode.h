@@ -30,6 +30,12 @@ int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *er
  * arena); for_onnx as for pn_canon_to_model. */
 int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model **out,
 		       Onnx__ModelProto **proto, char *err);
+/* Gives every weight of m kept as metadata the bytes the executor
+ * regenerates for it with seed, as raw data of mp's initializer of that
+ * name (in arena a): the ONNX file then holds the very weights passnet's
+ * session runs on (an exported model.onnx, ONNX Runtime's baseline). */
+int pn_subgraph_fill_weights(Onnx__ModelProto *mp, const pn_model *m, uint64_t seed,
+			     pn_arena *a, char *err);
 
 /* The key of the graph decoded from canonical bytes (m, from
  * pn_subgraph_model): inferred from its inputs' types as stored (unknown

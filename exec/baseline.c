@@ -90,27 +90,8 @@ static int model_bytes(const uint8_t *canon, size_t len, uint64_t seed, uint8_t 
 	pn_model *m = NULL;
 	Onnx__ModelProto *mp = NULL;
 	int rc = pn_subgraph_decode(canon, len, 1, &m, &mp, err);
-	const pn_graph *g = rc ? NULL : m->graph;
-	for (int i = 0; !rc && i < g->n_inits; i++) {
-		const pn_value *v = &g->values[g->inits[i]];
-		if (!v->meta)
-			continue;
-		pn_tensor *t = pn_weight_regen(g, g->inits[i], seed, err);
-		if (!t) {
-			rc = -1;
-			break;
-		}
-		for (size_t k = 0; k < mp->graph->n_initializer; k++) {
-			Onnx__TensorProto *tp = mp->graph->initializer[k];
-			if (strcmp(tp->name, v->name))
-				continue;
-			tp->has_data_location = 0;
-			tp->has_raw_data = 1;
-			tp->raw_data.len = pn_tensor_nbytes(t);
-			tp->raw_data.data = pn_arena_memdup(&m->arena, t->data, tp->raw_data.len);
-		}
-		pn_tensor_free(t);
-	}
+	if (!rc)
+		rc = pn_subgraph_fill_weights(mp, m, seed, &m->arena, err);
 	if (!rc) {
 		*n = protobuf_c_message_get_packed_size(&mp->base);
 		*buf = malloc(*n ? *n : 1);
