@@ -54,6 +54,8 @@
 #define TAG_BATCH 2   /* rank 0 -> worker: B hashes (33 bytes each), none = done */
 #define HASH_TEXT 33  /* 32 hex digits and a newline */
 #define POLL_NS 2000000L
+/* rank stores one merge takes (argv_buf holds 512 words) */
+#define MAX_RANK_STORES 500
 
 typedef struct job {
 	int rank, size;
@@ -217,11 +219,17 @@ static int merge_leftovers(const job *j)
 	start(&a, j, j->db);
 	push(&a, "merge");
 	int first = a.n;
-	static char names[256][PATH_MAX];
+	static char names[MAX_RANK_STORES][PATH_MAX];
 	int n = 0;
-	for (struct dirent *e; (e = readdir(d)) && n < 256;) {
+	for (struct dirent *e; (e = readdir(d));) {
 		if (strncmp(e->d_name, "rank-", 5))
 			continue;
+		if (n == MAX_RANK_STORES) {   /* never merge some and drop the rest */
+			closedir(d);
+			fprintf(stderr, "passnet-mpi: more than %d rank stores in %s\n",
+				MAX_RANK_STORES, j->work);
+			return 1;
+		}
 		snprintf(names[n], PATH_MAX, "%s/%s", j->work, e->d_name);
 		if (store_exists(names[n]))
 			push(&a, names[n++]);
