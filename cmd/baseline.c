@@ -76,7 +76,8 @@ const pn_cmd_spec pn_cmd_baseline = {
 		       "protocol, outputs checked against passnet's; flags compiler-regression and "
 		       "compiler-gap (see Profiling); a subgraph ORT refuses keeps ORT's message",
 	.details = "For every profile that is ok or unstable and has no baseline from this ONNX\n"
-		   "Runtime version: the subgraph as ONNX (weights regenerated with the profile's\n"
+		   "Runtime version (or one skipped: passnet could not hand it to ORT, tried\n"
+		   "again each run): the subgraph as ONNX (weights regenerated with the profile's\n"
 		   "seed) in ORT sessions at graph optimisation level ALL (ORT's default) and\n"
 		   "with every optimisation disabled, 1 intra-op thread (and the profile's\n"
 		   "threads when it has more); the profile's inputs; ORT's outputs compared with\n"

@@ -117,6 +117,27 @@ static int has_flag(const Passnet__Profile *p, const char *flag)
 	return 0;
 }
 
+/* The ONNX Runtime baseline of a profile (passnet baseline), when it has one. */
+static void json_ort(const Passnet__OrtBaseline *b)
+{
+	if (!b)
+		return;
+	printf(",\"ort\":{\"status\":");
+	pn_json_str(stdout, b->status ? b->status : "");
+	if (b->message) {
+		printf(",\"message\":");
+		pn_json_str(stdout, b->message);
+	}
+	if (b->has_median_all_us)
+		printf(",\"median_all_us\":%.4g,\"median_disabled_us\":%.4g", b->median_all_us,
+		       b->median_disabled_us);
+	if (b->has_ratio)
+		printf(",\"ratio\":%.4g", b->ratio);
+	if (b->has_agree)
+		printf(",\"agree\":%s", b->agree ? "true" : "false");
+	putchar('}');
+}
+
 static void json_profile(const Passnet__Profile *p)
 {
 	if (!p)
@@ -144,6 +165,7 @@ static void json_profile(const Passnet__Profile *p)
 		printf(",\"reason\":");
 		pn_json_str(stdout, p->reason);
 	}
+	json_ort(p->ort);
 	putchar('}');
 }
 

@@ -3,9 +3,9 @@
  * (`passnet exec --baseline ort`, `passnet baseline`).
  *
  * For each profile that is ok or unstable and has no baseline from this ORT
- * version (with redo: every such profile), on the profile's inputs (its
- * seed, the stored input ranges: the inputs passnet timed) and the weights
- * regenerated with its seed into the model:
+ * version, or a skipped one (with redo: every such profile), on the
+ * profile's inputs (its seed, the stored input ranges: the inputs passnet
+ * timed) and the weights regenerated with its seed into the model:
  *   1. ORT sessions at graph optimisation level ALL (ORT's default, "the
  *      compiler") and with optimisations disabled ("eager"), 1 intra-op
  *      thread; the node count of each optimised graph;
@@ -19,7 +19,9 @@
  *   5. the flags compiler-regression and compiler-gap, with their thresholds
  *      (baseline.c defines them), and the ORT/passnet ratio.
  * A subgraph ORT cannot load or run gets status "refused" and ORT's message;
- * its profile is otherwise unchanged.
+ * its profile is otherwise unchanged.  One passnet cannot hand to ORT (its
+ * correctness run fails) gets "skipped" and is tried again by the next run.
+ * Boundaries of unknown rank go to ORT as tensor types without a shape.
  */
 #ifndef PN_BASELINE_H
 #define PN_BASELINE_H
