@@ -15,16 +15,11 @@
  * subgraphs that run in a few microseconds.  Here the timed region is the
  * same as passnet's: the native run call on prepared inputs.
  *
- * The library is the libonnxruntime.so.1 that the onnxruntime-node npm
- * package ships (bench/ort/node_modules/...), opened with dlopen, so
- * building this needs no ORT headers or libraries.  ORT's C API is a table
- * of function pointers (OrtApi) that only ever grows at the end; the few
- * entries used are called by their position in it, listed below from ORT's
- * public onnxruntime_c_api.h.  Session options: 1 intra-op and 1 inter-op
- * thread, sequential execution, graph optimisation level ALL (ORT's
- * default), CPU provider.
+ * ORT is passnet's own baseline backend (exec/ort.h: the library opened
+ * with dlopen, C API 16), here with 1 intra-op and 1 inter-op thread,
+ * sequential execution, graph optimisation level ALL (ORT's default), CPU
+ * provider: the timed call is pn_ort_run, as `passnet baseline` times it.
  */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,167 +29,10 @@
 #include "common/err.h"
 #include "common/timing.h"
 #include "common/util.h"
+#include "exec/ort.h"
 #include "runtime/compare.h"
 #include "model/onnx.h"
 #include "schemas/ir.h"
-
-/* Positions in OrtApi (stable since ORT 1.x: entries are only appended). */
-enum {
-	ORT_GET_ERROR_MESSAGE = 2,
-	ORT_CREATE_ENV = 3,
-	ORT_CREATE_SESSION = 7,
-	ORT_RUN = 9,
-	ORT_CREATE_SESSION_OPTIONS = 10,
-	ORT_SET_EXECUTION_MODE = 13,
-	ORT_SET_GRAPH_OPT_LEVEL = 23,
-	ORT_SET_INTRA_OP_THREADS = 24,
-	ORT_SET_INTER_OP_THREADS = 25,
-	ORT_CREATE_TENSOR_WITH_DATA = 49,
-	ORT_GET_TENSOR_MUTABLE_DATA = 51,
-	ORT_GET_TENSOR_ELEMENT_TYPE = 60,
-	ORT_GET_DIMENSIONS_COUNT = 61,
-	ORT_GET_DIMENSIONS = 62,
-	ORT_GET_TENSOR_TYPE_AND_SHAPE = 65,
-	ORT_CREATE_CPU_MEMORY_INFO = 69,
-	ORT_RELEASE_ENV = 92,
-	ORT_RELEASE_STATUS = 93,
-	ORT_RELEASE_MEMORY_INFO = 94,
-	ORT_RELEASE_SESSION = 95,
-	ORT_RELEASE_VALUE = 96,
-	ORT_RELEASE_TENSOR_INFO = 99,
-	ORT_RELEASE_SESSION_OPTIONS = 100,
-};
-/* The API version asked for: any library at least this new serves it. */
-#define ORT_API_WANTED 16
-#define ORT_LOG_ERROR 3
-#define ORT_SEQUENTIAL 0
-#define ORT_OPT_ALL 99
-#define ORT_DEVICE_ALLOCATOR 0
-#define ORT_MEM_DEFAULT 0
-
-/* ORT's objects are opaque here: every handle is a void pointer and every
- * status a pointer that is NULL on success. */
-typedef void *ort_h;
-typedef void (*ort_slot)(void);
-typedef struct ort_api_base {
-	const ort_slot *(*get_api)(unsigned version);
-	const char *(*version)(void);
-} ort_api_base;
-
-static const ort_slot *api;
-
-#define ORT_FN(idx, type) ((type)api[idx])
-
-/* Turns a status into a message in err; 0 if it was success. */
-static int ort_check(ort_h status, const char *what, char *err)
-{
-	if (!status)
-		return 0;
-	const char *msg = ORT_FN(ORT_GET_ERROR_MESSAGE, const char *(*)(ort_h))(status);
-	pn_fail(err, "%s: %s", what, msg);
-	ORT_FN(ORT_RELEASE_STATUS, void (*)(ort_h))(status);
-	return -1;
-}
-
-static void ort_release(int idx, ort_h h)
-{
-	if (h)
-		ORT_FN(idx, void (*)(ort_h))(h);
-}
-
-static int ort_load(const char *lib, ort_h *env, const char **version, char *err)
-{
-	void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!dl)
-		return pn_fail(err, "%s", dlerror());
-	const ort_api_base *(*get_base)(void);
-	*(void **)&get_base = dlsym(dl, "OrtGetApiBase");
-	if (!get_base)
-		return pn_fail(err, "%s: no OrtGetApiBase", lib);
-	const ort_api_base *base = get_base();
-	api = base->get_api(ORT_API_WANTED);
-	if (!api)
-		return pn_fail(err, "%s (ORT %s) does not serve API version %d", lib, base->version(),
-			       ORT_API_WANTED);
-	*version = base->version();
-	return ort_check(ORT_FN(ORT_CREATE_ENV, ort_h (*)(int, const char *, ort_h *))(ORT_LOG_ERROR,
-		"ort_time", env), "CreateEnv", err);
-}
-
-static int ort_session(ort_h env, const char *model, ort_h *sess, char *err)
-{
-	ort_h opt = NULL;
-	int rc = ort_check(ORT_FN(ORT_CREATE_SESSION_OPTIONS, ort_h (*)(ort_h *))(&opt),
-			   "CreateSessionOptions", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_SET_INTRA_OP_THREADS, ort_h (*)(ort_h, int))(opt, 1),
-			       "SetIntraOpNumThreads", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_SET_INTER_OP_THREADS, ort_h (*)(ort_h, int))(opt, 1),
-			       "SetInterOpNumThreads", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_SET_EXECUTION_MODE, ort_h (*)(ort_h, int))(opt, ORT_SEQUENTIAL),
-			       "SetSessionExecutionMode", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_SET_GRAPH_OPT_LEVEL, ort_h (*)(ort_h, int))(opt, ORT_OPT_ALL),
-			       "SetSessionGraphOptimizationLevel", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_CREATE_SESSION, ort_h (*)(ort_h, const char *, ort_h, ort_h *))(
-			env, model, opt, sess), "CreateSession", err);
-	ort_release(ORT_RELEASE_SESSION_OPTIONS, opt);
-	return rc;
-}
-
-/* ORT values over the test set's input buffers (no copy). */
-static int ort_inputs(const pn_testset *ts, ort_h *vals, char *err)
-{
-	ort_h mem = NULL;
-	int rc = ort_check(ORT_FN(ORT_CREATE_CPU_MEMORY_INFO, ort_h (*)(int, int, ort_h *))(
-		ORT_DEVICE_ALLOCATOR, ORT_MEM_DEFAULT, &mem), "CreateCpuMemoryInfo", err);
-	for (int i = 0; !rc && i < ts->n_inputs; i++) {
-		const pn_tensor *t = ts->inputs[i];
-		if (t->kind != PN_KIND_TENSOR || t->dtype == PN_STRING)
-			rc = pn_fail(err, "input %d: only numeric tensors are fed to ORT here", i);
-		else
-			rc = ort_check(ORT_FN(ORT_CREATE_TENSOR_WITH_DATA,
-					      ort_h (*)(ort_h, void *, size_t, const int64_t *, size_t, int,
-							ort_h *))(mem, t->data,
-					(size_t)t->numel * pn_dtype_size(t->dtype), t->dims,
-					(size_t)t->rank, t->dtype, &vals[i]), "CreateTensorWithDataAsOrtValue", err);
-	}
-	ort_release(ORT_RELEASE_MEMORY_INFO, mem);
-	return rc;
-}
-
-/* A borrowed view of an ORT output as a pn_tensor, for pn_compare. */
-static int ort_view(ort_h v, pn_tensor *t, char *err)
-{
-	ort_h info = NULL;
-	size_t rank = 0;
-	int dtype = 0;
-	memset(t, 0, sizeof *t);
-	int rc = ort_check(ORT_FN(ORT_GET_TENSOR_TYPE_AND_SHAPE, ort_h (*)(ort_h, ort_h *))(v, &info),
-			   "GetTensorTypeAndShape", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_GET_TENSOR_ELEMENT_TYPE, ort_h (*)(ort_h, int *))(info, &dtype),
-			       "GetTensorElementType", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_GET_DIMENSIONS_COUNT, ort_h (*)(ort_h, size_t *))(info, &rank),
-			       "GetDimensionsCount", err);
-	if (!rc && rank > PN_MAX_RANK)
-		rc = pn_fail(err, "output of rank %zu", rank);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_GET_DIMENSIONS, ort_h (*)(ort_h, int64_t *, size_t))(info, t->dims,
-			rank), "GetDimensions", err);
-	if (!rc)
-		rc = ort_check(ORT_FN(ORT_GET_TENSOR_MUTABLE_DATA, ort_h (*)(ort_h, void **))(v, &t->data),
-			       "GetTensorMutableData", err);
-	ort_release(ORT_RELEASE_TENSOR_INFO, info);
-	t->dtype = dtype;
-	t->rank = (int)rank;
-	t->numel = pn_numel(t->rank, t->dims);
-	return rc;
-}
 
 typedef struct opts {
 	int trials, warmup;
@@ -215,7 +53,8 @@ typedef struct verdict {
 	char what[200];
 } verdict;
 
-static void check_outputs(const pn_testset *ts, ort_h *out, int n_out, const opts *o, verdict *v)
+static void check_outputs(const pn_testset *ts, pn_ort_session *sess, int n_out, const opts *o,
+			  verdict *v)
 {
 	char err[PN_ERRLEN];
 	v->checked = ts->n_outputs > 0;
@@ -223,7 +62,7 @@ static void check_outputs(const pn_testset *ts, ort_h *out, int n_out, const opt
 	for (int i = 0; i < ts->n_outputs && i < n_out; i++) {
 		pn_tensor got;
 		pn_cmp c;
-		if (ort_view(out[i], &got, err)) {
+		if (pn_ort_output(sess, i, &got, err)) {
 			v->agree = 0;
 			snprintf(v->what, sizeof v->what, "output %d: %s", i, err);
 			return;
@@ -247,10 +86,12 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* Runs the session W + T times; out[] holds the last run's outputs. */
-static int ort_measure(ort_h sess, const pn_graph *g, ort_h *in, int n_in, ort_h *out,
+/* Runs the session W + T times on the test set's inputs; the session holds
+ * the last run's outputs. */
+static int ort_measure(pn_ort_session *sess, const pn_graph *g, const pn_testset *ts,
 		       const opts *o, pn_time_summary *st, char *err)
 {
+	int n_in = ts->n_inputs;
 	const char **in_names = calloc((size_t)n_in + 1, sizeof(char *));
 	const char **out_names = calloc((size_t)g->n_outputs + 1, sizeof(char *));
 	double *t = calloc((size_t)o->trials, sizeof(double));
@@ -259,19 +100,10 @@ static int ort_measure(ort_h sess, const pn_graph *g, ort_h *in, int n_in, ort_h
 		in_names[i] = g->values[g->inputs[i]].name;
 	for (int i = 0; i < g->n_outputs && !rc; i++)
 		out_names[i] = g->values[g->outputs[i]].name;
-	ort_h (*run)(ort_h, ort_h, const char *const *, const ort_h *, size_t, const char *const *,
-		     size_t, ort_h *) = ORT_FN(ORT_RUN, ort_h (*)(ort_h, ort_h, const char *const *,
-					       const ort_h *, size_t, const char *const *, size_t, ort_h *));
 	for (int r = 0; !rc && r < o->warmup + o->trials; r++) {
-		for (int i = 0; i < g->n_outputs; i++) {
-			ort_release(ORT_RELEASE_VALUE, out[i]);
-			out[i] = NULL;
-		}
 		double t0 = now_ms();
-		ort_h status = run(sess, NULL, in_names, in, (size_t)n_in, out_names,
-				   (size_t)g->n_outputs, out);
+		rc = pn_ort_run(sess, ts->inputs, in_names, n_in, out_names, g->n_outputs, err);
 		double ms = now_ms() - t0;
-		rc = ort_check(status, "Run", err);
 		if (r >= o->warmup)
 			t[r - o->warmup] = ms;
 	}
@@ -304,39 +136,33 @@ static void print_record(const char *path, const pn_time_summary *st, const opts
 	printf("}\n");
 }
 
-static int time_case(ort_h env, const char *dir, const opts *o, char *err)
+static int time_case(pn_ort *ort, const char *dir, const opts *o, char *err)
 {
 	pn_model *m = NULL;
-	ort_h sess = NULL;
+	pn_ort_session *sess = NULL;
+	void *bytes = NULL;
+	size_t len = 0;
+	char model[4096];
+	snprintf(model, sizeof model, "%s/model.onnx", dir);
 	if (pn_model_load_path(dir, 1, &m, err))
 		return -1;
 	const pn_graph *g = m->graph;
 	int rc = m->n_testsets ? 0 : pn_fail(err, "no test_data_set_0 with the inputs");
 	const pn_testset *ts = rc ? NULL : &m->testsets[0];
-	int n_in = ts ? ts->n_inputs : 0;
-	ort_h *in = calloc((size_t)n_in + 1, sizeof(ort_h));
-	ort_h *out = calloc((size_t)g->n_outputs + 1, sizeof(ort_h));
-	char model[4096];
-	snprintf(model, sizeof model, "%s/model.onnx", dir);
 	if (!rc)
-		rc = ort_session(env, model, &sess, err);
+		rc = pn_read_file(model, &bytes, &len, err);
 	if (!rc)
-		rc = ort_inputs(ts, in, err);
+		rc = pn_ort_session_new(ort, bytes, len, PN_ORT_ENABLE_ALL, 1, NULL, &sess, err);
 	pn_time_summary st;
 	if (!rc)
-		rc = ort_measure(sess, g, in, n_in, out, o, &st, err);
+		rc = ort_measure(sess, g, ts, o, &st, err);
 	if (!rc) {
 		verdict v = {0};
-		check_outputs(ts, out, g->n_outputs, o, &v);
+		check_outputs(ts, sess, g->n_outputs, o, &v);
 		print_record(dir, &st, o, &v);
 	}
-	for (int i = 0; i < g->n_outputs; i++)
-		ort_release(ORT_RELEASE_VALUE, out[i]);
-	for (int i = 0; i < n_in; i++)
-		ort_release(ORT_RELEASE_VALUE, in[i]);
-	free(in);
-	free(out);
-	ort_release(ORT_RELEASE_SESSION, sess);
+	pn_ort_session_free(sess);
+	free(bytes);
 	pn_model_free(m);
 	return rc;
 }
@@ -351,7 +177,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	opts o = {.trials = 10, .warmup = 3, .rtol = 1e-3, .atol = 1e-5};
-	const char *lib = NULL, *version = "";
+	const char *lib = NULL;
 	int first = argc, show_version = 0;
 	for (int i = 1; i < argc && first == argc; i++) {
 		const char *a = argv[i];
@@ -376,16 +202,16 @@ int main(int argc, char **argv)
 	if (!lib || o.trials < 1 || o.warmup < 0 || (first == argc && !show_version))
 		return usage();
 	char err[PN_ERRLEN] = "";
-	ort_h env = NULL;
-	if (ort_load(lib, &env, &version, err)) {
+	pn_ort *ort = NULL;
+	if (pn_ort_open(lib, &ort, err)) {
 		fprintf(stderr, "ort_time: %s\n", err);
 		return 1;
 	}
 	if (show_version)
-		printf("%s\n", version);
+		printf("%s\n", pn_ort_version(ort));
 	int failed = 0;
 	for (int i = first; i < argc; i++) {
-		if (time_case(env, argv[i], &o, err)) {
+		if (time_case(ort, argv[i], &o, err)) {
 			printf("{\"path\":");
 			pn_json_str(stdout, argv[i]);
 			printf(",\"error\":");
@@ -396,6 +222,6 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	ort_release(ORT_RELEASE_ENV, env);
+	pn_ort_close(ort);
 	return failed ? 1 : 0;
 }
