@@ -507,6 +507,21 @@ static void print_regress_by(const pn_tally *reg, const pn_tally *all, const cha
 	}
 }
 
+/* Sizes in their own order, every size ORT timed (0 regressions too). */
+static void print_regress_by_size(const pn_tally *reg, const pn_tally *all)
+{
+	if (!all->n)
+		return;
+	printf("compiler regressions by size:\n");
+	for (int b = 0; b < PN_BASELINE_SIZES; b++) {
+		const char *name = pn_baseline_size_names[b];
+		int64_t n = tally_of(all, name), r = tally_of(reg, name);
+		if (n)
+			printf("  %6lld of %6lld (%5.1f%%)  %s\n", (long long)r, (long long)n,
+			       100.0 * (double)r / (double)n, name);
+	}
+}
+
 static double ratio_median(stats *s)
 {
 	int64_t n = s->ort_ratio ? s->ort_ok : 0;
@@ -530,7 +545,7 @@ static void print_ort_stats(stats *s)
 	       s->ort_ok ? 100.0 * (double)s->ort_regress / (double)s->ort_ok : 0.0, ratio_median(s));
 	if (s->brief)
 		return;
-	print_regress_by(&s->ort_reg_by_size, &s->ort_by_size, "compiler regressions by size:", 0);
+	print_regress_by_size(&s->ort_reg_by_size, &s->ort_by_size);
 	print_regress_by(&s->ort_reg_by_ops, &s->ort_by_ops, "compiler regressions by op set:", 15);
 }
 
