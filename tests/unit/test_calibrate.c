@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,24 +28,17 @@
 #include "common/err.h"
 #include "exec/calibrate.h"
 #include "exec/profile.h"
+#include "scratch_dir.h"
 #include <xxhash.h>
 #include "passnet.pb-c.h"
 
 static char tmp[64], db[96];
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(tmp, "/tmp/pn-calib-XXXXXX");
-	if (!mkdtemp(tmp))
+	if (scratch_dir_make(tmp, sizeof tmp, "calib"))
 		return -1;
 	snprintf(db, sizeof db, "%s/db", tmp);
 	return 0;
@@ -55,7 +47,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_dir_remove(tmp);
 	return 0;
 }
 

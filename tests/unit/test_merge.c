@@ -15,8 +15,8 @@
 #include "store/merge.h"
 #include "store/records.h"
 #include "store/store.h"
+#include "scratch_dir.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +28,13 @@ struct fx {
 	char err[PN_ERRLEN];
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof *f);
-	strcpy(f->tmp, "/tmp/pn-merge-XXXXXX");
-	if (!mkdtemp(f->tmp))
+	if (!f || scratch_dir_make(f->tmp, sizeof f->tmp, "merge")) {
+		free(f);
 		return -1;
+	}
 	*state = f;
 	return 0;
 }
@@ -47,7 +42,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	nftw(f->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_dir_remove(f->tmp);
 	free(f);
 	return 0;
 }

@@ -27,6 +27,7 @@
 
 #include "common/err.h"
 #include "extract/sources.h"
+#include "scratch_dir.h"
 
 /* --- fixtures ---------------------------------------------------------------- */
 
@@ -35,16 +36,13 @@ static char tmp[64];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmp, sizeof tmp, "/tmp/pn-sources-XXXXXX");
-	return mkdtemp(tmp) ? 0 : -1;
+	return scratch_dir_make(tmp, sizeof tmp, "sources");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-	return system(cmd);
+	return scratch_dir_remove(tmp);
 }
 
 /* A path under the test's directory; rotates through a few buffers so that

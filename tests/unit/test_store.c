@@ -10,15 +10,14 @@
 #include "common/err.h"
 #include "passnet.pb-c.h"
 #include "store/store.h"
+#include "scratch_dir.h"
 
-#include <ftw.h>
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lmdb.h>
-#include <sys/stat.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,18 +27,13 @@ struct fx {
 	char err[PN_ERRLEN];
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof *f);
-	strcpy(f->tmp, "/tmp/pn-store-XXXXXX");
-	if (!mkdtemp(f->tmp))
+	if (!f || scratch_dir_make(f->tmp, sizeof f->tmp, "store")) {
+		free(f);
 		return -1;
+	}
 	snprintf(f->db, sizeof f->db, "%s/db", f->tmp);
 	unsetenv("PASSNET_MAPSIZE");
 	*state = f;
@@ -49,7 +43,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	nftw(f->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_dir_remove(f->tmp);
 	unsetenv("PASSNET_MAPSIZE");
 	free(f);
 	return 0;
