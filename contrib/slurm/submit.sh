@@ -2,7 +2,9 @@
 # submit.sh - submits the passnet recipe for Slurm (see README.md): a job
 # array of N shard builds, each copied to SHARED/shard-K, then a merge job
 # (afterok on the whole array) into OUT; with --exec also an array of N
-# exec shards on copies of OUT, and a second merge of their profiles.
+# ranges shards on copies of OUT (each runs its shard's models once) and
+# their merge, then an array of N exec shards on copies of OUT, and a merge
+# of their profiles.
 # Prints the job ids, one a line: "build ID", "merge ID", ...
 set -eu
 
@@ -18,7 +20,8 @@ usage: submit.sh --shards N --shared DIR --out OUT [--local DIR] [--passnet PATH
   --local    node-local scratch for the stores being written (default: the
              job's $TMPDIR, else /tmp)
   --passnet  the passnet binary on the nodes (default $PASSNET, else passnet)
-  --exec     then profile: `exec --shard K/N` on copies of OUT, merged into OUT
+  --exec     then profile: `exec --ranges-only --shard K/N`, then `exec --shard
+             K/N`, each on copies of OUT and merged into OUT
   --exec-opts, --sbatch-opts  words added to each exec / each sbatch command
   --dry-run  print the sbatch commands instead of submitting them
   after the options (or after --): what `passnet build` takes, sources and
@@ -111,12 +114,24 @@ merge=$(submit $sbatch_opts --dependency="afterok:$build" -o "$logs/merge-%j.out
 	"$here/passnet-merge.sbatch" $common --out "$out" $calibrate)
 echo "merge $merge"
 [ "$exec_phase" = 1 ] || exit 0
+# The ranges phase (every model run once) in shards of its own, so that no
+# exec task runs every model: merged, OUT holds every model's ranges.
 count=3
 # shellcheck disable=SC2086
-profile=$(submit $sbatch_opts --array="0-$last" --dependency="afterok:$merge" \
+ranges=$(submit $sbatch_opts --array="0-$last" --dependency="afterok:$merge" \
+	-o "$logs/ranges-%A_%a.out" "$here/passnet-shard.sbatch" $common ranges --from "$out" $exec_opts)
+echo "ranges $ranges"
+count=4
+# shellcheck disable=SC2086
+merge_ranges=$(submit $sbatch_opts --dependency="afterok:$ranges" -o "$logs/merge-ranges-%j.out" \
+	"$here/passnet-merge.sbatch" $common --out "$out" --prefix ranges)
+echo "merge-ranges $merge_ranges"
+count=5
+# shellcheck disable=SC2086
+profile=$(submit $sbatch_opts --array="0-$last" --dependency="afterok:$merge_ranges" \
 	-o "$logs/exec-%A_%a.out" "$here/passnet-shard.sbatch" $common exec --from "$out" $exec_opts)
 echo "exec $profile"
-count=4
+count=6
 # shellcheck disable=SC2086
 final=$(submit $sbatch_opts --dependency="afterok:$profile" -o "$logs/merge-profiles-%j.out" \
 	"$here/passnet-merge.sbatch" $common --out "$out" --prefix profile)

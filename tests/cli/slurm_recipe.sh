@@ -2,9 +2,12 @@
 # would run them (SLURM_ARRAY_TASK_ID and the rest set, task by task) -
 # their usage errors, the passnet commands they run, the copies they leave -
 # and the merged store equals a one-process build (mdb_dump -a, byte for
-# byte); (b) the same on a real single-node Slurm cluster started here
-# (munged, slurmctld, slurmd, all in TEST_TMP on free ports): submit.sh's
-# array, then its dependent merge.
+# byte); the exec chain by hand: a ranges array (each task runs its
+# shard's models once), their merge, an exec array that then runs no model
+# at all, and the merge of its profiles, equal to one exec but for times;
+# (b) the same on a real single-node Slurm cluster started here (munged,
+# slurmctld, slurmd, all in TEST_TMP on free ports): submit.sh's arrays,
+# each with its dependent merge.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 # Run inside a Slurm job, the test must not take that job's task for its own.
@@ -69,6 +72,8 @@ SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" build
 usage_error "shard, build without sources" "build needs sources"
 SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" exec
 usage_error "shard, exec without --from" "exec needs --from STORE"
+SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" ranges
+usage_error "shard, ranges without --from" "ranges needs --from STORE"
 SLURM_ARRAY_TASK_ID=0 script passnet-shard.sbatch --shards 3 --shared "$D" --bogus build "$@"
 usage_error "shard, unknown option" "unknown option '--bogus'"
 [ ! -e "$D" ] || fail "a usage error created $D"
@@ -80,7 +85,7 @@ usage_error "merge, no --out" "--out OUT is required"
 script passnet-merge.sbatch --shards 2.5 --shared "$D" --out "$TEST_TMP/out"
 usage_error "merge, --shards 2.5" "not a positive integer"
 script passnet-merge.sbatch --shards 3 --shared "$D" --out "$TEST_TMP/out" --prefix other
-usage_error "merge, --prefix other" "shard or profile"
+usage_error "merge, --prefix other" "shard, ranges or profile"
 script passnet-merge.sbatch --shards 3 --shared "$D" --out "$TEST_TMP/out" extra
 usage_error "merge, a stray argument" "unknown argument 'extra'"
 
@@ -120,10 +125,14 @@ want="sbatch --array=0-1 -o $D/logs/build-%A_%a.out $recipe/passnet-shard.sbatch
 build JOB1
 sbatch --dependency=afterok:JOB1 -o $D/logs/merge-%j.out $recipe/passnet-merge.sbatch $c --out $TEST_TMP/out --calibrate
 merge JOB2
-sbatch --array=0-1 --dependency=afterok:JOB2 -o $D/logs/exec-%A_%a.out $recipe/passnet-shard.sbatch $c exec --from $TEST_TMP/out --trials 1
-exec JOB3
-sbatch --dependency=afterok:JOB3 -o $D/logs/merge-profiles-%j.out $recipe/passnet-merge.sbatch $c --out $TEST_TMP/out --prefix profile
-merge-profiles JOB4"
+sbatch --array=0-1 --dependency=afterok:JOB2 -o $D/logs/ranges-%A_%a.out $recipe/passnet-shard.sbatch $c ranges --from $TEST_TMP/out --trials 1
+ranges JOB3
+sbatch --dependency=afterok:JOB3 -o $D/logs/merge-ranges-%j.out $recipe/passnet-merge.sbatch $c --out $TEST_TMP/out --prefix ranges
+merge-ranges JOB4
+sbatch --array=0-1 --dependency=afterok:JOB4 -o $D/logs/exec-%A_%a.out $recipe/passnet-shard.sbatch $c exec --from $TEST_TMP/out --trials 1
+exec JOB5
+sbatch --dependency=afterok:JOB5 -o $D/logs/merge-profiles-%j.out $recipe/passnet-merge.sbatch $c --out $TEST_TMP/out --prefix profile
+merge-profiles JOB6"
 expect_eq "$out" "$want" "submit --dry-run --exec"
 
 # ---- (a) the tasks run by hand, each as Slurm would start it ----
@@ -239,8 +248,9 @@ cmp -s "$TEST_TMP/one-m.dump" "$TEST_TMP/out-m.dump" ||
 	fail "the merged manifest shards differ from one build --manifest (mdb_dump -a $TEST_TMP/one-m, $TEST_TMP/out-m)"
 echo "by hand: $N tasks of a manifest and the merge give one build --manifest"
 
-# ---- (a) the exec phase by hand: merge with a calibration, N exec shards on
-# copies of it, a merge of their profiles; against one exec of that store ----
+# ---- (a) the exec phase by hand: merge with a calibration, N ranges shards
+# on copies of it and their merge, N exec shards on copies of that, a merge
+# of their profiles; against one exec of the calibrated store ----
 exec_opts="--warmup 0 --trials 1 --repeats 1 --min-nodes 8"
 P="$TEST_TMP/profiled"
 SLURM_JOB_ID=210 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
@@ -258,6 +268,33 @@ SLURM_ARRAY_TASK_ID=0 TMPDIR="$node" script passnet-shard.sbatch --shards $N --s
 [ "$status" -eq 1 ] || fail "exec from no store: expected exit 1, got $status: $out"
 expect_contains "$out" "$TEST_TMP/nothing: no store" "exec from no store"
 [ ! -e "$D/profile-0" ] || fail "an exec task without a store left $D/profile-0"
+
+# The ranges array: each task runs the models of its shard, and together
+# they run each model once.
+: >"$TEST_TMP/commands"
+want=""
+ran=0
+for k in 0 1 2; do
+	env SLURM_ARRAY_TASK_ID=$k SLURM_JOB_ID=$((130 + k)) TMPDIR="$node" \
+		sh "$recipe/passnet-shard.sbatch" --shards $N --shared "$D" --passnet "$logged" \
+		ranges --from "$P" $exec_opts >"$TEST_TMP/ranges-$k.log" 2>&1 ||
+		fail "ranges task $k: $(cat "$TEST_TMP/ranges-$k.log")"
+	want="$want--db $node/passnet-ranges-$k.$((130 + k))/store exec --shard $k/$N --ranges-only $exec_opts
+"
+	[ -f "$D/ranges-$k/data.mdb" ] || fail "ranges task $k left no $D/ranges-$k/data.mdb"
+	r=$(sed -n 's/^ranges: \([0-9]*\) models run.*/\1/p' "$TEST_TMP/ranges-$k.log")
+	ran=$((ran + ${r:-0}))
+done
+expect_eq "$(cat "$TEST_TMP/commands")" "${want%?}" "the commands of the ranges array's tasks"
+mkdir "$TEST_TMP/ranges-one"
+mdb_copy "$P" "$TEST_TMP/ranges-one" || fail "mdb_copy $P"
+pn --db "$TEST_TMP/ranges-one" exec --ranges-only $exec_opts
+one=$(printf '%s\n' "$out" | sed -n 's/^ranges: \([0-9]*\) models run.*/\1/p')
+[ "${one:-0}" -gt 0 ] || fail "one ranges run ran no model: $out"
+expect_eq "$ran" "$one" "models (and shape variants) run by the ranges array: those of one run, each once"
+SLURM_JOB_ID=213 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared "$D" \
+	--out "$P" --prefix ranges --passnet "$PASSNET"
+[ "$status" -eq 0 ] || fail "merge of the ranges: $out"
 
 # profiles STORE: how many profiles STORE holds.
 profiles() { mdb_dump -s profiles "$1" | sed '1,/^HEADER=END/d' | grep -c '^ ' || true; }
@@ -277,6 +314,8 @@ for k in 0 1 2; do
 		fail "exec task $k: $(cat "$TEST_TMP/exec-$k.log")"
 	want="$want--db $node/passnet-profile-$k.$((110 + k))/store exec --shard $k/$N $exec_opts
 "
+	! grep -a '^ranges:' "$TEST_TMP/exec-$k.log" ||
+		fail "exec task $k ran models again after the ranges merge: $(cat "$TEST_TMP/exec-$k.log")"
 	c=$(profiles "$D/profile-$k")
 	sum=$((sum + c / 2))
 	[ "$c" -eq 0 ] || nonempty=$((nonempty + 1))
@@ -309,7 +348,7 @@ SLURM_JOB_ID=212 TMPDIR="$node" script passnet-merge.sbatch --shards $N --shared
 expect_contains "$out" "profiles" "merge of conflicting profiles names the table"
 dump "$P" "$TEST_TMP/profiled-after.dump"
 cmp -s "$TEST_TMP/profiled.dump" "$TEST_TMP/profiled-after.dump" || fail "a refused profile merge changed $P"
-echo "by hand: $N exec shards and their merge give one exec's store but for times ($((all / 2)) profiles)"
+echo "by hand: $N ranges shards ($ran models run), $N exec shards and their merges give one exec's store but for times ($((all / 2)) profiles)"
 
 # ---- (b) a real single-node Slurm cluster ----
 # slurmd starts each job as its user, so it runs as root.
@@ -422,9 +461,12 @@ our_jobs=$(printf '%s\n' "$out" | awk 'NF == 2 && $2 ~ /^[0-9]+$/ { print $2 }')
 job_of() { printf '%s\n' "$out" | sed -n "s/^$1 //p"; }
 build_job=$(job_of build)
 merge_job=$(job_of merge)
+ranges_job=$(job_of ranges)
+merge_ranges_job=$(job_of merge-ranges)
 exec_job=$(job_of exec)
 final_job=$(job_of merge-profiles)
-[ -n "$build_job" ] && [ -n "$merge_job" ] && [ -n "$exec_job" ] && [ -n "$final_job" ] ||
+[ -n "$build_job" ] && [ -n "$merge_job" ] && [ -n "$ranges_job" ] && [ -n "$merge_ranges_job" ] &&
+	[ -n "$exec_job" ] && [ -n "$final_job" ] ||
 	fail "submit.sh printed no job ids: $out"
 
 # state JOB: the job's state (of its first task, for an array).
@@ -438,7 +480,7 @@ while :; do
 		fail "the last merge, job $final_job, ended $st: $(cat "$S/logs/"* 2>&1)" ;;
 	esac
 	# A job that failed leaves those after it pending for ever.
-	for j in $merge_job $exec_job $final_job; do
+	for j in $merge_job $ranges_job $merge_ranges_job $exec_job $final_job; do
 		scontrol -o show job "$j" 2>/dev/null | grep -q 'Reason=DependencyNeverSatisfied' &&
 			fail "job $j can never start, one before it failed: $(cat "$S/logs/"* 2>&1)"
 	done
@@ -449,12 +491,16 @@ while :; do
 done
 elapsed=$(($(date +%s) - started))
 for k in 0 1 2; do
-	for j in "$build_job:build" "$exec_job:exec"; do
+	for j in "$build_job:build" "$ranges_job:ranges" "$exec_job:exec"; do
 		expect_eq "$(state "${j%:*}_$k")" COMPLETED "${j#*:} task $k"
 		[ -f "$S/logs/${j#*:}-${j%:*}_$k.out" ] || fail "no log of ${j#*:} task $k in $S/logs"
 	done
 done
 expect_eq "$(state "$merge_job")" COMPLETED "the merge job"
+expect_eq "$(state "$merge_ranges_job")" COMPLETED "the ranges merge job"
+for k in 0 1 2; do
+	! grep -a '^ranges:' "$S/logs/exec-${exec_job}_$k.out" || fail "Slurm's exec task $k ran models again"
+done
 # The shard stores Slurm left, merged by hand: the one-process build.
 pn --db "$TEST_TMP/slurm-shards" merge "$S/shard-0" "$S/shard-1" "$S/shard-2"
 [ "$status" -eq 0 ] || fail "merge of Slurm's shards: $out"
@@ -467,4 +513,4 @@ dump "$TEST_TMP/slurm-out" "$TEST_TMP/slurm-out.dump"
 diff=$("$PY" "$ROOT/tests/cli/store_diff.py" "$TEST_TMP/profiled.dump" "$TEST_TMP/slurm-out.dump" --apart-from-measurements) ||
 	fail "the store Slurm built and profiled differs from the one built and profiled by hand: $diff"
 stop_cluster
-echo "slurm: build array $build_job, merge $merge_job, exec array $exec_job, merge $final_job ($N tasks each) give the by-hand store (${elapsed} s)"
+echo "slurm: build array $build_job, merge $merge_job, ranges array $ranges_job, merge $merge_ranges_job, exec array $exec_job, merge $final_job ($N tasks each) give the by-hand store (${elapsed} s)"
