@@ -102,37 +102,34 @@ submit() {
 	echo "${id%%;*}"
 }
 
+# stage NAME SBATCH-ARG...: submits the next job of the chain, prints
+# "NAME ID" and leaves ID in $job for the next job's dependency.
+count=0
+stage() {
+	name=$1
+	shift
+	count=$((count + 1))
+	job=$(submit "$@")
+	echo "$name $job"
+}
+
 [ "$dry" = 1 ] || mkdir -p "$logs" || { echo "submit.sh: cannot create $logs" >&2; exit 1; }
-count=1
 # shellcheck disable=SC2086 # $sbatch_opts and $common are lists of words
-build=$(submit $sbatch_opts --array="0-$last" -o "$logs/build-%A_%a.out" \
-	"$here/passnet-shard.sbatch" $common build "$@")
-echo "build $build"
-count=2
+stage build $sbatch_opts --array="0-$last" -o "$logs/build-%A_%a.out" \
+	"$here/passnet-shard.sbatch" $common build "$@"
 # shellcheck disable=SC2086
-merge=$(submit $sbatch_opts --dependency="afterok:$build" -o "$logs/merge-%j.out" \
-	"$here/passnet-merge.sbatch" $common --out "$out" $calibrate)
-echo "merge $merge"
+stage merge $sbatch_opts --dependency="afterok:$job" -o "$logs/merge-%j.out" \
+	"$here/passnet-merge.sbatch" $common --out "$out" $calibrate
 [ "$exec_phase" = 1 ] || exit 0
-# The ranges phase (every model run once) in shards of its own, so that no
-# exec task runs every model: merged, OUT holds every model's ranges.
-count=3
-# shellcheck disable=SC2086
-ranges=$(submit $sbatch_opts --array="0-$last" --dependency="afterok:$merge" \
-	-o "$logs/ranges-%A_%a.out" "$here/passnet-shard.sbatch" $common ranges --from "$out" $exec_opts)
-echo "ranges $ranges"
-count=4
-# shellcheck disable=SC2086
-merge_ranges=$(submit $sbatch_opts --dependency="afterok:$ranges" -o "$logs/merge-ranges-%j.out" \
-	"$here/passnet-merge.sbatch" $common --out "$out" --prefix ranges)
-echo "merge-ranges $merge_ranges"
-count=5
-# shellcheck disable=SC2086
-profile=$(submit $sbatch_opts --array="0-$last" --dependency="afterok:$merge_ranges" \
-	-o "$logs/exec-%A_%a.out" "$here/passnet-shard.sbatch" $common exec --from "$out" $exec_opts)
-echo "exec $profile"
-count=6
-# shellcheck disable=SC2086
-final=$(submit $sbatch_opts --dependency="afterok:$profile" -o "$logs/merge-profiles-%j.out" \
-	"$here/passnet-merge.sbatch" $common --out "$out" --prefix profile)
-echo "merge-profiles $final"
+# First the ranges phase (every model run once) in shards of its own, so
+# that no exec task runs every model: merged, OUT holds every model's
+# ranges.  Then the profiles.  Each array works on copies of OUT.
+for phase in ranges:ranges:merge-ranges exec:profile:merge-profiles; do
+	mode=${phase%%:*} rest=${phase#*:}
+	# shellcheck disable=SC2086
+	stage "$mode" $sbatch_opts --array="0-$last" --dependency="afterok:$job" \
+		-o "$logs/$mode-%A_%a.out" "$here/passnet-shard.sbatch" $common "$mode" --from "$out" $exec_opts
+	# shellcheck disable=SC2086
+	stage "${rest#*:}" $sbatch_opts --dependency="afterok:$job" -o "$logs/${rest#*:}-%j.out" \
+		"$here/passnet-merge.sbatch" $common --out "$out" --prefix "${rest%%:*}"
+done
