@@ -260,8 +260,12 @@ def m_string_init(rnd, m):
     count = 1
     for d in t.dims:
         count *= d
-    new = helper.make_tensor(t.name, TensorProto.STRING, list(t.dims),
-                             [b"x%d" % i for i in range(min(count, 4096))])
+    # built by hand: past 2^16 strings the count disagrees with the dims too
+    new = TensorProto()
+    new.name = t.name
+    new.data_type = TensorProto.STRING
+    new.dims.extend(t.dims)
+    new.string_data.extend(b"x%d" % i for i in range(min(max(count, 0), 2 ** 16)))
     t.CopyFrom(new)
     return "initializer %s := string tensor" % t.name
 
