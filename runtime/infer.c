@@ -225,6 +225,16 @@ static int infer_node(pn_infer_env *env, const pn_node *n, char *err)
 			goto done;
 		}
 	}
+	/* An attribute such as GRU's hidden_size can ask for any dim: one beyond
+	 * the decoder's limit would be stored in the model's record, which then
+	 * no longer decodes (found by hostile_semantic.sh seed 2). */
+	for (int i = 0; i < n->n_out; i++)
+		for (int d = 0; d < out[i].type.rank && d < PN_MAX_RANK; d++)
+			if (out[i].type.dims[d] > PN_MAX_NUMEL) {
+				rc = pn_fail(err, "node '%s' (%s): output %d would have dim %lld (limit 2^40)",
+					     n->name, n->op_type, i, (long long)out[i].type.dims[d]);
+				goto done;
+			}
 	for (int i = 0; i < n->n_out; i++) {
 		int v = n->out[i];
 		if (v < 0)

@@ -139,6 +139,14 @@ int pn_infer_bcast(pn_ictx *c)
 			acc = t->type;
 			continue;
 		}
+		/* Every input shares the type T (Pow's exponent aside): refused
+		 * here, mixed types would give the output the type of whichever
+		 * input comes first, and commutative ops' canonical form reorders
+		 * their inputs, so a subgraph's decoded graph would hash to
+		 * another key (and kernels would read one type as another). */
+		if (c->node->op != PN_OP_Pow && acc.dtype && t->type.dtype && acc.dtype != t->type.dtype)
+			return pn_ifail(c, "input %d is %s, the first %s: the types must agree", i,
+					pn_dtype_name(t->type.dtype), pn_dtype_name(acc.dtype));
 		pn_type next;
 		if (pn_bcast_shape(c, &acc, &t->type, &next))
 			return -1;

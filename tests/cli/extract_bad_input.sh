@@ -61,6 +61,13 @@ pn --db "$db" ls --status failed
 for f in truncated random tensor cycle undefined duplicate hugedim extpasswd; do
 	expect_contains "$out" "$f.onnx" "errors table holds $f.onnx"
 done
+# mixedtypes.onnx decodes (stored), but its Add's inputs disagree in type:
+# inference refuses it, one line naming the node
+pn --db "$db" partition
+expect_contains "$out" "node '#0' (Add): input 1 is float32, the first float16: the types must agree" "Add of float16 and float32"
+# hugehidden.onnx: a GRU of hidden_size 2^63-1 is stored (doctor below: its
+# record decodes again), its inference refused
+expect_contains "$out" "node '#0' (GRU): output 0 would have dim 9223372036854775807 (limit 2^40)" "GRU of hidden_size 2^63-1"
 pn --db "$db" stats
 expect_contains "$out" "errors by kind:" "stats reports errors by kind"
 

@@ -72,3 +72,40 @@ need_ort_lib() {
 	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
 		npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
 }
+
+# expect_accounted STORED.jsonl FAILED.jsonl PREFIX=DIR...: every .onnx file
+# of each DIR, named PREFIX+file as `ls` names its place, is failed with a
+# non-empty reason (ls --status failed --json) or stored (ls --json; a file
+# whose bytes another stored file has too is that model: ls lists one
+# place).  Prints "STORED FAILED"; on a file neither, names it and returns 1.
+expect_accounted() {
+	"$PY" - "$@" <<'PYEOF'
+import hashlib, json, os, sys
+stored_f, failed_f = sys.argv[1:3]
+def lines(p):
+    return [json.loads(l) for l in open(p) if l.strip()]
+stored, failed = lines(stored_f), lines(failed_f)
+files = {}   # place as ls names it -> bytes
+for arg in sys.argv[3:]:
+    prefix, folder = arg.split("=", 1)
+    for f in os.listdir(folder):
+        if f.endswith(".onnx"):
+            files[prefix + f] = open(os.path.join(folder, f), "rb").read()
+digest = {p: hashlib.sha256(b).hexdigest() for p, b in files.items()}
+stored_digests = {digest[r["path"]] for r in stored if r["path"] in digest}
+reasons = {r["path"]: r.get("error") or "" for r in failed}
+bad = []
+for p in sorted(files):
+    if p in reasons:
+        if not reasons[p].strip():
+            bad.append(p + ": failed without a reason")
+        continue
+    if digest[p] not in stored_digests:
+        bad.append(p + ": neither stored nor failed")
+for b in bad[:20]:
+    print("  " + b, file=sys.stderr)
+n_stored = sum(1 for p in files if p not in reasons)
+print(n_stored, len(files) - n_stored)
+sys.exit(1 if bad else 0)
+PYEOF
+}
