@@ -1,9 +1,12 @@
 #include "schemas/tensor.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
 	const char *name;
@@ -188,12 +191,31 @@ int pn_seq_push(pn_tensor *seq, pn_tensor *item)
 	return 0;
 }
 
+/* The largest tensor one process allocates: a quarter of this machine's
+ * memory.  Past that calloc may still succeed (the pages come only when
+ * written), and the kernel then kills the whole run as it fills them,
+ * losing every model's work instead of failing one (ASan aborts outright);
+ * found by tests/cli/hostile_semantic.sh. */
+static size_t tensor_byte_limit(void)
+{
+	static atomic_size_t limit;
+	size_t l = atomic_load_explicit(&limit, memory_order_relaxed);
+	if (!l) {
+		long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		l = pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : SIZE_MAX;
+		atomic_store_explicit(&limit, l, memory_order_relaxed);
+	}
+	return l;
+}
+
 int pn_tensor_alloc_data(pn_tensor *t)
 {
 	t->numel = pn_numel(t->rank, t->dims);
 	if (t->numel < 0)
 		return -1;
 	size_t n = pn_tensor_nbytes(t);
+	if (n > tensor_byte_limit())
+		return -1;
 	t->data = calloc(1, n ? n : 1);
 	if (!t->data)
 		return -1;
