@@ -34,7 +34,12 @@ for d in $(du -s "$CORPUS"/models/* | sort -n | head -n 8 | awk '{print $2}'); d
 	cp -r "$d" "$src/models/"
 done
 for a in $(ls -S -r "$CORPUS"/zoo/* | head -n 2); do cp "$a" "$src/zoo/"; done
-set -- "$src/models" $(ls "$src"/zoo/* | sort)
+# Named relative to TEST_TMP: a source's name is the path it is given, and
+# the shard of a file follows from its place key (source and path), so an
+# absolute path under a random TEST_TMP dealt the ten files anew on every
+# run and now and then left a shard empty.  Relative, the deal is fixed.
+cd "$TEST_TMP"
+set -- src/models $(ls src/zoo/* | sort)
 build_args="--variants 2 --strategy fusion,window,sole"
 
 # --- 1, 2: build shards ------------------------------------------------------
