@@ -313,7 +313,8 @@ const pn_cmd_spec pn_cmd_ls = {
 		   "--subgraphs lists the unique subgraphs instead: hash, pattern, nodes,\n"
 		   "occurrences, the profiled median time and the ops; with --json also the\n"
 		   "bounds (with the FLOPs and fused bytes they come from), flags, the\n"
-		   "machine that measured it and the reason of a failed profile.\n"
+		   "machine that measured it, the reason of a failed profile and its ONNX\n"
+		   "Runtime baseline (status, message, medians, ratio, agreement).\n"
 		   "--json prints one object per line.\n",
 	.check = check,
 	.run = run,
