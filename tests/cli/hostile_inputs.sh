@@ -96,12 +96,7 @@ bad_line=$(grep -v -m 1 '^passnet: ' "$h/build.err" || true)
 [ -z "$bad_line" ] || fail "build wrote a line that is not one error line: $bad_line"
 
 # ls --json: valid UTF-8 JSON whatever bytes the names held (python reads it strictly)
-pn --db "$db" ls --json
-[ "$status" -eq 0 ] || fail "ls: $out"
-printf '%s\n' "$out" >"$h/stored.jsonl"
-pn --db "$db" ls --status failed --json
-[ "$status" -eq 0 ] || fail "ls --status failed: $out"
-printf '%s\n' "$out" >"$h/failed.jsonl"
+list_places "$db" "$h"
 
 # every .onnx file given: failed with a reason, or stored (a file whose
 # bytes another stored file has too is that model: ls lists one place)

@@ -48,12 +48,7 @@ set -e
 no_crash build "$status" "$h/build.err"
 bad_line=$(grep -a -v -m 1 '^passnet: ' "$h/build.err" || true)
 [ -z "$bad_line" ] || fail "build wrote a line that is not one error line: $bad_line"
-pn --db "$db" ls --json
-[ "$status" -eq 0 ] || fail "ls: $out"
-printf '%s\n' "$out" >"$h/stored.jsonl"
-pn --db "$db" ls --status failed --json
-[ "$status" -eq 0 ] || fail "ls --status failed: $out"
-printf '%s\n' "$out" >"$h/failed.jsonl"
+list_places "$db" "$h"
 counts=$(expect_accounted "$h/stored.jsonl" "$h/failed.jsonl" "=$h/mut") ||
 	fail "some mutations are neither stored nor failed with a reason"
 set -- $counts

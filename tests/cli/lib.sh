@@ -73,6 +73,17 @@ need_ort_lib() {
 		npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
 }
 
+# list_places DB DIR: DB's stored models (ls --json) into DIR/stored.jsonl
+# and its failed places (ls --status failed --json) into DIR/failed.jsonl.
+list_places() {
+	pn --db "$1" ls --json
+	[ "$status" -eq 0 ] || fail "ls: $out"
+	printf '%s\n' "$out" >"$2/stored.jsonl"
+	pn --db "$1" ls --status failed --json
+	[ "$status" -eq 0 ] || fail "ls --status failed: $out"
+	printf '%s\n' "$out" >"$2/failed.jsonl"
+}
+
 # expect_accounted STORED.jsonl FAILED.jsonl PREFIX=DIR...: every .onnx file
 # of each DIR, named PREFIX+file as `ls` names its place, is failed with a
 # non-empty reason (ls --status failed --json) or stored (ls --json; a file
