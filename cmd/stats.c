@@ -495,16 +495,20 @@ static int64_t tally_of(const pn_tally *t, const char *name)
 }
 
 /* regressions of a group over the baselines of that group, most first */
+/* One row: r regressions of the n subgraphs ORT timed in the group name. */
+static void print_regress_row(int64_t r, int64_t n, const char *name)
+{
+	printf("  %6lld of %6lld (%5.1f%%)  %s\n", (long long)r, (long long)n,
+	       n ? 100.0 * (double)r / (double)n : 0.0, name);
+}
+
 static void print_regress_by(const pn_tally *reg, const pn_tally *all, const char *title, int max)
 {
 	if (!reg->n)
 		return;
 	printf("%s\n", title);
-	for (int i = 0; i < reg->n && (max <= 0 || i < max); i++) {
-		int64_t n = tally_of(all, reg->items[i].name);
-		printf("  %6lld of %6lld (%5.1f%%)  %s\n", (long long)reg->items[i].n, (long long)n,
-		       n ? 100.0 * (double)reg->items[i].n / (double)n : 0.0, reg->items[i].name);
-	}
+	for (int i = 0; i < reg->n && (max <= 0 || i < max); i++)
+		print_regress_row(reg->items[i].n, tally_of(all, reg->items[i].name), reg->items[i].name);
 }
 
 /* Sizes in their own order, every size ORT timed (0 regressions too). */
@@ -515,10 +519,9 @@ static void print_regress_by_size(const pn_tally *reg, const pn_tally *all)
 	printf("compiler regressions by size:\n");
 	for (int b = 0; b < PN_BASELINE_SIZES; b++) {
 		const char *name = pn_baseline_size_names[b];
-		int64_t n = tally_of(all, name), r = tally_of(reg, name);
+		int64_t n = tally_of(all, name);
 		if (n)
-			printf("  %6lld of %6lld (%5.1f%%)  %s\n", (long long)r, (long long)n,
-			       100.0 * (double)r / (double)n, name);
+			print_regress_row(tally_of(reg, name), n, name);
 	}
 }
 

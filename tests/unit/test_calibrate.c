@@ -34,7 +34,6 @@
 
 static char tmp[64], db[96];
 
-
 static int setup(void **state)
 {
 	(void)state;
