@@ -20,7 +20,8 @@ static const char *out, *backend = "passnet", *ort_lib;
 static const pn_option options[] = {
 	PN_STRING(0, "out", "FILE", &out, "stdout", "append the lines to FILE"),
 	PN_INT(0, "time-limit", "S", &co.time_limit, "60",
-	       "seconds per child process; beyond it the candidate fails with error_class runtime"),
+	       "seconds the candidate may run (the reference has its own limit of 600 s); "
+	       "beyond it the candidate fails with error_class runtime"),
 	PN_INT(0, "runs", "N", &co.runs, "5", "timed samples whose median is taken"),
 	PN_UINT64(0, "check-seed", "S", &co.check_seed, "random",
 		  "draw the fresh inputs from seed S (below 2^53) to repeat a past check; "

@@ -586,7 +586,7 @@ static int check_model(const task *t, int vi, const pn_model *ref, const char *c
 	pn_tensor **in = calloc((size_t)(MORE_SETS * n_in) + 1, sizeof(void *));
 	char vdir[PATHLEN];
 	snprintf(vdir, sizeof vdir, "%s/%s", t->dir, t->var[vi]);
-	pn_runspec rspec = {.model = vdir, .inputs = in, .n_in = n_in};
+	pn_runspec rspec = {.model = vdir, .inputs = in, .n_in = n_in, .reference = 1};
 	pn_runres rr = {0}, cr = {0};
 	int rc = in ? 0 : pn_fail(err, "out of memory");
 	for (int more = 0; !rc && more < 2; more++) {

@@ -33,7 +33,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PN_CHECK_TIME_LIMIT 60   /* seconds per child process */
+#define PN_CHECK_TIME_LIMIT 60   /* seconds for the candidate's child process */
+/* The reference (the task's own model) runs under its own, generous limit:
+ * --time-limit is meant for the candidate, and a tight one must not stop
+ * the reference on a loaded machine and leave the candidate unjudged.  It
+ * is a limit still, since a task folder is input like any other. */
+#define PN_CHECK_REF_TIME_LIMIT 600
 #define PN_CHECK_RUNS 5          /* timed samples whose median is reported */
 
 /* Check seeds stay below 2^53 so that every JSON reader keeps them exact. */

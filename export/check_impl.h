@@ -89,15 +89,18 @@ typedef struct pn_runspec {
 	int n_sets, n_in;
 	pn_precheck_fn precheck;     /* may be NULL */
 	void *precheck_ud;
+	int reference;               /* the task's model: PN_CHECK_REF_TIME_LIMIT applies */
 } pn_runspec;
 
 /* Loads spec->model in a child process and runs it once on every input
- * set, under the time limit.  A load or kernel error, a crash or the time
+ * set, under the time limit (the candidate's, or the reference's own when
+ * spec->reference).  A load or kernel error, a crash or the time
  * limit gives cls PN_EC_RUNTIME. */
 void pn_run_forked(const pn_runspec *spec, const pn_check_opts *o, pn_runres *r);
 /* Times reference and candidate on input set 0 of spec (spec->model is
  * the reference) in one child process, alternating their samples so that a
- * change of machine load falls on both; fills ref_us and cand_us (medians)
+ * change of machine load falls on both; the child's limit is the sum of the
+ * two limits, and the candidate's share of it is its own limit; fills ref_us and cand_us (medians)
  * or cls PN_EC_RUNTIME. */
 void pn_time_forked(const pn_runspec *spec, const char *candidate, const pn_check_opts *o,
 		    pn_runres *r);
