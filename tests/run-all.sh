@@ -14,7 +14,7 @@
 #         missing fails saying so.
 # corpus: the CLI tests that read a corpus (those calling need_corpus),
 #         against $PASSNET_CORPUS, which must be set (`make test-corpus`
-#         points it at ../shared/corpus)
+#         points it at the 71-model test corpus)
 #
 # Another build's binaries (tests/sanitize.sh: build/san/) are named by
 # PN_BIN (bin/passnet), PN_UNIT_DIR (build/tests) and PN_TOOLS_DIR
@@ -22,7 +22,8 @@
 # PN_AFTER_TEST, when set, is a command run after each test with its name;
 # its failure fails the test (sanitize.sh: a sanitizer report was written).
 # PN_ONLY, when set, runs only the tests it names (e.g. "unit/test_store
-# cli/check").
+# cli/check"; shell patterns too: "unit/*").  Each test's line gives its
+# wall time.
 set -u
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -40,9 +41,16 @@ passed=0
 failed=0
 failed_names=""
 
+# selected NAME: whether PN_ONLY names the test, as a word or a shell
+# pattern ("unit/*" is every unit test).
 selected() {
 	[ -z "$only" ] && return 0
-	case " $only " in *" $1 "*) return 0 ;; esac
+	set -f
+	for pattern in $only; do
+		# shellcheck disable=SC2254
+		case "$1" in $pattern) set +f; return 0 ;; esac
+	done
+	set +f
 	return 1
 }
 
@@ -50,6 +58,7 @@ run() {
 	name=$1
 	shift
 	selected "$name" || return 0
+	t0=$(date +%s)
 	"$@" >"$log" 2>&1
 	rc=$?
 	if [ -n "${PN_AFTER_TEST:-}" ]; then
@@ -57,11 +66,11 @@ run() {
 	fi
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
-		printf 'PASS %s\n' "$name"
+		printf 'PASS %s (%d s)\n' "$name" $(($(date +%s) - t0))
 	else
 		failed=$((failed + 1))
 		failed_names="$failed_names $name"
-		printf 'FAIL %s\n' "$name"
+		printf 'FAIL %s (%d s)\n' "$name" $(($(date +%s) - t0))
 		sed 's/^/    /' "$log" | tail -n 40
 	fi
 }
