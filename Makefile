@@ -5,15 +5,21 @@
 #   make test         deps + build + every test (unit, CLI, conformance); the
 #                     tests that read a corpus build a small fixture corpus
 #                     (tests/fixtures/mkcorpus.py) into build/fixture-corpus/
-#   make test-corpus  those tests again on ../shared/corpus (fails without it)
+#   make test-corpus  those tests again on the team's test corpus (SHARED=DIR)
 #   make test-sanitize   the unit and CLI tests against an ASan+LSan+UBSan build
 #                     in build/san/ (tests/sanitize.sh); any report fails
+#   make test-sanitize-ci   the same for the unit tests and the CLI tests of
+#                     parsing and bad input (SAN_CI_TESTS), as CI runs it
+#   make check        everything, for a developer before a big merge: test,
+#                     the whole test-sanitize, test-corpus, test-tsan and
+#                     longer fuzzing (docs/testing.md says which tier runs where)
 #   make test-tsan    ThreadSanitizer (clang, libomp, Archer) over the unit tests
 #                     of the OpenMP paths, in build/tsan/
 #   make mpi          bin/passnet-mpi, the MPI driver (needs libopenmpi-dev)
 #   make corpus       deps + build + the main job on the default corpus
 #   make bench-...    benchmarks; each prints its figures (bench-ort: against
-#                     ONNX Runtime, needs node and npm)
+#                     ONNX Runtime, needs node and npm); CORPUS=DIR names the
+#                     corpus (models/ and zoo/), the fixture corpus by default
 #   make bench-scale N=1000   a generated hub-like corpus of N models
 #                     (bench/scale/, cached in build/scale/): build, exec, export
 #                     per stage; bench-scale-series for N = 1000, 10000, 100000
@@ -73,6 +79,7 @@ FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
+        check test-sanitize-ci \
         ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
@@ -256,10 +263,11 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all bin/passnet-mpi $(UNIT_BIN) $(TOOLS)
 	@tests/run-all.sh
 
-# The CLI tests that read a corpus (tests/cli/lib.sh: need_corpus), on
-# ../shared/corpus (SHARED, below) instead of the fixture corpus: the real
+# The CLI tests that read a corpus (tests/cli/lib.sh: need_corpus), on the
+# team's 71-model test corpus instead of the fixture corpus: the real
 # architectures, for wider coverage.  CI has it beside the clone; without it
 # this target fails rather than skips.
+SHARED ?= ../shared/corpus
 test-corpus: deps
 	@[ -d "$(SHARED)/models" ] || { echo "test-corpus: no corpus at $(SHARED) (models/ missing)"; exit 1; }
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(TOOLS)
@@ -337,6 +345,17 @@ sanitize-build:
 test-sanitize: deps sanitize-build
 	@SAN_ONLY="$(SAN_ONLY)" tests/sanitize.sh $(SAN_TESTS)
 
+# CI's sanitized tier: the plain build has run every test already, so the
+# sanitized one runs what reads outside bytes and bad input (every unit test,
+# the parsers' and the hostile inputs' CLI tests, the judge), where a memory
+# error would hide; `make test-sanitize` (in `make check`) runs all of it.
+SAN_CI_TESTS := unit/* cli/extract_bad_input cli/hostile_inputs cli/hostile_semantic \
+                cli/fuzz_regressions cli/redteam cli/check cli/sources_url cli/sources_npm \
+                cli/sources_deb cli/merge cli/disk_full cli/stdout_full cli/run_binding \
+                cli/export_bad_variants cli/kill_points
+test-sanitize-ci: deps sanitize-build
+	@SAN_ONLY="$(SAN_CI_TESTS)" tests/sanitize.sh all
+
 # ThreadSanitizer over the unit tests that run OpenMP code writing shared
 # state (the store's parallel readers and batched writers, parallel source
 # reading, the parallel kernels).  Debian's libgomp is not built with TSan and
@@ -400,6 +419,11 @@ test-tsan: deps
 	  PN_ONLY="$(addprefix unit/,$(TSAN_UNITS)) $(addprefix cli/,$(TSAN_CLI))" \
 	  PN_AFTER_TEST="sh $(abspath tests/sanitize.sh) --after" tests/run-all.sh all
 
+# Everything, for a developer before a big merge (CI runs a shorter tier:
+# .ci/run; docs/testing.md).
+check: test test-sanitize test-corpus test-tsan
+	@FUZZ_SEED=1 $(MAKE) --no-print-directory fuzz-run SECONDS=$(or $(FUZZ_SECONDS),300)
+
 # --- the main job --------------------------------------------------------------
 
 # The main job: every stage over the default corpus.  exec measures with a
@@ -420,14 +444,18 @@ corpus: deps
 
 # --- benchmarks ----------------------------------------------------------------
 
-SHARED ?= ../shared/corpus
+# CORPUS=DIR: the corpus (models/ and zoo/) the benchmarks read; without it,
+# the fixture corpus (tests/fixtures/corpus.sh builds it once).  docs/
+# benchmarks.md gives each figure with the corpus it was measured on.
+CORPUS ?=
+BENCH_CORPUS = c="$(CORPUS)"; [ -n "$$c" ] || c=$$(tests/fixtures/corpus.sh) || exit 1;
 bench-extract: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@bench/extract.sh $(SHARED) /usr/share/libonnx-testdata/data
+	@$(BENCH_CORPUS) bench/extract.sh "$$c" /usr/share/libonnx-testdata/data
 
 bench-dedup: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@bench/dedup.sh $(SHARED) /usr/share/libonnx-testdata/data
+	@$(BENCH_CORPUS) bench/dedup.sh "$$c" /usr/share/libonnx-testdata/data
 
 # passnet against the Python script a user would write instead (bench/peer.py:
 # python3-onnx, hashlib, python3-lmdb), same models, same work, cold processes.
@@ -440,7 +468,7 @@ bench-peer: deps
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@bench/peer.sh $(SHARED)/models
+	@$(BENCH_CORPUS) bench/peer.sh "$$c/models"
 
 # passnet's executor against ONNX Runtime (onnxruntime-node from npm, CPU,
 # 1 thread each) on a sample of the corpus's fusion subgraphs; N, TRIALS,
@@ -448,7 +476,7 @@ bench-peer: deps
 bench-ort: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
 	@command -v node >/dev/null || { echo "bench-ort needs node and npm (node >= 18)"; exit 1; }
-	@bench/ort.sh $(SHARED)
+	@$(BENCH_CORPUS) bench/ort.sh "$$c"
 
 # Kernel benchmarks against OpenBLAS.  Only these programs link it (never
 # bin/passnet), so libopenblas-dev is installed here rather than by `deps`.
@@ -478,7 +506,7 @@ bench-kernels: deps bench-deps
 # dedup one by one (time and peak RSS of each).
 N ?= 1000
 SCALE_SEED ?= 1
-SCALE_SOURCES ?= $(if $(wildcard $(SHARED)/models),$(SHARED)/models,\
+SCALE_SOURCES ?= $(if $(CORPUS),$(CORPUS)/models,\
                  /usr/share/libonnx-testdata/data/pytorch-converted $(HOME)/.cache/passnet)
 build/bench/scale-gen: bench/scale/gen.c build/obj/common/arena.o build/obj/common/strmap.o \
                        build/obj/gen/onnx/onnx.pb-c.o | $(GEN_HDR)
@@ -489,7 +517,7 @@ build/bench/scale-gen: bench/scale/gen.c build/obj/common/arena.o build/obj/comm
 # passnet-mpi against one process on this machine (bench/mpi.sh)
 bench-mpi: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all bin/passnet-mpi
-	@bench/mpi.sh $(SHARED)/models $(or $(RANKS),4) $(or $(SUBGRAPHS),200)
+	@$(BENCH_CORPUS) bench/mpi.sh "$$c/models" $(or $(RANKS),4) $(or $(SUBGRAPHS),200)
 
 bench-scale: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/scale-gen

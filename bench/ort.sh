@@ -2,7 +2,7 @@
 # bench/ort.sh [CORPUS] - passnet's executor against ONNX Runtime, one thread
 # each, on a deterministic sample of the corpus's fusion subgraphs.
 #
-#   N=300 TRIALS=5 WARMUP=2 RTOL=1e-3 ATOL=1e-5 KEEP=DIR bench/ort.sh ../shared/corpus
+#   N=300 TRIALS=5 WARMUP=2 RTOL=1e-3 ATOL=1e-5 KEEP=DIR bench/ort.sh CORPUS
 #
 # 1. builds a store from CORPUS and lists its fusion subgraphs;
 # 2. samples N of them: every k-th in order of node count, then hash, so the
@@ -23,7 +23,7 @@
 # dropped silently.  KEEP=DIR keeps the work folder (cases, JSON Lines).
 set -eu
 cd "$(dirname "$0")/.."
-corpus=${1:-../shared/corpus}
+corpus=${1:?usage: bench/ort.sh CORPUS (make bench-ort CORPUS=DIR)}
 N=${N:-300}
 TRIALS=${TRIALS:-5}
 WARMUP=${WARMUP:-2}

@@ -18,7 +18,7 @@
  * Weights: seeds above MAX_SEED_BYTES (default 1 MiB of model.onnx) are left
  * out, and external weight files are never copied: a seed that keeps its
  * weights outside the .onnx becomes "weights as metadata only" (dtype and
- * dims known, bytes absent), as in ../shared/corpus.  Inline weights stay.
+ * dims known, bytes absent), as in the 71-model test corpus.  Inline weights stay.
  */
 #include <archive.h>
 #include <archive_entry.h>

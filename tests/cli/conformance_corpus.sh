@@ -1,6 +1,6 @@
 # Every model of the corpus that comes with a complete test set (zoo
 # archives, nested ones included, and model folders) reproduces its expected
-# outputs (PyTorch's in ../shared/corpus, numpy's in the fixture corpus),
+# outputs (PyTorch's in the 71-model test corpus, numpy's in the fixture corpus),
 # within rtol 1e-3 / atol 1e-4, with 1 and with 2 threads; every test set
 # the corpus holds is checked, and the only models conformance passes over
 # (its SKIP lines) are those without a complete test set.

@@ -40,7 +40,7 @@ n_corpus=$(ls "$h/folder" | grep -c '^corpus-.*\.onnx$' || true)
 [ "$n_corpus" -gt 50 ] || fail "only $n_corpus ONNX files in the fuzz corpora"
 
 # --- good models: the zoo's (weights inline, with test sets) ---
-# (the three smallest archives: ../shared/corpus has none under 256 KiB;
+# (the three smallest archives: the 71-model test corpus has none under 256 KiB;
 # only models of 256 KiB or less are mutated below, since with
 # PASSNET_CORPUS a 1,000-fold copy of a large model would fill the disk)
 small() { [ "$(wc -c <"$1")" -le 262144 ]; }

@@ -25,11 +25,6 @@ pn() {
 	set -e
 }
 
-# Sets CORPUS, the corpus of models/<name>/ folders and zoo/ archives the
-# test reads: $PASSNET_CORPUS when set (`make test-corpus` points it at
-# ../shared/corpus), else the fixture corpus tests/fixtures/mkcorpus.py
-# writes, built once into build/fixture-corpus/<hash of the script>/.
-# Never skips: a corpus named but absent is a failure.
 # key_of DB FILE: the key of the stored model whose path ends in FILE (`ls`
 # lists models, not their shape variants).
 key_of() {
@@ -39,6 +34,11 @@ key_of() {
 	echo "$k"
 }
 
+# Sets CORPUS, the corpus of models/<name>/ folders and zoo/ archives the
+# test reads: $PASSNET_CORPUS when set (`make test-corpus` points it at
+# the team's 71-model test corpus), else the fixture corpus
+# tests/fixtures/corpus.sh builds once into build/fixture-corpus/.
+# Never skips: a corpus named but absent is a failure.
 need_corpus() {
 	if [ -n "${PASSNET_CORPUS:-}" ]; then
 		[ -d "$PASSNET_CORPUS/models" ] && [ -d "$PASSNET_CORPUS/zoo" ] ||
@@ -46,19 +46,7 @@ need_corpus() {
 		CORPUS=$(cd "$PASSNET_CORPUS" && pwd)
 		return
 	fi
-	gen="$ROOT/tests/fixtures/mkcorpus.py"
-	cache="$ROOT/build/fixture-corpus"
-	CORPUS="$cache/$(sha256sum "$gen" | cut -c1-16)"
-	[ -d "$CORPUS" ] && return
-	mkdir -p "$cache"
-	tmp=$(mktemp -d "$cache/.new.XXXXXX")
-	"$PY" "$gen" "$tmp/corpus" >&2 || { rm -rf "$tmp"; fail "$gen failed"; }
-	# rename: a corpus is complete or absent (another run may win the race)
-	mv -T "$tmp/corpus" "$CORPUS" 2>/dev/null || [ -d "$CORPUS" ] || fail "cannot write $CORPUS"
-	rm -rf "$tmp"
-	for old in "$cache"/*; do
-		[ "$old" = "$CORPUS" ] || rm -rf "$old"
-	done
+	CORPUS=$(PYTHON="$PY" "$ROOT/tests/fixtures/corpus.sh") || fail "the fixture corpus could not be built"
 }
 
 # Sets lib to ONNX Runtime's CPU library: the one `make ort` copied into

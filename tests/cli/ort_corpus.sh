@@ -1,5 +1,5 @@
 # Every model of the corpus (the fixture corpus under `make test`,
-# ../shared/corpus under `make test-corpus`) gets a binding that partitions
+# the 71-model test corpus under `make test-corpus`) gets a binding that partitions
 # and runs: `passnet run KEY` succeeds on each with default options, and ONNX
 # Runtime agrees with its outputs.
 #
@@ -40,7 +40,7 @@ rtol=$(awk 'BEGIN { printf "%.6g", 10 ^ (5.886 * -3 / 5) }') atol=1e-3
 # from PATH failed:" that names the test's own folder.  A listed model must
 # still fail in ORT with that very error; one the corpus does not hold (the
 # fixture corpus has none of these) is passed over and said so.
-#  - emformer (../shared/corpus): the torch export itself is refused by
+#  - emformer (the 71-model test corpus): the torch export itself is refused by
 #    ONNX's own shape inference (onnx.checker.check_model(full_check=True)
 #    on the corpus file fails at the same Concat), which ORT runs on load;
 #    passnet infers the Concat's operand ranks from the inputs it is given
@@ -94,7 +94,7 @@ cut -f1 "$TEST_TMP/index.tsv" | xargs node "$ROOT/bench/ort/time.js" --trials 1 
 # must explain every element outside tolerance by one of its rules (one
 # quantisation step; detections of tied scores in the other order; a Mask
 # R-CNN mask pasted at a box that truncates to the other pixel), checked
-# on the very values.  On ../shared/corpus these are fasterrcnn_resnet50_fpn
+# on the very values.  On the 71-model test corpus these are fasterrcnn_resnet50_fpn
 # (two rows of scores 3.5e-6 apart swapped), maskrcnn_resnet50_fpn (one
 # mask whose enlarged box edge is 315.999 here and 316.0004 in ORT) and
 # quantized_resnet18 (222 of 1000 logits one step apart; ORT at levels

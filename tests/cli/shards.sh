@@ -113,7 +113,7 @@ pn --db "$TEST_TMP/rm" --json merge "$TEST_TMP/r1" "$TEST_TMP/r2" "$TEST_TMP/r0"
 [ "$status" -eq 0 ] || fail "merge of the ranges shards: $out"
 # records of one subgraph from two shards that differ, joined by the rule
 # (the fixture corpus needs the join for some; models that give a shared
-# subgraph the same ranges, as the small ones of ../shared/corpus do, need
+# subgraph the same ranges, as the small ones of the 71-model test corpus do, need
 # none, and test_merge's case 10 checks the join itself)
 joined=$(echo "$out" | sed -n 's/.*"ranges":{"added":[0-9]*,"equal":[0-9]*,"resolved":\([0-9]*\).*/\1/p')
 [ -n "$joined" ] || fail "no ranges counts in merge --json: $out"
