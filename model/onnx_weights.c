@@ -1,7 +1,7 @@
 /*
  * onnx_weights.c - which constant tensors are stored by value.
  *
- * DESIGN.md keeps large float weights as statistics (dtype, dims, mean, std,
+ * docs/design.md keeps large float weights as statistics (dtype, dims, mean, std,
  * min, max) and every small or computation-steering tensor by value.  The
  * thresholds:
  *

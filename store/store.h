@@ -1,6 +1,7 @@
 /*
  * store.h - passnet's LMDB environment: one directory, one named database
- * per table of DESIGN.md, a batched single writer and per-thread readers.
+ * per table of docs/design.md, a batched single writer and per-thread
+ * readers.
  *
  * Keys and values are opaque bytes here; the records are protobuf-c messages
  * from schemas/passnet.proto, packed by the callers.

@@ -9,7 +9,7 @@
  * the same store always gets the same profiles.  About 1 subgraph in 8 is
  * left unprofiled, 1 in 25 of the rest fails, 1 in 12 is unstable; the
  * time / bound ratio spreads log-uniformly from 0.5 to 1000, and the flags
- * follow from the figures the way DESIGN.md describes them.  Prints
+ * follow from the figures the way docs/executor.md describes them.  Prints
  * "profiles N failed N unstable N slow N".
  */
 #include <math.h>
