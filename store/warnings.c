@@ -8,7 +8,8 @@
 #include "store/records.h"
 
 const pn_warning_kind pn_warning_kinds[] = {
-	{"extract", "model", "models stored with a warning (missing external weights, ...)"},
+	{"extract", "model",
+	 "models stored with warnings (a binding that did not run, missing external weights, ...)"},
 	{"exec", "ranges-not-run",
 	 "models did not run for their value ranges (their subgraphs get generic inputs)"},
 	{"exec", "ranges-too-big", "shape variants too big to run for value ranges"},
