@@ -432,14 +432,18 @@ check: test test-sanitize test-corpus test-tsan
 DB ?= passnet.lmdb
 EXEC_BUDGET ?= 300
 OUT ?= passnet-out
+# The commands are not echoed: each stage prints its one summary line, which
+# counts its warnings by kind and names the command that lists them
+# (`passnet ls --warnings`); PASSNET_FLAGS=-v prints every warning instead.
+PASSNET_FLAGS ?=
 corpus: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all
-	bin/passnet --db $(DB) build --manifest data-manifest.txt
-	bin/passnet --db $(DB) exec --warmup 1 --trials 3 --budget $(EXEC_BUDGET)
-	bin/passnet --db $(DB) report --out $(OUT)/report
-	rm -rf $(OUT)/tasks
-	bin/passnet --db $(DB) export --out $(OUT)/tasks --tasks 200 --archive $(OUT)/tasks.tar.gz
-	bin/passnet --db $(DB) stats --brief
+	@$(MAKE) --no-print-directory -s -j$(NPROC) all
+	@bin/passnet $(PASSNET_FLAGS) --db $(DB) build --manifest data-manifest.txt
+	@bin/passnet $(PASSNET_FLAGS) --db $(DB) exec --warmup 1 --trials 3 --budget $(EXEC_BUDGET)
+	@bin/passnet $(PASSNET_FLAGS) --db $(DB) report --out $(OUT)/report
+	@rm -rf $(OUT)/tasks
+	@bin/passnet $(PASSNET_FLAGS) --db $(DB) export --out $(OUT)/tasks --tasks 200 --archive $(OUT)/tasks.tar.gz
+	@bin/passnet $(PASSNET_FLAGS) --db $(DB) stats --brief
 	@echo "store: $(DB); report: $(OUT)/report/index.html; task set: $(OUT)/tasks (and $(OUT)/tasks.tar.gz)"
 
 # --- benchmarks ----------------------------------------------------------------

@@ -27,12 +27,16 @@ static const pn_cmd_entry commands[] = {PN_CMDS(PN_TABLE_ENTRY)};
 
 static pn_ctx ctx = {.db = "passnet.lmdb"};
 static int threads = INT_MIN;   /* INT_MIN: -j not given */
+static int verbose;
 
 static const pn_option global_options[] = {
 	PN_STRING(0, "db", "DIR", &ctx.db, "./passnet.lmdb", "the store"),
 	PN_FLAG(0, "json", &ctx.json, "machine-readable output (JSON Lines)"),
 	PN_INT('j', "threads", "N", &threads, "all cores", "threads for parallel work"),
 	PN_FLAG('q', "quiet", &ctx.quiet, "quiet: no progress or summaries on stderr"),
+	PN_FLAG('v', "verbose", &verbose,
+		"verbose: print every warning a stage counts in its summary, one line each "
+		"(`passnet ls --warnings` lists them afterwards)"),
 	PN_OPT_TABLE_END,
 };
 static const pn_usage global_usage = {"passnet", "COMMAND [ARGS]", NULL, global_options};
@@ -207,6 +211,7 @@ int main(int argc, char **argv)
 	}
 	ctx.threads = threads == INT_MIN ? 0 : threads;
 	pn_quiet = ctx.quiet;
+	pn_verbose = verbose;
 	pn_json = ctx.json;
 	int rc;
 	if (argc < 2) {

@@ -8,6 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "store/warnings.h"
 #include "exec/baseline.h"
 
 static pn_baseline_opts bo = {.max_repeats = 3};
@@ -39,9 +40,12 @@ void pn_print_baseline_stats(const pn_baseline_stats *s, int json)
 	}
 	printf("baseline: ONNX Runtime %s: %lld subgraphs timed (%lld refused by ORT, %lld "
 	       "skipped, %lld disagree with passnet), %lld left for a later run, %.1f s; "
-	       "compiler-regression %lld, compiler-gap %lld\n", s->ort_version, (long long)s->done,
+	       "compiler-regression %lld, compiler-gap %lld", s->ort_version, (long long)s->done,
 	       (long long)s->refused, (long long)s->skipped, (long long)s->disagree,
 	       (long long)s->left, s->seconds, (long long)s->regressions, (long long)s->gaps);
+	pn_warning_clause(stdout, s->refused, "ort-refused", NULL);
+	pn_warning_clause(stdout, s->skipped, "ort-skipped", NULL);
+	printf("\n");
 }
 
 int pn_run_baseline(pn_ctx *ctx, const pn_baseline_opts *o, const char *who)

@@ -12,6 +12,7 @@
 #include "exec/baseline.h"
 #include "exec/profile.h"
 #include "partition/partition.h"
+#include "store/warnings.h"
 
 static pn_profile_opts po = {.warmups = 3, .trials = 5, .max_repeats = 3, .seed = 1};
 static const char *strategy, *redo, *only, *baseline;
@@ -117,10 +118,13 @@ static void print_stats(const pn_profile_stats *s, int json)
 		return;
 	}
 	if (s->ranges.models || s->ranges.failed || s->ranges.not_run || s->ranges.left)
-		printf("ranges: %lld models run (%lld could not run, %lld shape variants too big to "
-		       "run), %lld cut input ranges recorded, %.1f s\n", (long long)s->ranges.models,
-		       (long long)s->ranges.failed, (long long)s->ranges.not_run,
-		       (long long)s->ranges.subgraphs, s->ranges.seconds);
+	{
+		printf("ranges: %lld models run, %lld cut input ranges recorded, %.1f s",
+		       (long long)s->ranges.models, (long long)s->ranges.subgraphs, s->ranges.seconds);
+		pn_warning_clause(stdout, s->ranges.failed, "ranges-not-run", NULL);
+		pn_warning_clause(stdout, s->ranges.not_run, "ranges-too-big", NULL);
+		printf("\n");
+	}
 	if (s->ranges.left)
 		printf("ranges: %lld models left for a later run (at half the budget); %lld subgraphs "
 		       "wait for their ranges\n", (long long)s->ranges.left, (long long)s->waiting_ranges);
@@ -129,6 +133,7 @@ static void print_stats(const pn_profile_stats *s, int json)
 	       (long long)s->unstable, (long long)(s->todo - s->profiled), s->seconds);
 	for (int f = 0; f < pn_n_flags; f++)
 		printf(" %s %lld", pn_flag_names[f], (long long)s->flag_count[f]);
+	pn_warning_clause(stdout, s->failed, "profile-failed", NULL);
 	printf("\n");
 	print_times(s);
 }

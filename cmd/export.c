@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "common/err.h"
+#include "export/left_out.h"
 #include "export/select.h"
 #include "export/write.h"
 #include "partition/partition.h"
@@ -75,14 +76,15 @@ static int run(pn_ctx *ctx)
 			nt += written[i] > 0;
 			nv += written[i];
 		}
-		if (left_out)
-			printf("export: %d selected variants left out (warnings above), %d tasks dropped\n",
-			       left_out, sel.n - nt);
 		printf("export: %d tasks (%d variants) from %d eligible patterns (%lld subgraphs); "
-		       "train %d, val %d, test %d; %d of %d op transitions covered; written to %s%s%s\n",
+		       "train %d, val %d, test %d; %d of %d op transitions covered; written to %s%s%s",
 		       nt, nv, sel.eligible_patterns, (long long)sel.eligible_subgraphs, counts[0],
 		       counts[1], counts[2], sel.covered, sel.transitions, eo.out,
 		       eo.archive ? " and " : "", eo.archive ? eo.archive : "");
+		if (left_out)
+			printf("; %d selected variants left out, %d tasks dropped", left_out, sel.n - nt);
+		rc = pn_left_out_summary(stdout, eo.out, err);
+		printf("\n");
 	}
 	free(written);
 	pn_selection_free(&sel);

@@ -11,6 +11,7 @@
 #include "extract/extract.h"
 #include "extract/sources.h"
 #include "extract/variants.h"
+#include "store/warnings.h"
 #include "schemas/ir.h"
 
 /* Options live here, not on a stack: passnet.c parses them from the table
@@ -54,20 +55,23 @@ static void print_summary(const pn_extract_stats *s, int json)
 	if (json) {
 		printf("{\"files\":%llu,\"new\":%llu,\"known\":%llu,\"duplicates\":%llu,"
 		       "\"failed\":%llu,\"source_errors\":%llu,\"bytes\":%llu,\"variants\":%llu,"
-		       "\"seconds\":%.3f}\n",
+		       "\"warned\":%llu,\"seconds\":%.3f}\n",
 		       (unsigned long long)s->files, (unsigned long long)s->new_models,
 		       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 		       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
-		       (unsigned long long)s->bytes, (unsigned long long)s->variants, s->seconds);
+		       (unsigned long long)s->bytes, (unsigned long long)s->variants,
+		       (unsigned long long)s->warned, s->seconds);
 		return;
 	}
 	printf("extract: %llu model files: %llu new models, %llu already stored, %llu duplicates, "
 	       "%llu failed; %llu unreadable sources or members; %llu shape variants (%.1f MB decoded "
-	       "in %.2f s)\n",
+	       "in %.2f s)",
 	       (unsigned long long)s->files, (unsigned long long)s->new_models,
 	       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 	       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
 	       (unsigned long long)s->variants, (double)s->bytes / 1e6, s->seconds);
+	pn_warning_clause(stdout, (int64_t)s->warned, "model", NULL);
+	printf("\n");
 }
 
 /* A path argument becomes a source named after it (trailing '/' dropped). */

@@ -60,7 +60,8 @@ static void print_line(const char *name, const pn_fetched *f)
 
 int pn_fetch_remote(pn_source_spec *src, int n, int offline, int listing, pn_fetched *f)
 {
-	int remote = 0, bad = 0;
+	int remote = 0, bad = 0, fetched = 0;
+	unsigned long long fetched_bytes = 0;
 	for (int i = 0; i < n; i++)
 		remote += pn_kind_is_remote(src[i].kind);
 	if (!remote)
@@ -81,12 +82,17 @@ int pn_fetch_remote(pn_source_spec *src, int n, int offline, int listing, pn_fet
 		bad += f[i].state == PN_FETCH_FAILED || f[i].state == PN_FETCH_MISSING;
 		if (listing)
 			print_line(src[i].name, &f[i]);
-		else if (f[i].state == PN_FETCH_FETCHED)
+		else if (f[i].state == PN_FETCH_FETCHED && ++fetched && pn_verbose)
 			/* Failures are reported (and recorded) by extract. */
 			pn_info("fetch: %s: %llu bytes from %s%s", src[i].name, (unsigned long long)f[i].bytes,
 				f[i].origin && *f[i].origin ? f[i].origin : "?",
 				f[i].refetched ? " (the cached copy was corrupt)" : "");
+		if (f[i].state == PN_FETCH_FETCHED)
+			fetched_bytes += f[i].bytes;
 	}
+	if (fetched && !listing && !pn_verbose)
+		pn_info("fetch: %d sources fetched into the cache (%.1f MB); `passnet fetch --offline "
+			"--manifest FILE` lists them", fetched, (double)fetched_bytes / 1e6);
 	pn_fetch_global_cleanup();
 	free(cache);
 	return bad;

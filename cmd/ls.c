@@ -8,11 +8,13 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "exec/profile.h"
+#include "export/left_out.h"
 #include "passnet.pb-c.h"
 #include "partition/partition.h"
 #include "store/query.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
+#include "store/warnings.h"
 
 typedef struct ls_opts {
 	const char *source, *status, *strategy, *flag;
@@ -244,6 +246,15 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 
 static ls_opts lo;
 static const char *model_prefix;
+static int warnings;
+static const char *warn_kind, *export_dir;
+
+static int list_warning(void *ud, const pn_warning *w)
+{
+	(void)ud;
+	pn_warning_print(stdout, w, lo.json);
+	return 0;
+}
 
 static const pn_option options[] = {
 	PN_STRING(0, "source", "NAME", &lo.source, NULL, "only models of this source"),
@@ -260,6 +271,16 @@ static const pn_option options[] = {
 	PN_STRING(0, "flag", "F", &lo.flag, NULL,
 		  "with --subgraphs: those the profiler flagged F (slow, fusible, overhead-bound, "
 		  "parallel-slowdown, failed, unstable)"),
+	PN_FLAG(0, "warnings", &warnings,
+		"list the warnings the stages counted in their summaries instead (one line each, "
+		"as -v prints them): stage, kind, subject, place, message"),
+	PN_STRING(0, "kind", "KIND", &warn_kind, NULL,
+		  "with --warnings: only those of this kind (model, ranges-not-run, ranges-too-big, "
+		  "profile-failed, ort-refused, ort-skipped; with --export: float16-overflow, "
+		  "bfloat16-overflow, pinned-inputs, constant-outputs, variant-failed)"),
+	PN_STRING(0, "export", "DIR", &export_dir, NULL,
+		  "with --warnings: the variants the export written to DIR left out (its "
+		  "left_out.tsv) instead of the store's warnings"),
 	PN_OPT_TABLE_END,
 };
 
@@ -272,6 +293,10 @@ static int check(pn_ctx *ctx)
 	if (lo.flag && pn_flag_index(lo.flag) < 0)
 		return pn_die("unknown flag '%s' (slow, fusible, overhead-bound, parallel-slowdown, "
 			      "failed, unstable)", lo.flag);
+	if ((warn_kind || export_dir) && !warnings)
+		return pn_die("--kind and --export go with --warnings");
+	if (warn_kind && !pn_warning_kind_find(warn_kind))
+		return pn_die("unknown warning kind '%s' (see passnet ls --help)", warn_kind);
 	if (lo.strategy) {
 		const pn_strategy *sp = pn_strategy_find(lo.strategy);
 		if (!sp)
@@ -292,7 +317,13 @@ static int run(pn_ctx *ctx)
 			return pn_die("%s", rc > 0 ? "no such model" : err);
 		lo.has_model = 1;
 	}
-	if (lo.subgraphs)
+	if (warnings && export_dir) {
+		if (pn_left_out_foreach(export_dir, warn_kind, list_warning, NULL, err) < 0)
+			return pn_die("%s", err);
+	} else if (warnings) {
+		if (pn_foreach_warning(lo.t, warn_kind, list_warning, NULL) < 0)
+			return pn_die("cannot read the warnings of %s", ctx->db);
+	} else if (lo.subgraphs)
 		pn_foreach(lo.t, PN_T_SUBGRAPHS, NULL, 0, list_subgraph, &lo);
 	else if (lo.status && !strcmp(lo.status, "failed"))
 		pn_foreach(lo.t, PN_T_ERRORS, NULL, 0, list_failed, &lo);
@@ -307,7 +338,9 @@ const pn_cmd_spec pn_cmd_ls = {
 	.description = "list stored models (or the places that failed, with the reason); with "
 		       "`--subgraphs` the unique subgraphs (of one model, strategy, or profiler "
 		       "flag): hash, pattern, nodes, occurrences, median time, ops (`--json`: one "
-		       "object each, with bounds, flags and a failure's reason)",
+		       "object each, with bounds, flags and a failure's reason); with `--warnings` "
+		       "the warnings the stages counted in their summaries (`--kind`; an export's "
+		       "left-out variants with `--export DIR`)",
 	.details = "Lists stored models: key, status, nodes, ai.onnx opset, source and path\n"
 		   "(the canonical place when the same bytes were found at several).\n"
 		   "--subgraphs lists the unique subgraphs instead: hash, pattern, nodes,\n"
@@ -315,6 +348,15 @@ const pn_cmd_spec pn_cmd_ls = {
 		   "bounds (with the FLOPs and fused bytes they come from), flags, the\n"
 		   "machine that measured it, the reason of a failed profile and its ONNX\n"
 		   "Runtime baseline (status, message, medians, ratio, agreement).\n"
+		   "--warnings lists the warnings the stages counted by kind in their summary\n"
+		   "lines (-v prints each as it happens), one a line: stage, kind, subject\n"
+		   "(model key, subgraph hash, or TASK/VARIANT), place and message; --kind\n"
+		   "keeps one kind.  The store keeps those of extract (model: a stored\n"
+		   "model's warnings), exec (ranges-not-run, ranges-too-big, profile-failed)\n"
+		   "and baseline (ort-refused, ort-skipped) in their records; --export DIR\n"
+		   "lists instead the variants the export in DIR left out, from its\n"
+		   "left_out.tsv (float16-overflow, bfloat16-overflow, pinned-inputs,\n"
+		   "constant-outputs, variant-failed).\n"
 		   "--json prints one object per line.\n",
 	.check = check,
 	.run = run,

@@ -5,6 +5,7 @@
 
 int pn_quiet;
 int pn_json;
+int pn_verbose;
 
 int pn_vfail(char *err, const char *fmt, va_list ap)
 {
@@ -53,6 +54,16 @@ static void print_line(const char *prefix, const char *fmt, va_list ap)
 
 void pn_warn(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	print_line("passnet: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void pn_warn_each(const char *fmt, ...)
+{
+	if (!pn_verbose)
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	print_line("passnet: warning: ", fmt, ap);

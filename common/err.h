@@ -21,8 +21,16 @@ void pn_errprefix(char *err, const char *fmt, ...) __attribute__((format(printf,
 /* Process-wide verbosity and output switches set by passnet.c. */
 extern int pn_quiet;
 extern int pn_json;
+/* -v: every warning of a kind a stage counts in its summary line is printed
+ * too, one line each (pn_warn_each). */
+extern int pn_verbose;
 
 void pn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning about one item of many (a model, a variant): printed like
+ * pn_warn only under -v.  The stage counts it by kind in its summary line,
+ * which names the command that lists them, and keeps it where that command
+ * reads it (the store, or what the stage writes): see store/warnings.h. */
+void pn_warn_each(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "passnet: error: ..." on stderr for bad input the run records and goes
  * past (the exit status is not affected). */
 void pn_error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -22,6 +22,7 @@
 #include "store/records.h"
 #include "store/structures.h"
 #include "store/subgraphs.h"
+#include "store/warnings.h"
 
 /* --- one model's values --------------------------------------------------------------- */
 
@@ -314,8 +315,7 @@ static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *
 
 static void marker_key(uint8_t key[17], const uint8_t model[16])
 {
-	memcpy(key, model, 16);
-	key[16] = 'R';
+	pn_ranges_marker_key(key, model);
 }
 
 static int put_marker(pn_writer *w, const uint8_t model[16], const char *inputs, const char *error,
@@ -409,7 +409,7 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 	} else if (rec->has_variant_of && !rec->variant_ran) {
 		/* too big to run at ingest (extract/variants.h), too big here */
 		stats->not_run++;
-		rc = put_marker(w, key, "", "a shape variant above the run limit is not run", err);
+		rc = put_marker(w, key, "", PN_RANGES_TOO_BIG, err);
 		free_cuts(&cs);
 		pn_model_free(m);
 		return rc;
@@ -426,7 +426,7 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 	if (why[0]) {
 		char hex[33];
 		pn_hex(key, 16, hex);
-		pn_warn("ranges: model %s (%s) did not run, its subgraphs get generic inputs: %s", hex,
+		pn_warn_each("ranges: model %s (%s) did not run, its subgraphs get generic inputs: %s", hex,
 			rec && rec->path ? rec->path : "?", why);
 		stats->failed++;
 	} else {

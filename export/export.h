@@ -9,6 +9,8 @@
  *                                    other file (tab separated, sorted by path)
  *   DIR/splits/train.csv, val.csv, test.csv
  *                                    task_id,pattern,variants,ops,flags
+ *   DIR/left_out.tsv                 the variants left out: task, variant,
+ *                                    kind, reason (export/left_out.h)
  *   DIR/tasks/<task-id>/task.json    see below
  *   DIR/tasks/<task-id>/<variant>/model.onnx
  *   DIR/tasks/<task-id>/<variant>/test_data_set_0/input_N.pb, output_N.pb

@@ -19,6 +19,7 @@
 #include "export/check_impl.h"
 #include "export/dtype.h"
 #include "export/export.h"
+#include "export/left_out.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
 #include "store/structures.h"
@@ -489,11 +490,12 @@ static void note_left_out(FILE *nf, const char *name, const char *reason)
 /*
  * Writes one task; *written gets the number of its variants written.  A
  * variant that cannot be written (its reference run fails, say) is left
- * out with a warning naming it, and the others go on; err is set only for
+ * out, named in task.json's notes and in left_out.tsv (lo; a warning line
+ * under -v), and the others go on; err is set only for
  * what stops the whole export (the task's own folder or file).
  */
 static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_opts *o,
-		      int *written, int *left_out, char *err)
+		      int *written, int *left_out, FILE *lo, char *err)
 {
 	char id[64], tdir[4096];
 	task_id(t, rank, id, sizeof id);
@@ -558,8 +560,9 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		} else if (vrc) {
 			/* a dtype variant the rule does not make (1) is no loss to report */
 			if (vrc < 0 && ++*left_out) {
-				pn_warn("export: task %s variant %s left out: %s", id, vname, verr);
+				pn_warn_each("export: task %s variant %s left out: %s", id, vname, verr);
 				note_left_out(nf, vname, verr);
+				pn_left_out_line(lo, id, vname, verr);
 			}
 			remove_tree(vdir);
 		}
@@ -634,14 +637,22 @@ int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts 
 	if (pn_mkdirs(o->out, DIR_MODE, err))
 		return -1;
 	*left_out = 0;
+	char lo_path[4200];
+	snprintf(lo_path, sizeof lo_path, "%s/%s", o->out, PN_LEFT_OUT_FILE);
+	FILE *lo = fopen(lo_path, "w");
+	if (!lo)
+		return pn_fail(err, "%s: %s", lo_path, strerror(errno));
+	fputs(PN_LEFT_OUT_HEADER, lo);
 	pn_progress prog;
 	pn_progress_start(&prog, "export", (uint64_t)sel->n);
 	int rc = 0;
 	for (int i = 0; !rc && i < sel->n; i++) {
-		rc = write_task(st, &sel->tasks[i], i, o, &written[i], left_out, err);
+		rc = write_task(st, &sel->tasks[i], i, o, &written[i], left_out, lo, err);
 		pn_progress_step(&prog, (uint64_t)(i + 1), NULL);
 	}
 	pn_progress_end(&prog);
+	if (fclose(lo) && !rc)
+		rc = pn_fail(err, "%s: write error", lo_path);
 	if (!rc)
 		rc = write_splits(sel, written, o->out, err);
 	if (!rc)

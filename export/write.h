@@ -20,8 +20,10 @@ typedef struct pn_export_opts {
 
 /* written[i] (sel->n entries, caller's) gets the variants of task i that
  * were written (float32 and dtype variants, as export.h plans them): a
- * variant whose files cannot be made is left out with a warning and
- * counted in *left_out, a task left with none is dropped from the splits. */
+ * variant whose files cannot be made is left out, listed with its kind and
+ * reason in DIR/left_out.tsv (export/left_out.h; a warning line only under
+ * -v) and counted in *left_out, a task left with none is dropped from the
+ * splits. */
 int pn_write_export(pn_store *st, const pn_selection *sel, const pn_export_opts *o, int *written,
 		    int *left_out, char *err);
 /* Writes DIR/MANIFEST.tsv over every other file below DIR. */

@@ -183,6 +183,9 @@ static int commit_ok(extractor *x, item *it)
 		x->stats->duplicates++;
 	else
 		x->stats->new_models++;
+	/* its warnings are kept in its record (`passnet ls --warnings`) */
+	if (!have && it->result.status == PASSNET__MODEL_STATUS__MODEL_WARNING)
+		x->stats->warned++;
 	x->ok++;
 	if (pn_error_del(x->w, &it->place, "extract", x->err))
 		return -1;

@@ -41,6 +41,7 @@ typedef struct pn_extract_stats {
 	uint64_t source_errors; /* sources or archive members that could not be read */
 	uint64_t bytes;         /* model bytes decoded */
 	uint64_t variants;      /* shape variants stored with the new models */
+	uint64_t warned;        /* new models stored with warnings (Model.warnings) */
 	double seconds;
 } pn_extract_stats;
 

@@ -1,9 +1,9 @@
 # An export goes on past variants it cannot write.  Synthetic profiles
 # (build/tools/mkprofiles) call subgraphs of detection models fine that the
 # real profiler would fail: their reference runs fail in export (a Reshape
-# of assumed dims, say).  Each such variant is left out with a warning naming
-# it, a task left with none is dropped, and the splits list only what was
-# written.
+# of assumed dims, say).  Each such variant is left out, counted in the
+# summary line and listed by `ls --warnings --export`, a task left with none
+# is dropped, and the splits list only what was written.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 db="$TEST_TMP/db"
@@ -14,8 +14,13 @@ pn --db "$db" build "$CORPUS/models/fasterrcnn_mobilenet_v3_large_fpn" \
 pn --db "$db" export --out "$TEST_TMP/set" --tasks 200
 [ "$status" -eq 0 ] || fail "export stopped: $out"
 echo "$out" | tail -n 2
-expect_contains "$out" "left out:" "a warning naming a left-out variant"
 expect_contains "$out" "tasks dropped" "the count of dropped tasks"
+expect_contains "$out" "variants left out (could not be written): passnet ls --warnings --kind variant-failed --export $TEST_TMP/set" "the count of variants that could not be written"
+failed=$(echo "$out" | sed -n 's/.*; \([0-9]*\) variants left out (could not be written).*/\1/p')
+pn --db "$db" ls --warnings --export "$TEST_TMP/set" --kind variant-failed
+[ "$status" -eq 0 ] || fail "ls --warnings --export: $out"
+expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *variant-failed  *t[0-9]*-[0-9a-f]*/v[0-9]*-')" "$failed" \
+	"each variant that could not be written listed, naming it"
 [ -f "$TEST_TMP/set/MANIFEST.tsv" ] || fail "no MANIFEST.tsv"
 listed=0
 for csv in "$TEST_TMP"/set/splits/*.csv; do
