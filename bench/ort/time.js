@@ -8,14 +8,17 @@
 // compared with them.
 //
 //   node bench/ort/time.js [--trials T] [--warmup W] [--rtol R] [--atol A]
-//                          [--no-profile] [--json] [--save-outputs] DIR...
+//                          [--no-profile] [--json] [--save-outputs]
+//                          [--level disabled|basic|extended|all] DIR...
 //
 // --save-outputs writes ORT's outputs as DIR/ort_outputs/output_N.pb (in
-// the order of the expected outputs), for an oracle that explains a
-// disagreement element by element (tests/cli/ort_explain.py).
+// the order of the expected outputs; DIR/ort_outputs_LEVEL/ at another
+// --level), for an oracle that explains a disagreement element by element
+// (tests/cli/ort_explain.py).
 //
 // Session options: intraOpNumThreads 1, interOpNumThreads 1, sequential
-// execution, graph optimisation level 'all' (ORT's default), CPU provider.
+// execution, graph optimisation level 'all' (ORT's default; --level), CPU
+// provider.
 //
 // bench/ort.sh takes its headline ORT times from bench/ort/ort_time.c (ORT's
 // C API, timed like `passnet time`): both Node times below inflate ORT's
@@ -50,7 +53,8 @@ const SESSION = {
 
 function usage() {
   process.stderr.write('usage: node bench/ort/time.js [--trials T] [--warmup W] [--rtol R] [--atol A]\n' +
-    '                         [--no-profile] [--json] [--save-outputs] DIR...\n');
+    '                         [--no-profile] [--json] [--save-outputs]\n' +
+    '                         [--level disabled|basic|extended|all] DIR...\n');
   process.exit(2);
 }
 
@@ -70,6 +74,11 @@ function parseArgs(argv) {
     else if (a === '--no-profile') o.profile = false;
     else if (a === '--json') o.json = true;
     else if (a === '--save-outputs') o.save = true;
+    else if (a === '--level') {
+      const l = argv[++i];
+      if (!['disabled', 'basic', 'extended', 'all'].includes(l)) usage();
+      SESSION.graphOptimizationLevel = l;
+    }
     else if (a === '-h' || a === '--help') usage();
     else if (a.startsWith('-')) usage();
     else o.dirs.push(a);
@@ -185,10 +194,12 @@ function check(session, outputs, expected, o) {
   return res;
 }
 
-// ORT's outputs as DIR/ort_outputs/output_N.pb, N the expected output's
-// index, so an oracle can pair them with test_data_set_0/output_N.pb.
+// ORT's outputs as DIR/ort_outputs/output_N.pb (ort_outputs_LEVEL/ at a
+// level other than 'all'), N the expected output's index, so an oracle can
+// pair them with test_data_set_0/output_N.pb.
 function saveOutputs(dir, session, outputs, expected) {
-  const out = path.join(dir, 'ort_outputs');
+  const level = SESSION.graphOptimizationLevel;
+  const out = path.join(dir, level === 'all' ? 'ort_outputs' : `ort_outputs_${level}`);
   fs.mkdirSync(out, { recursive: true });
   expected.forEach((want, i) => {
     const name = session.outputNames.includes(want.name) ? want.name : session.outputNames[i];

@@ -3,7 +3,8 @@
 # outputs are written here, so each case knows which answer is right; the
 # models are small ONNX graphs whose shape the rules read (a
 # QuantizeLinear -> DequantizeLinear chain, a Cast to int32, a detection
-# head with NonMaxSuppression inside an If).
+# head with NonMaxSuppression inside an If, a float op after a quantised
+# chain).
 . "$ROOT/tests/cli/lib.sh"
 "$PY" - "$TEST_TMP" "$ROOT/tests/cli/ort_explain.py" <<'EOT'
 import json, os, subprocess, sys
@@ -123,5 +124,31 @@ case(9, "a mask differs, enlarged box truncates to the other pixel", folder("c9"
 # 10: a box coordinate beyond tolerance is a real difference
 o = [a.copy() for a in ref]; o[0][1, 0] += 1.0
 case(10, "a box off by a pixel", folder("c10", det, ref, o), False)
+
+# integer fusion: a float op after a quantised chain, y0 = Relu(Dequantize(
+# Quantize(x))); ORT at its default level differs far beyond a step, and
+# ORT unfused (ort_outputs_disabled/) is the evidence
+fused = h.make_model(h.make_graph(
+    [c("s", np.array(scale, np.float32)), c("z", np.array(0, np.int8)),
+     h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+     h.make_node("DequantizeLinear", ["q", "s", "z"], ["dq"]),
+     h.make_node("Relu", ["dq"], ["y0"])],
+    "f", [h.make_tensor_value_info("x", T.FLOAT, [8])],
+    [h.make_tensor_value_info("y0", T.FLOAT, [8])]), opset_imports=[h.make_opsetid("", 17)])
+def unfused(d, outs):
+    os.makedirs(os.path.join(d, "ort_outputs_disabled"))
+    for i, a in enumerate(outs):
+        with open(os.path.join(d, "ort_outputs_disabled", f"output_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, f"y{i}").SerializeToString())
+    return d
+fref = (np.arange(8, dtype=np.float32) - 3) * scale
+o = fref.copy(); o[1] += 0.7
+case(11, "fused integer kernels, ORT unfused agrees", unfused(folder("c11", fused, [fref], [o]), [fref]),
+     True, "integer-fusion elements")
+case(12, "fused integer kernels, ORT unfused differs too",
+     unfused(folder("c12", fused, [fref], [o]), [o]), False)
+case(13, "fused integer kernels, no unfused run", folder("c13", fused, [fref], [o]), False)
+case(14, "an unquantised model whose unfused run agrees",
+     unfused(folder("c14", plain, [fref], [o]), [fref]), False)
 sys.exit(1 if failures else 0)
 EOT
