@@ -1,6 +1,6 @@
 /*
  * check.c - `passnet check TASKDIR CANDIDATE`: judges a candidate against an
- * exported task (export/check.h) and writes one results line per variant.
+ * exported task (judge/check.h) and writes one results line per variant.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "exec/ort.h"
-#include "export/check.h"
+#include "judge/check.h"
 
 /* UINT64_MAX: no --check-seed, a seed is drawn from the system's random source */
 static pn_check_opts co = {.time_limit = PN_CHECK_TIME_LIMIT, .runs = PN_CHECK_RUNS,

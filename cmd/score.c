@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "common/util.h"
-#include "export/score.h"
+#include "judge/score.h"
 
 static double p = 0, b = 0.1;
 

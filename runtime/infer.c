@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 
 typedef struct pn_infer_env {
 	const pn_graph *g;

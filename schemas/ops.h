@@ -3,7 +3,7 @@
  *
  * partition/ reads kinds and F_ANCHOR, canon/form.c F_COMM; the executor
  * library calls the inference and kernel functions (runtime/infer.c,
- * runtime/exec.c) and the cost functions (runtime/cost.c).  A kernel
+ * runtime/session.c) and the cost functions (runtime/cost.c).  A kernel
  * or cost function that is not linked in is NULL in the table (weak symbol):
  * the op is then known but reported as "not implemented" when executed.
  */

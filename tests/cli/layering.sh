@@ -11,7 +11,7 @@
 set -u
 cd "${ROOT:-$(dirname "$0")/../..}"
 
-LAYERS="common schemas model runtime canon store extract partition dedup exec export cmd main mpi"
+LAYERS="common schemas model runtime canon store extract partition dedup exec export judge report cmd main mpi"
 
 # rank NAME: the position of a layer in LAYERS (empty if it is not one).
 rank() {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "schemas/ir.h"

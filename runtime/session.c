@@ -1,8 +1,8 @@
 /*
- * exec.c - sessions and runs: walks a graph node by node, feeding each
- * kernel its inputs and pooled output buffers (see exec.h).
+ * session.c - sessions and runs: walks a graph node by node, feeding each
+ * kernel its inputs and pooled output buffers (see session.h).
  */
-#include "runtime/exec.h"
+#include "runtime/session.h"
 
 #include <omp.h>
 #include <stdarg.h>
