@@ -130,8 +130,9 @@ build/obj/%.o: %.c | $(GEN_HDR)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-# Objects are linked directly (no .a): kernels are reached through weak
-# references from the op table, which would not pull archive members.
+# Objects are linked directly (no .a).  The op table (runtime/op_table.c)
+# names every kernel, cost and inference function with a strong reference,
+# so a missing one fails this link rather than becoming NULL.
 bin/passnet: build/obj/passnet.o $(LIB_OBJ)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LINK    $@")
