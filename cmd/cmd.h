@@ -84,19 +84,11 @@ typedef struct pn_cmd_spec {
 PN_CMDS(PN_DECLARE_CMD)
 
 struct pn_stage_stats;
-struct pn_source_spec;
-struct pn_fetched;
-/* Fetches (offline: only looks up) every npm, deb and url source of
- * src[0..n) in the cache, fills f[i] and points src[i].fetched at it.
- * listing: one line per source on stdout (`passnet fetch`); otherwise what
- * was fetched is noted on stderr and failures are left to extract, which
- * reports and records them.  Returns how many failed or are missing. */
-int  pn_fetch_remote(struct pn_source_spec *src, int n, int offline, int listing,
-		     struct pn_fetched *f);
 struct pn_dimbind;
 struct pn_profile_opts;
-/* Stage runners shared by their commands and `passnet build` (on
- * ctx->store). */
+/* Each stage as its command and `passnet build` run it on ctx->store: the
+ * call into the stage (extract/run.c, partition/stage.c, dedup/stage.c,
+ * exec/profile_stage.c, exec/baseline.c), then its summary printed. */
 int  pn_run_extract(pn_ctx *ctx);
 struct pn_shard;
 /* shard: NULL for all (build's partition and dedup take all its store holds) */
