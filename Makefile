@@ -67,7 +67,7 @@ GEN_HDR   := $(GEN_SRC:.c=.h) $(GEN_DIR)/exec_build.h $(GEN_DIR)/check_build.h
 # The layers, lowest first (ARCHITECTURE.md; tests/cli/layering.sh checks
 # that includes only go down this list).
 LIB_DIRS  := common schemas model runtime runtime/ops canon store extract partition dedup \
-             exec export cmd
+             exec export judge report cmd
 LIB_SRC   := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
              $(patsubst $(GEN_DIR)/%.c,build/obj/gen/%.o,$(GEN_SRC))
@@ -111,11 +111,12 @@ $(GEN_DIR)/exec_build.h: FORCE
 	cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 
 # Check results record which build judged them: the executor, model loading
-# and the check itself (export/check*, the tolerance ladder).
+# and the judge itself (judge/: the check, its comparison, the tolerance
+# ladder, its ORT runs; the scorer too, which the check calls).
 $(GEN_DIR)/check_build.h: FORCE
 	@mkdir -p $(GEN_DIR)
 	@h=$$(cat runtime/*.c runtime/*.h runtime/ops/*.c runtime/ops/*.h model/*.c model/*.h \
-	  export/check*.c export/check*.h export/tolerance.c 2>/dev/null | sha256sum | cut -c1-16); \
+	  judge/*.c judge/*.h 2>/dev/null | sha256sum | cut -c1-16); \
 	echo "#define PN_CHECK_BUILD \"$$h\"" > $@.tmp; \
 	cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 FORCE:
@@ -136,8 +137,9 @@ build/obj/%.o: %.c | $(GEN_HDR)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-# Objects are linked directly (no .a): kernels are reached through weak
-# references from the op table, which would not pull archive members.
+# Objects are linked directly (no .a).  The op table (runtime/op_table.c)
+# names every kernel, cost and inference function with a strong reference,
+# so a missing one fails this link rather than becoming NULL.
 bin/passnet: build/obj/passnet.o $(LIB_OBJ)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LINK    $@")

@@ -27,7 +27,7 @@
 #include "common/err.h"
 #include "common/timing.h"
 #include "common/util.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/ops/conv.h"
 #include "schemas/ops.h"
 

@@ -13,7 +13,7 @@
 #include "canon/form.h"
 #include "canon/labels.h"
 #include "schemas/tensor.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 
 typedef struct reader {
 	const uint8_t *p, *end;

@@ -48,7 +48,7 @@ void pn_print_baseline_stats(const pn_baseline_stats *s, int json)
 	printf("\n");
 }
 
-int pn_run_baseline(pn_ctx *ctx, const pn_baseline_opts *o, const char *who)
+int pn_call_baseline(pn_ctx *ctx, const pn_baseline_opts *o, const char *who)
 {
 	char err[PN_ERRLEN];
 	pn_baseline_stats s;
@@ -68,7 +68,7 @@ static int check(pn_ctx *ctx)
 
 static int run(pn_ctx *ctx)
 {
-	return pn_run_baseline(ctx, &bo, "baseline");
+	return pn_call_baseline(ctx, &bo, "baseline");
 }
 
 const pn_cmd_spec pn_cmd_baseline = {
@@ -78,7 +78,7 @@ const pn_cmd_spec pn_cmd_baseline = {
 		       "version: ORT at graph optimisation level ALL and with optimisations "
 		       "disabled, 1 thread, on the profile's inputs and weights, timed with its "
 		       "protocol, outputs checked against passnet's; flags compiler-regression and "
-		       "compiler-gap (see Profiling); a subgraph ORT refuses keeps ORT's message",
+		       "compiler-gap (docs/executor.md); a subgraph ORT refuses keeps ORT's message",
 	.details = "For every profile that is ok or unstable and has no baseline from this ONNX\n"
 		   "Runtime version (or one skipped: passnet could not hand it to ORT, tried\n"
 		   "again each run): the subgraph as ONNX (weights regenerated with the profile's\n"

@@ -30,11 +30,11 @@ static int check(pn_ctx *ctx)
 /* One store, opened once by passnet.c, for every stage. */
 static int run(pn_ctx *ctx)
 {
-	int rc = pn_run_extract(ctx);
+	int rc = pn_call_extract(ctx);
 	if (!rc)
-		rc = pn_run_partition(ctx, strategy, NULL);   /* all the store holds */
+		rc = pn_call_partition(ctx, strategy, NULL);   /* all the store holds */
 	if (!rc)
-		rc = pn_run_dedup(ctx, NULL);
+		rc = pn_call_dedup(ctx, NULL);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
  * check.c - `passnet check TASKDIR CANDIDATE`: judges a candidate against an
- * exported task (export/check.h) and writes one results line per variant.
+ * exported task (judge/check.h) and writes one results line per variant.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "exec/ort.h"
-#include "export/check.h"
+#include "judge/check.h"
 
 /* UINT64_MAX: no --check-seed, a seed is drawn from the system's random source */
 static pn_check_opts co = {.time_limit = PN_CHECK_TIME_LIMIT, .runs = PN_CHECK_RUNS,
@@ -85,7 +85,7 @@ const pn_cmd_spec pn_cmd_check = {
 		       "`<variant>/output_N.pb`) against an exported task on fresh inputs: one "
 		       "results line per variant with error class, pass level on the tolerance "
 		       "ladder, speedup, and which backend timed it (passnet's executor, or ONNX Runtime with "
-		       "`--backend ort`) (export/export.h, export/check.h)",
+		       "`--backend ort`) (docs/tasks.md; judge/check.h)",
 	.details = "Checks a candidate against an exported task: TASKDIR is a task folder\n"
 		   "(task.json and variant folders) or one variant folder.  CANDIDATE is an\n"
 		   ".onnx file used for every variant, a folder with <variant>/model.onnx, or\n"

@@ -84,29 +84,21 @@ typedef struct pn_cmd_spec {
 PN_CMDS(PN_DECLARE_CMD)
 
 struct pn_stage_stats;
-struct pn_source_spec;
-struct pn_fetched;
-/* Fetches (offline: only looks up) every npm, deb and url source of
- * src[0..n) in the cache, fills f[i] and points src[i].fetched at it.
- * listing: one line per source on stdout (`passnet fetch`); otherwise what
- * was fetched is noted on stderr and failures are left to extract, which
- * reports and records them.  Returns how many failed or are missing. */
-int  pn_fetch_remote(struct pn_source_spec *src, int n, int offline, int listing,
-		     struct pn_fetched *f);
 struct pn_dimbind;
 struct pn_profile_opts;
-/* Stage runners shared by their commands and `passnet build` (on
- * ctx->store). */
-int  pn_run_extract(pn_ctx *ctx);
+/* Each stage as its command and `passnet build` run it on ctx->store: the
+ * call into the stage (extract/run.c, partition/stage.c, dedup/stage.c,
+ * exec/profile_stage.c, exec/baseline.c), then its summary printed. */
+int  pn_call_extract(pn_ctx *ctx);
 struct pn_shard;
 /* shard: NULL for all (build's partition and dedup take all its store holds) */
-int  pn_run_partition(pn_ctx *ctx, const char *strategies, const struct pn_shard *shard);
-int  pn_run_dedup(pn_ctx *ctx, const struct pn_shard *shard);
-int  pn_run_exec(pn_ctx *ctx, const struct pn_profile_opts *o);
+int  pn_call_partition(pn_ctx *ctx, const char *strategies, const struct pn_shard *shard);
+int  pn_call_dedup(pn_ctx *ctx, const struct pn_shard *shard);
+int  pn_call_exec(pn_ctx *ctx, const struct pn_profile_opts *o);
 struct pn_baseline_opts;
 /* The ONNX Runtime baseline stage and its summary (who: the command, for
  * the error line); `passnet baseline` and `exec --baseline ort`. */
-int  pn_run_baseline(pn_ctx *ctx, const struct pn_baseline_opts *o, const char *who);
+int  pn_call_baseline(pn_ctx *ctx, const struct pn_baseline_opts *o, const char *who);
 void pn_print_stage(const char *stage, const struct pn_stage_stats *s, int json);
 /* extract's options (build includes them) and their check. */
 extern const pn_option pn_extract_options[];

@@ -22,7 +22,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "runtime/compare.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "model/onnx.h"
 #include "extract/sources.h"
 

@@ -52,7 +52,7 @@ static const pn_option options[] = {
 		  "ONNX Runtime's library for --baseline ort"),
 	PN_CALLBACK1(0, "shard", "K/N", &po.shard, pn_opt_shard, "0/1: every subgraph",
 		    "profile only the subgraphs whose hash falls in shard K of N (the ranges "
-		    "phase runs every model; see More than one machine)"),
+		    "phase runs every model; docs/machines.md)"),
 	PN_OPT_TABLE_END,
 };
 
@@ -138,7 +138,7 @@ static void print_stats(const pn_profile_stats *s, int json)
 	print_times(s);
 }
 
-int pn_run_exec(pn_ctx *ctx, const pn_profile_opts *o)
+int pn_call_exec(pn_ctx *ctx, const pn_profile_opts *o)
 {
 	char err[PN_ERRLEN];
 	pn_profile_stats s;
@@ -243,11 +243,11 @@ static int run(pn_ctx *ctx)
 	if (!plan_only) {
 		/* the profiles are committed first: a baseline that cannot run
 		 * (no ORT library) leaves them as a plain exec would */
-		int rc = pn_run_exec(ctx, &po);
+		int rc = pn_call_exec(ctx, &po);
 		if (!rc && baseline) {
 			bo.budget_s = po.budget_s;
 			bo.limit = po.limit;
-			rc = pn_run_baseline(ctx, &bo, "exec");
+			rc = pn_call_baseline(ctx, &bo, "exec");
 		}
 		return rc;
 	}
@@ -261,8 +261,8 @@ const pn_cmd_spec pn_cmd_exec = {
 	.summary = "profile every subgraph not yet measured and flag the slow ones",
 	.description = "record the value ranges of every model's run once, then profile every "
 		       "unique subgraph this executor build has not measured: correctness run, "
-		       "warm-ups, timed trials (median, IQR), roofline bounds and flags (see "
-		       "Profiling); incremental, resumable after SIGKILL, progress bar with ETA on "
+		       "warm-ups, timed trials (median, IQR), roofline bounds and flags "
+		       "(docs/executor.md); incremental, resumable after SIGKILL, progress bar with ETA on "
 		       "a terminal",
 	.details = "First runs every model not run yet once on its own inputs (test_data_set_0,\n"
 		   "else seeded ones) and records the range of values each subgraph input takes\n"

@@ -98,14 +98,14 @@ const pn_cmd_spec pn_cmd_export = {
 	.summary = "write a curated benchmark task set",
 	.description = "select K long-tail tasks (one pattern, up to N variants each) from the "
 		       "profiled subgraphs and write them split by pattern in the ONNX backend-test "
-		       "layout (see Task sets)",
+		       "layout (docs/tasks.md)",
 	.details = "Selects K tasks from the profiled subgraphs: a task is one pattern with\n"
 		   "up to N of its shape/dtype variants, spread over sizes.  Eligible:\n"
 		   "profiled, not failed, fusible, at least 2 ops (--min-ops), and the\n"
 		   "filters.  Slow patterns first, then greedily the pattern adding the most\n"
 		   "op-to-op transitions not yet covered, weighted by rarity under a Markov\n"
 		   "model of all subgraphs.  Tasks are split by pattern (shuffled with seed S)\n"
-		   "and written in the ONNX backend-test layout (see README: export layout);\n"
+		   "and written in the ONNX backend-test layout (docs/tasks.md);\n"
 		   "the same store and seed give byte-identical directories.\n",
 	.check = check,
 	.run = run,

@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "common/shard.h"
 #include "extract/extract.h"
+#include "extract/run.h"
 #include "extract/sources.h"
 #include "extract/variants.h"
 #include "store/warnings.h"
@@ -25,7 +26,6 @@ static struct {
 	pn_manifest_entry *me;
 	int nme;
 	int offline;
-	pn_fetched *fetched;     /* npm, deb and url sources, from the cache */
 	int variants;
 } xo = {.variants = PN_VARIANTS_DEFAULT};
 
@@ -45,7 +45,7 @@ const pn_option pn_extract_options[] = {
 	       "validated and stored as a model of its own; 0 for none (at most 9)"),
 	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every file",
 		    "only the model files whose place (source, path) falls in shard K of N "
-		    "(see More than one machine); build then partitions and dedups all this "
+		    "(docs/machines.md); build then partitions and dedups all this "
 		    "store holds"),
 	PN_OPT_TABLE_END,
 };
@@ -119,27 +119,20 @@ int pn_check_extract(pn_ctx *ctx)
 	return 0;
 }
 
-/* Runs extract on ctx->store; `passnet build` shares it. */
-int pn_run_extract(pn_ctx *ctx)
+/* Runs extract (extract/run.c) on ctx->store; `passnet build` shares it. */
+int pn_call_extract(pn_ctx *ctx)
 {
 	char err[PN_ERRLEN] = "";
-	xo.fetched = calloc((size_t)xo.n + 1, sizeof *xo.fetched);
-	if (!xo.fetched)
-		return pn_die("out of memory");
-	/* failures are reported and recorded by pn_extract, source by source */
-	pn_fetch_remote(xo.src, xo.n, xo.offline, 0, xo.fetched);
+	pn_extract_opts o = {.offline = xo.offline, .threads = ctx->threads, .bind = &xo.bind,
+			     .variants = xo.variants, .shard = &pn_cmd_shard};
 	pn_extract_stats stats;
-	int rc = pn_extract(ctx->store, xo.src, xo.n, ctx->threads, &xo.bind, xo.variants, &pn_cmd_shard,
-			    &stats, err);
+	int rc = pn_fetch_and_extract(ctx->store, xo.src, xo.n, &o, &stats, err);
 	pn_dimbind_free(&xo.bind);
 	if (!rc)
 		print_summary(&stats, ctx->json);
 	for (int i = 0; xo.names[i]; i++)
 		free(xo.names[i]);
 	free(xo.names);
-	for (int i = 0; i < xo.n; i++)
-		pn_fetched_clear(&xo.fetched[i]);
-	free(xo.fetched);
 	free(xo.src);
 	pn_manifest_free(xo.me, xo.nme);
 	return rc ? pn_die("extract: %s", err) : 0;
@@ -161,5 +154,5 @@ const pn_cmd_spec pn_cmd_extract = {
 		   "errors table, and the run goes on.  Exit status 1 only if the store\n"
 		   "itself fails.\n",
 	.check = pn_check_extract,
-	.run = pn_run_extract,
+	.run = pn_call_extract,
 };

@@ -1,7 +1,7 @@
 /*
  * fetch.c - `passnet fetch --manifest FILE [--offline]`: the manifest's npm,
  * deb and url sources into the cache (extract/fetch.h), nothing extracted.
- * extract and build run the same fetch first (pn_fetch_remote).
+ * extract and build run the same fetch first (pn_fetch_remote, extract/run.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "extract/extract.h"
 #include "extract/fetch.h"
+#include "extract/run.h"
 #include "extract/sources.h"
 
 static struct {
@@ -58,46 +59,6 @@ static void print_line(const char *name, const pn_fetched *f)
 	fflush(stdout);
 }
 
-int pn_fetch_remote(pn_source_spec *src, int n, int offline, int listing, pn_fetched *f)
-{
-	int remote = 0, bad = 0, fetched = 0;
-	unsigned long long fetched_bytes = 0;
-	for (int i = 0; i < n; i++)
-		remote += pn_kind_is_remote(src[i].kind);
-	if (!remote)
-		return 0;
-	char *cache = pn_cache_dir();
-	pn_fetch_global_init();
-	for (int i = 0; i < n; i++) {
-		if (!pn_kind_is_remote(src[i].kind))
-			continue;
-		if (cache) {
-			pn_fetch_source(src[i].kind, src[i].location, src[i].checksum, cache, offline, &f[i]);
-		} else {
-			memset(&f[i], 0, sizeof f[i]);
-			f[i].state = PN_FETCH_FAILED;
-			pn_fail(f[i].err, "no cache folder: set PASSNET_CACHE or HOME");
-		}
-		src[i].fetched = &f[i];
-		bad += f[i].state == PN_FETCH_FAILED || f[i].state == PN_FETCH_MISSING;
-		if (listing)
-			print_line(src[i].name, &f[i]);
-		else if (f[i].state == PN_FETCH_FETCHED && ++fetched && pn_verbose)
-			/* Failures are reported (and recorded) by extract. */
-			pn_info("fetch: %s: %llu bytes from %s%s", src[i].name, (unsigned long long)f[i].bytes,
-				f[i].origin && *f[i].origin ? f[i].origin : "?",
-				f[i].refetched ? " (the cached copy was corrupt)" : "");
-		if (f[i].state == PN_FETCH_FETCHED)
-			fetched_bytes += f[i].bytes;
-	}
-	if (fetched && !listing && !pn_verbose)
-		pn_info("fetch: %d sources fetched into the cache (%.1f MB); `passnet fetch --offline "
-			"--manifest FILE` lists them", fetched, (double)fetched_bytes / 1e6);
-	pn_fetch_global_cleanup();
-	free(cache);
-	return bad;
-}
-
 static int run(pn_ctx *ctx)
 {
 	(void)ctx;
@@ -117,7 +78,7 @@ static int run(pn_ctx *ctx)
 	for (int i = 0; i < n; i++)
 		src[i] = (pn_source_spec){me[i].name, me[i].kind, me[i].location, me[i].checksum,
 					  me[i].licence, me[i].note, NULL, me[i].group};
-	int bad = pn_fetch_remote(src, n, fo.offline, 1, f);
+	int bad = pn_fetch_remote(src, n, fo.offline, print_line, f);
 	for (int i = 0; i < n; i++)
 		pn_fetched_clear(&f[i]);
 	free(f);

@@ -1,5 +1,6 @@
 /*
- * partition.c - `passnet partition` and `passnet dedup`.
+ * partition.c - `passnet partition`, and the summary line of partition and
+ * dedup (pn_print_stage; `passnet dedup` is cmd/dedup.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,6 @@
 #include "common/shard.h"
 #include "partition/partition.h"
 #include "partition/stage.h"
-#include "dedup/dedup.h"
 
 /* " and N shape variants", or nothing when there are none. */
 static const char *variants_text(const pn_stage_stats *s, char *buf, size_t n)
@@ -52,7 +52,7 @@ void pn_print_stage(const char *stage, const pn_stage_stats *s, int json)
 	}
 }
 
-int pn_run_partition(pn_ctx *ctx, const char *strategies, const pn_shard *shard)
+int pn_call_partition(pn_ctx *ctx, const char *strategies, const pn_shard *shard)
 {
 	unsigned mask = 0;
 	if (strategies && pn_strategy_mask(strategies, &mask))
@@ -65,24 +65,14 @@ int pn_run_partition(pn_ctx *ctx, const char *strategies, const pn_shard *shard)
 	return 0;
 }
 
-int pn_run_dedup(pn_ctx *ctx, const pn_shard *shard)
-{
-	pn_stage_stats s;
-	char err[PN_ERRLEN];
-	if (pn_dedup_stage(ctx->store, ctx->threads, shard, &s, err))
-		return pn_die("dedup: %s", err);
-	pn_print_stage("dedup", &s, ctx->json);
-	return 0;
-}
-
 static const char *strategies;
 
 static const pn_option partition_options[] = {
 	PN_STRING(0, "strategy", "fusion,anchor,window,sole", &strategies, "all",
 		  "the strategies to cut with"),
 	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every structure",
-		    "only the structures whose key falls in shard K of N (see More than one "
-		    "machine)"),
+		    "only the structures whose key falls in shard K of N "
+		    "(docs/machines.md)"),
 	PN_OPT_TABLE_END,
 };
 
@@ -97,7 +87,7 @@ static int check_partition(pn_ctx *ctx)
 
 static int run_partition(pn_ctx *ctx)
 {
-	return pn_run_partition(ctx, strategies, &pn_cmd_shard);
+	return pn_call_partition(ctx, strategies, &pn_cmd_shard);
 }
 
 const pn_cmd_spec pn_cmd_partition = {
@@ -116,28 +106,4 @@ const pn_cmd_spec pn_cmd_partition = {
 		   "Every candidate is convex, with at most 64 nodes, 16 inputs and 8 outputs.\n",
 	.check = check_partition,
 	.run = run_partition,
-};
-
-static const pn_option dedup_options[] = {
-	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every structure",
-		    "only the candidates of the structures whose key falls in shard K of N (see "
-		    "More than one machine)"),
-	PN_OPT_TABLE_END,
-};
-
-static int run_dedup(pn_ctx *ctx)
-{
-	return pn_run_dedup(ctx, &pn_cmd_shard);
-}
-
-const pn_cmd_spec pn_cmd_dedup = {
-	.options = dedup_options,
-	.summary = "hash candidates canonically and store each subgraph once",
-	.description = "hash every candidate canonically and store each distinct computation once, "
-		       "with all its occurrences",
-	.details = "Gives every candidate its canonical hash and stores each distinct\n"
-		   "computation once (subgraphs), with every place it occurs (occurrences).\n"
-		   "A hash equal to a stored one whose canonical bytes differ is reported as\n"
-		   "a collision and never merged.\n",
-	.run = run_dedup,
 };

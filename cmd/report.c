@@ -1,6 +1,6 @@
 /*
  * report.c - `passnet report --out DIR`: an HTML page on the profiled
- * subgraphs (export/report.c writes it).
+ * subgraphs (report/report.c writes it).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "common/util.h"
-#include "export/report.h"
+#include "report/report.h"
 #include "store/query.h"
 
 static pn_report_opts ro;

@@ -12,7 +12,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "model/onnx.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/infer.h"
 #include "extract/binding.h"
 #include "extract/ingest.h"

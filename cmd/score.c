@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "common/util.h"
-#include "export/score.h"
+#include "judge/score.h"
 
 static double p = 0, b = 0.1;
 
@@ -207,7 +207,7 @@ const pn_cmd_spec pn_cmd_score = {
 	.max_args = 1,
 	.summary = "compute ES_t scores from check results",
 	.description = "ES_t for t = -10..4 and the weighted aggregate of `check` results "
-		       "(export/score.h)",
+		       "(docs/tasks.md; judge/score.h)",
 	.details = "Computes ES_t for t = -10..4 and their weighted aggregate over the\n"
 		   "samples (one per line; - reads stdin) of `passnet check` results.  At\n"
 		   "level t a sample is correct when its error_class is none and pass_level\n"

@@ -18,7 +18,7 @@
 #include "common/err.h"
 #include "common/timing.h"
 #include "common/util.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "model/onnx.h"
 
 typedef struct time_opts {

@@ -27,7 +27,7 @@
 #include "exec/ort.h"
 #include "exec/profile.h"
 #include "runtime/compare.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
 

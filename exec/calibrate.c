@@ -20,7 +20,7 @@
 #include "common/arena.h"
 #include "common/err.h"
 #include "common/timing.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "model/onnx.h"
 #include "passnet.pb-c.h"
 

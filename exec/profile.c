@@ -30,7 +30,7 @@
 #include "common/util.h"
 #include "canon/decode.h"
 #include "runtime/cost.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/infer.h"
 #include "exec_build.h"
 

@@ -12,7 +12,7 @@
 #include "common/shard.h"
 #include "common/util.h"
 #include "canon/form.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/feed.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"

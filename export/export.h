@@ -98,7 +98,7 @@
  *               Runtime at level ALL, `check --backend ort`; then also
  *               "ort_version"); speedups of two backends do not compare}
  * error_class is "none" whenever pass_level is not null: which levels count
- * as correct is the scorer's decision (export/score.h), so "accuracy" means
+ * as correct is the scorer's decision (judge/score.h), so "accuracy" means
  * no level up to 4 passes.  Numbers that were not measured or are not
  * finite are null (speedup and times when the candidate did not run,
  * max_abs/max_rel when shapes or types differ); "reason" is "" when there
@@ -131,7 +131,7 @@ int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, 
 			       const char *path, char *err);
 
 /* How `passnet check` draws its fresh inputs; the exporter writes this
- * text as "check_seed_rule" (export/check.c implements it as
+ * text as "check_seed_rule" (judge/check.c implements it as
  * pn_check_seed).  It names no seed: the inputs cannot be computed before
  * the check. */
 #define PN_CHECK_SEED_RULE \
@@ -141,9 +141,5 @@ int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, 
 	"Input set k of a variant is drawn with XXH64 (seed 0) of the text " \
 	"passnet-check/<S>/<variant>/<k> (k 0: outputs compared and timed; k >= 1: only to " \
 	"see that outputs follow inputs) by pn_input_for on the reference graph"
-
-/* rtol and atol at level t for a dtype (float32, float16, bfloat16, float64;
- * other dtypes use the float32 ladder). */
-void pn_tolerance(int dtype, int level, double *rtol, double *atol);
 
 #endif

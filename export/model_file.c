@@ -8,7 +8,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "canon/decode.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "export/dtype.h"
 #include "export/export.h"
 #include "schemas/tensor.h"

@@ -14,9 +14,9 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/feed.h"
-#include "export/check_impl.h"
+#include "runtime/compare.h"
 #include "export/dtype.h"
 #include "export/export.h"
 #include "export/left_out.h"
@@ -170,7 +170,7 @@ static int overflows(const finite_ref *r, int v, pn_tensor *const *out, int n, c
 #define OTHER_DRAWS 3
 
 /* Seed of the j-th other draw: never the export seed, and not the check's
- * (`passnet check` draws from a seed of its own, export/check.h). */
+ * (`passnet check` draws from a seed of its own, judge/check.h). */
 static uint64_t other_draw_seed(uint64_t seed, int j)
 {
 	char text[64];
@@ -209,13 +209,13 @@ static int outputs_follow_draws(const pn_graph *g, const pn_type *types, const p
 			const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
 			alt[i] = pn_input_for(g, i, &types[i], sj, r, err);
 			rc = alt[i] ? 0 : -1;
-			if (!rc && !pn_check_same_bits(alt[i], in[i]))
+			if (!rc && !pn_tensor_same_bits(alt[i], in[i]))
 				drawn = 1;
 		}
 		if (!rc && drawn)
 			rc = pn_session_run(s, alt, g->n_inputs, alt_out, err);
 		for (int k = 0; !rc && drawn && k < g->n_outputs; k++)
-			follows |= !pn_check_same_bits(alt_out[k], out[k]);
+			follows |= !pn_tensor_same_bits(alt_out[k], out[k]);
 		free_tensors(alt, g->n_inputs);
 		free_tensors(alt_out, g->n_outputs);
 	}

@@ -33,7 +33,7 @@
 
 #include "common/err.h"
 #include "model/onnx.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/feed.h"
 #include "runtime/infer.h"
 

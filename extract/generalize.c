@@ -47,7 +47,7 @@
 
 #include "common/err.h"
 #include "runtime/compare.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/infer.h"
 
 #define LIN_MAX 32            /* elements of a shape tensor followed */

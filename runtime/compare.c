@@ -139,3 +139,26 @@ int pn_compare(const pn_tensor *got, const pn_tensor *want, double rtol, double 
 		compare_numbers(got, want, rtol, atol, r);
 	return r->cls;
 }
+
+/* Bitwise, not within a tolerance: the export and the judge ask whether a
+ * run repeats exactly or whether outputs follow a change of inputs. */
+int pn_tensor_same_bits(const pn_tensor *a, const pn_tensor *b)
+{
+	if (a->kind != b->kind || a->none != b->none || a->n_items != b->n_items)
+		return 0;
+	if (a->kind != PN_KIND_TENSOR) {
+		for (int i = 0; i < a->n_items; i++)
+			if (!pn_tensor_same_bits(a->items[i], b->items[i]))
+				return 0;
+		return 1;
+	}
+	if (a->dtype != b->dtype || !pn_tensor_same_shape(a, b))
+		return 0;
+	if (a->dtype != PN_STRING)
+		return !memcmp(a->data, b->data, pn_tensor_nbytes(a));
+	char *const *x = a->data, *const *y = b->data;
+	for (int64_t i = 0; i < a->numel; i++)
+		if (strcmp(x[i] ? x[i] : "", y[i] ? y[i] : ""))
+			return 0;
+	return 1;
+}

@@ -28,5 +28,7 @@ typedef struct pn_cmp {
 
 int pn_compare(const pn_tensor *got, const pn_tensor *want, double rtol, double atol, pn_cmp *r);
 const char *pn_cmp_class_name(int cls);
+/* Same kind, dtype, shape and bytes (strings by content). */
+int pn_tensor_same_bits(const pn_tensor *a, const pn_tensor *b);
 
 #endif

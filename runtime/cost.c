@@ -115,7 +115,7 @@ int pn_node_cost(const pn_node *n, const pn_type *const *in, const pn_type *cons
 		.in = in, .out = out, .in_value = in_value,
 	};
 	pn_cost_default(&c);
-	pn_cost_fn fn = n->op >= 0 && n->op < PN_OP_COUNT ? pn_ops[n->op].cost : NULL;
+	pn_cost_fn fn = pn_op_cost(n->op);
 	if (fn) {
 		pn_costctx dflt = c;
 		/* A figure that came out negative or NaN means a shape the

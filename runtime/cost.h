@@ -22,7 +22,7 @@
 #define PN_COST_H
 
 #include "schemas/ir.h"
-#include "schemas/ops.h"
+#include "runtime/op_table.h"
 
 struct pn_costctx {
 	const pn_node *node;

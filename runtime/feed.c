@@ -7,7 +7,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/feed.h"
 #include "runtime/infer.h"
 #include "model/onnx.h"

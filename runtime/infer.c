@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 
 typedef struct pn_infer_env {
 	const pn_graph *g;
@@ -102,7 +102,7 @@ static int static_small(const pn_type *t, int64_t max)
  * neither random nor control flow (those depend on more than their inputs). */
 static int foldable(const pn_node *n, const pn_op_info *op, pn_tinfo *const *in, const pn_tinfo *out)
 {
-	if ((op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) || op->kind == CONTROL || !op->kernel)
+	if ((op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) || op->kind == CONTROL || !pn_op_kernel(n->op))
 		return 0;
 	for (int i = 0; i < n->n_in; i++) {
 		if (!in[i])
@@ -216,10 +216,11 @@ static int infer_node(pn_infer_env *env, const pn_node *n, char *err)
 		rc = pn_fail(err, "node '%s' (%s): input 0 is absent", n->name, n->op_type);
 		goto done;
 	}
-	if (op && op->infer) {
+	pn_infer_fn infer = pn_op_infer(n->op);
+	if (op && infer) {
 		pn_ictx c = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
 			     .in = (const pn_tinfo *const *)in, .out = out, .env = env, .err = err};
-		if (op->infer(&c)) {
+		if (infer(&c)) {
 			pn_errprefix(err, "node '%s' (%s)", n->name, n->op_type);
 			rc = -1;
 			goto done;

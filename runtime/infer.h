@@ -20,7 +20,7 @@
 #define PN_INFER_H
 
 #include "schemas/ir.h"
-#include "schemas/ops.h"
+#include "runtime/op_table.h"
 
 typedef struct pn_tinfo {
 	pn_type type;

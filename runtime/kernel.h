@@ -17,7 +17,7 @@
 #define PN_KERNEL_H
 
 #include "schemas/ir.h"
-#include "schemas/ops.h"
+#include "runtime/op_table.h"
 
 struct pn_run;
 

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/rng.h"
 #include "schemas/ops.h"
 

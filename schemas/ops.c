@@ -1,25 +1,15 @@
 /*
- * ops.c - materialises the op table from ops.def.
- *
- * Kernels, inference and cost functions are declared weak so that the table
- * links whatever exists: an op added to ops.def before its kernel is written
- * is simply "not implemented" at run time, and nothing else has to change.
+ * ops.c - materialises the op catalogue from ops.def: what every op is
+ * (name, domain, kind, flags).  What the executor runs for it is
+ * runtime/op_table.c's, so nothing here names a runtime function.
  */
 #include "schemas/ops.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define OP(name, domain, kind, flags, infer)                                  \
-	extern int pn_kernel_##name(pn_kctx *) __attribute__((weak));        \
-	extern int pn_cost_##name(pn_costctx *) __attribute__((weak));       \
-	extern int pn_infer_##infer(pn_ictx *) __attribute__((weak));
-#include "schemas/ops.def"
-
 const pn_op_info pn_ops[PN_OP_COUNT] = {
-#define OP(name, domain, kind, flags, infer)                                  \
-	[PN_OP_##name] = {#name, domain, kind, flags, pn_infer_##infer,     \
-			  pn_kernel_##name, pn_cost_##name},
+#define OP(name, domain, kind, flags, infer) [PN_OP_##name] = {#name, domain, kind, flags},
 #include "schemas/ops.def"
 };
 

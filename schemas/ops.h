@@ -1,11 +1,10 @@
 /*
- * ops.h - the op table built from schemas/ops.def.
+ * ops.h - the op catalogue built from schemas/ops.def.
  *
- * partition/ reads kinds and F_ANCHOR, canon/form.c F_COMM; the executor
- * library calls the inference and kernel functions (runtime/infer.c,
- * runtime/exec.c) and the cost functions (runtime/cost.c).  A kernel
- * or cost function that is not linked in is NULL in the table (weak symbol):
- * the op is then known but reported as "not implemented" when executed.
+ * The catalogue only: names, domains, kinds and flags.  partition/ reads
+ * kinds and F_ANCHOR, canon/form.c F_COMM.  The executor's inference,
+ * kernel and cost function of each op are runtime/op_table.h's, by the
+ * same op id.
  */
 #ifndef PN_OPS_H
 #define PN_OPS_H
@@ -38,22 +37,11 @@ enum pn_op_id {
 	PN_OP_COUNT
 };
 
-typedef struct pn_ictx pn_ictx;   /* runtime/infer.h */
-typedef struct pn_kctx pn_kctx;   /* runtime/kernel.h */
-typedef struct pn_costctx pn_costctx; /* runtime/cost.h */
-
-typedef int (*pn_infer_fn)(pn_ictx *ctx);
-typedef int (*pn_kernel_fn)(pn_kctx *ctx);
-typedef int (*pn_cost_fn)(pn_costctx *ctx);
-
 typedef struct pn_op_info {
 	const char *name;
 	const char *domain;
 	int kind;
 	unsigned flags;
-	pn_infer_fn infer;
-	pn_kernel_fn kernel;
-	pn_cost_fn cost;
 } pn_op_info;
 
 extern const pn_op_info pn_ops[PN_OP_COUNT];

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "export/check.h"
+#include "judge/check.h"
 
 #define SEPARATOR "#PN-FILE#"
 #define MAX_PBS 16

@@ -10,7 +10,7 @@
 
 #include "common/err.h"
 #include "common/jsonc.h"
-#include "export/score.h"
+#include "judge/score.h"
 
 static void read_like_task_json(json_object *j)
 {

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/infer.h"
 #include "runtime/ops/conv.h"
 #include "schemas/ops.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "schemas/ir.h"
 #include "schemas/ops.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "model/onnx.h"
 #include "onnx_builder.h"
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "schemas/ir.h"
@@ -287,18 +287,18 @@ static void test_infer_reshape(void **state)
 	fix_init(&f, &n);
 	fix_type(&f, 0, PN_FLOAT, 3, xd);
 	fix_value(&f, 1, s);
-	assert_int_equal(pn_ops[PN_OP_Reshape].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Reshape)(&f.c), 0);
 	assert_dims(&f.out[0].type, 2, want);
 	/* shape contents unknown but its length known: the rank is */
 	f.in[1].value = NULL;
-	assert_int_equal(pn_ops[PN_OP_Reshape].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Reshape)(&f.c), 0);
 	assert_int_equal(f.out[0].type.rank, 2);
 	assert_int_equal(f.out[0].type.dims[0], -1);
 	/* a bad element count is an invalid node */
 	int64_t bad[2] = {5, -1};
 	pn_tensor *sb = ints(2, bad);
 	f.in[1].value = sb;
-	assert_int_equal(pn_ops[PN_OP_Reshape].infer(&f.c), -1);
+	assert_int_equal(pn_op_infer(PN_OP_Reshape)(&f.c), -1);
 	pn_tensor_free(s);
 	pn_tensor_free(sb);
 }
@@ -315,12 +315,12 @@ static void test_infer_slice_concat(void **state)
 	fix_value(&f, 1, ts);
 	fix_value(&f, 2, te);
 	fix_value(&f, 3, ta);
-	assert_int_equal(pn_ops[PN_OP_Slice].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Slice)(&f.c), 0);
 	assert_dims(&f.out[0].type, 2, want);
 	/* unknown ends: only the sliced axis is lost */
 	f.in[2].value = NULL;
 	int64_t want2[2] = {4, -1};
-	assert_int_equal(pn_ops[PN_OP_Slice].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Slice)(&f.c), 0);
 	assert_dims(&f.out[0].type, 2, want2);
 
 	pn_node cn = make_node(PN_OP_Concat, 13, 3, 1, (pn_attr[]){attr_int("axis", 0)}, 1);
@@ -329,10 +329,10 @@ static void test_infer_slice_concat(void **state)
 	fix_type(&f, 0, PN_INT64, 1, a);
 	fix_type(&f, 1, PN_INT64, 1, b);
 	fix_type(&f, 2, PN_INT64, 1, a);
-	assert_int_equal(pn_ops[PN_OP_Concat].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Concat)(&f.c), 0);
 	assert_dims(&f.out[0].type, 1, want3);
 	f.in[1].type.dims[0] = 3;
-	assert_int_equal(pn_ops[PN_OP_Concat].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Concat)(&f.c), 0);
 	assert_dims(&f.out[0].type, 1, want4);
 	pn_tensor_free(ts);
 	pn_tensor_free(te);
@@ -348,10 +348,10 @@ static void test_infer_misc(void **state)
 	int64_t d1[3] = {1, -1, 1}, d2[3] = {1, 5, 1}, w2[1] = {5};
 	fix_init(&f, &sq);
 	fix_type(&f, 0, PN_FLOAT, 3, d1);
-	assert_int_equal(pn_ops[PN_OP_Squeeze].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Squeeze)(&f.c), 0);
 	assert_int_equal(f.out[0].type.rank, -1);
 	fix_type(&f, 0, PN_FLOAT, 3, d2);
-	assert_int_equal(pn_ops[PN_OP_Squeeze].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Squeeze)(&f.c), 0);
 	assert_dims(&f.out[0].type, 1, w2);
 
 	/* Gather of a known shape by known indices */
@@ -361,7 +361,7 @@ static void test_infer_misc(void **state)
 	fix_init(&f, &g);
 	fix_type(&f, 0, PN_INT64, 1, sd);
 	fix_value(&f, 1, ti);
-	assert_int_equal(pn_ops[PN_OP_Gather].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Gather)(&f.c), 0);
 	assert_dims(&f.out[0].type, 1, wg);
 
 	/* Range with known scalars */
@@ -376,7 +376,7 @@ static void test_infer_misc(void **state)
 	fix_value(&f, 0, s0);
 	fix_value(&f, 1, s1);
 	fix_value(&f, 2, s2);
-	assert_int_equal(pn_ops[PN_OP_Range].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Range)(&f.c), 0);
 	assert_dims(&f.out[0].type, 1, wr);
 
 	/* Split at opset 18: uneven chunks */
@@ -384,7 +384,7 @@ static void test_infer_misc(void **state)
 	int64_t xd[1] = {7};
 	fix_init(&f, &sp);
 	fix_type(&f, 0, PN_FLOAT, 1, xd);
-	assert_int_equal(pn_ops[PN_OP_Split].infer(&f.c), 0);
+	assert_int_equal(pn_op_infer(PN_OP_Split)(&f.c), 0);
 	assert_int_equal(f.out[0].type.dims[0], 3);
 	assert_int_equal(f.out[2].type.dims[0], 1);
 	pn_tensor_free(ti);

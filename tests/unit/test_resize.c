@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "schemas/ops.h"
 
 /* Resize-13, nearest, asymmetric coordinates, floor: input index

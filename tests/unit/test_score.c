@@ -14,10 +14,10 @@
 #include <xxhash.h>
 
 #include "common/err.h"
-#include "export/check_impl.h"
+#include "judge/check_impl.h"
 #include "export/export.h"
 #include "common/jsonc.h"
-#include "export/score.h"
+#include "judge/score.h"
 #include "schemas/tensor.h"
 
 #define NEAR(x, want) near((x), (want))

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "runtime/gemm.h"
 #include "model/onnx.h"
 #include "onnx_builder.h"

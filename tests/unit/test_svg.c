@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/svg.h"
+#include "report/svg.h"
 
 /* Output of the writers is captured in memory. */
 typedef struct capture {

@@ -1,7 +1,7 @@
 /*
  * score.c - ES_t and its aggregate over the tolerance ladder (see score.h).
  */
-#include "export/score.h"
+#include "judge/score.h"
 
 #include <math.h>
 #include <stdint.h>

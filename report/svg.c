@@ -1,7 +1,7 @@
 /*
  * svg.c - inline SVG plots for the HTML report (see svg.h).
  */
-#include "export/svg.h"
+#include "report/svg.h"
 
 #include <math.h>
 #include <stdlib.h>

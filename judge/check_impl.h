@@ -1,5 +1,5 @@
 /*
- * check_impl.h - the parts of `passnet check` (export/check*.c): comparing
+ * check_impl.h - the parts of `passnet check` (judge/check*.c): comparing
  * outputs over the tolerance ladder, the candidate's static checks, and
  * running a model in a child process.
  */
@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "export/check.h"
+#include "judge/check.h"
 #include "schemas/ir.h"
 
 /* --- check_cmp.c --- */
@@ -28,8 +28,6 @@ void pn_check_compare(const pn_tensor *got, const pn_tensor *want, pn_outcmp *r)
  * starts as {cls none, level PN_TOL_MIN_LEVEL}: the highest level, the
  * worst class (shape, dtype > nan_inf > accuracy), the first failure. */
 void pn_check_merge(pn_outcmp *r, const pn_outcmp *sub, const char *part);
-/* Same kind, dtype, shape and bytes (strings by content). */
-int  pn_check_same_bits(const pn_tensor *a, const pn_tensor *b);
 /* The candidate graph's inputs and outputs against the reference's actual
  * input and output tensors: count, kind, dtype, rank and every known dim.
  * Returns PN_EC_NONE, PN_EC_SHAPE or PN_EC_DTYPE with a reason. */

@@ -1,8 +1,8 @@
 /*
- * exec.c - sessions and runs: walks a graph node by node, feeding each
- * kernel its inputs and pooled output buffers (see exec.h).
+ * session.c - sessions and runs: walks a graph node by node, feeding each
+ * kernel its inputs and pooled output buffers (see session.h).
  */
-#include "runtime/exec.h"
+#include "runtime/session.h"
 
 #include <omp.h>
 #include <stdarg.h>
@@ -349,7 +349,7 @@ static void type_of_tensor(const pn_tensor *t, pn_type *ty)
  * storage; the rest are left for the kernel to allocate. */
 static int prepare_outputs(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **out, char *err)
 {
-	const pn_op_info *op = &pn_ops[n->op];
+	pn_infer_fn infer = pn_op_infer(n->op);
 	pn_tinfo tin_s[PN_STACK_IO], tout_s[PN_STACK_IO];
 	const pn_tinfo *pin_s[PN_STACK_IO];
 	pn_tinfo *tin = n->n_in > PN_STACK_IO ? calloc((size_t)n->n_in, sizeof(pn_tinfo)) : tin_s;
@@ -371,10 +371,10 @@ static int prepare_outputs(pn_run *r, const pn_node *n, pn_tensor **in, pn_tenso
 			pin[i] = &tin[i];
 		}
 	}
-	if (op->infer) {
+	if (infer) {
 		pn_ictx c = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out,
 			     .in = pin, .out = tout, .err = err};
-		if (op->infer(&c)) {
+		if (infer(&c)) {
 			rc = -1;
 			goto done;
 		}
@@ -382,7 +382,7 @@ static int prepare_outputs(pn_run *r, const pn_node *n, pn_tensor **in, pn_tenso
 	for (int i = 0; i < n->n_out; i++) {
 		pn_tensor *t = out[i];
 		t->rank = -1;
-		if (op->infer && tout[i].type.kind == PN_KIND_TENSOR && pn_type_is_static(&tout[i].type) &&
+		if (infer && tout[i].type.kind == PN_KIND_TENSOR && pn_type_is_static(&tout[i].type) &&
 		    pn_dtype_size(tout[i].type.dtype)) {
 			t->dtype = tout[i].type.dtype;
 			t->rank = tout[i].type.rank;
@@ -417,7 +417,8 @@ static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **
 	const pn_op_info *op = &pn_ops[n->op];
 	if (op->flags & F_TRAINING)
 		return pn_fail(err, "training op %s is not executed", n->op_type);
-	if (!op->kernel)
+	pn_kernel_fn kernel = pn_op_kernel(n->op);
+	if (!kernel)
 		return pn_fail(err, "op %s is not implemented", n->op_type);
 	/* kernels read input 0 unchecked; the tensors say whether it is there
 	 * (pn_exec_node's callers give tensors, not value numbers) */
@@ -427,7 +428,7 @@ static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **
 		return -1;
 	pn_kctx k = {.node = n, .opset = n->opset, .n_in = n->n_in, .n_out = n->n_out, .in = in,
 		     .out = out, .run = r, .seed = node_seed(r, n), .err = err};
-	int rc = op->kernel(&k);
+	int rc = kernel(&k);
 	release_scratch(r);
 	if (rc)
 		return -1;

@@ -8,7 +8,7 @@
  * samples so that a change in machine load falls on both), on fresh inputs
  * drawn with a seed that was not exported (PN_CHECK_SEED_RULE).  With
  * --backend ort the timing child runs both on ONNX Runtime instead
- * (export/check_ort.c); a candidate ORT cannot load fails as "runtime", a
+ * (judge/check_ort.c); a candidate ORT cannot load fails as "runtime", a
  * reference it cannot load leaves the variant not checked.
  * The result line says how close the candidate's outputs are (pass_level on
  * the tolerance ladder), why it failed (error_class), how fast it ran
@@ -24,7 +24,7 @@
  * when it produces NaN or Inf where the reference is finite, "accuracy" when
  * it passes at no level up to 4 (pass_level null).  Otherwise error_class is
  * "none" and pass_level the least level at which every output passes; which
- * levels count as correct is the scorer's decision (export/score.h), so
+ * levels count as correct is the scorer's decision (judge/score.h), so
  * "none" does not mean correct at every level.
  */
 #ifndef PN_CHECK_H

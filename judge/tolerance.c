@@ -10,7 +10,7 @@
  */
 #include <math.h>
 
-#include "export/export.h"
+#include "judge/score.h"
 #include "schemas/tensor.h"
 
 void pn_tolerance(int dtype, int level, double *rtol, double *atol)

@@ -21,9 +21,9 @@
 #include "common/buf.h"
 #include "common/timing.h"
 #include "common/util.h"
-#include "runtime/exec.h"
-#include "export/check_impl.h"
-#include "export/score.h"
+#include "runtime/session.h"
+#include "judge/check_impl.h"
+#include "judge/score.h"
 #include "model/onnx.h"
 
 /* A timed sample repeats the run until it lasts this long, so that timer

@@ -22,12 +22,13 @@
 #include "common/err.h"
 #include "common/jsonc.h"
 #include "common/util.h"
-#include "runtime/exec.h"
+#include "runtime/session.h"
 #include "exec/ort.h"
+#include "runtime/compare.h"
 #include "runtime/feed.h"
-#include "export/check_impl.h"
+#include "judge/check_impl.h"
 #include "export/export.h"
-#include "export/score.h"
+#include "judge/score.h"
 #include "model/onnx.h"
 #include "check_build.h"
 
@@ -469,7 +470,7 @@ static int precheck_candidate(void *ud, const pn_graph *g, pn_runres *r)
 static int output_follows(const pn_runres *r, int k)
 {
 	for (int set = 1; set < r->n_sets; set++)
-		if (!pn_check_same_bits(r->out[k], r->out[set * r->n_out + k]))
+		if (!pn_tensor_same_bits(r->out[k], r->out[set * r->n_out + k]))
 			return 1;
 	return 0;
 }
@@ -501,7 +502,7 @@ static int outputs_follow_inputs(const pn_runres *r)
 static int output_is_input(const pn_runres *r, int k, pn_tensor *const *in, int n_in, int i)
 {
 	for (int set = 0; set < r->n_sets; set++)
-		if (!pn_check_same_bits(r->out[set * r->n_out + k], in[set * n_in + i]))
+		if (!pn_tensor_same_bits(r->out[set * r->n_out + k], in[set * n_in + i]))
 			return 0;
 	return 1;
 }

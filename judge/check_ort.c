@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "exec/ort.h"
-#include "export/check_impl.h"
+#include "judge/check_impl.h"
 #include "model/onnx.h"
 
 struct pn_check_ort {

@@ -2,7 +2,7 @@
  * check_cmp.c - how close a candidate's outputs are, and its static checks.
  *
  * pass_level: an element passes at level t when |got - ref| <= atol_t +
- * rtol_t * |ref| on the ladder of the reference's dtype (export.h); the
+ * rtol_t * |ref| on the ladder of the reference's dtype (judge/score.h); the
  * output's level is the least t at which all of its elements pass.  The
  * ladder is monotone in t, so one pass over the elements suffices: the level
  * only ever climbs.  Integers follow the float32 ladder like any number (a
@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "runtime/infer.h"
-#include "export/check_impl.h"
+#include "judge/check_impl.h"
 #include "export/export.h"
-#include "export/score.h"
+#include "judge/score.h"
 #include "model/onnx.h"
 
 typedef struct ladder {
@@ -168,27 +168,6 @@ void pn_check_compare(const pn_tensor *got, const pn_tensor *want, pn_outcmp *r)
 	}
 	if (r->cls == PN_EC_NONE && r->level == PN_NO_LEVEL)
 		r->cls = PN_EC_ACCURACY;
-}
-
-int pn_check_same_bits(const pn_tensor *a, const pn_tensor *b)
-{
-	if (a->kind != b->kind || a->none != b->none || a->n_items != b->n_items)
-		return 0;
-	if (a->kind != PN_KIND_TENSOR) {
-		for (int i = 0; i < a->n_items; i++)
-			if (!pn_check_same_bits(a->items[i], b->items[i]))
-				return 0;
-		return 1;
-	}
-	if (a->dtype != b->dtype || !pn_tensor_same_shape(a, b))
-		return 0;
-	if (a->dtype != PN_STRING)
-		return !memcmp(a->data, b->data, pn_tensor_nbytes(a));
-	char *const *x = a->data, *const *y = b->data;
-	for (int64_t i = 0; i < a->numel; i++)
-		if (strcmp(x[i] ? x[i] : "", y[i] ? y[i] : ""))
-			return 0;
-	return 1;
 }
 
 /* --- signature --------------------------------------------------------------- */

@@ -37,6 +37,10 @@ enum pn_err_class {
 	PN_EC_COUNT
 };
 
+/* rtol and atol at level t for a dtype (judge/tolerance.c: float32,
+ * float16, bfloat16, float64; other dtypes use the float32 ladder). */
+void pn_tolerance(int dtype, int level, double *rtol, double *atol);
+
 /* pass_level of a sample that passes at no level (JSON null). */
 #define PN_NO_LEVEL 99
 #define PN_N_LEVELS (PN_TOL_MAX_LEVEL - PN_TOL_MIN_LEVEL + 1)

@@ -7,7 +7,7 @@
  * subgraph to the sources of the models it was found in.  Everything the
  * page shows is then sorted on full keys, so nothing depends on timing.
  */
-#include "export/report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,18 +24,11 @@
 #include "exec/calibrate.h"
 #include "exec/profile.h"
 #include "export/groups.h"
-#include "export/svg.h"
+#include "report/svg.h"
 #include "passnet.pb-c.h"
 #include "store/query.h"
 #include "store/records.h"
 #include "store/structures.h"
-
-/* Calibration is written by another part of passnet (exec/calibrate.c);
- * weak, so the report links and simply leaves the figures out where that
- * part is not built in. */
-extern int pn_calibration_get(pn_rtxn *t, pn_calibration *out, char *err) __attribute__((weak));
-extern int pn_machines_list(pn_rtxn *t, pn_calibration **out, int *n, char *err)
-	__attribute__((weak));
 
 _Static_assert(PN_N_FLAGS <= 8, "rsub.flags has a bit for every flag");
 
@@ -423,15 +416,11 @@ static int load(report *r)
 	index_places(r);
 	if (pn_foreach_occurrence(r->t, NULL, on_occurrence, r))
 		return -1;
-	if (pn_calibration_get) {
-		char err[PN_ERRLEN];
-		r->have_calib = pn_calibration_get(r->t, &r->calib, err) == 0;
-	}
-	if (pn_machines_list) {
-		char err[PN_ERRLEN];
-		if (pn_machines_list(r->t, &r->machines, &r->n_machines, err))
-			pn_warn("report: %s", err);
-	}
+	/* a store without calibration leaves the figures out, no error */
+	char err[PN_ERRLEN];
+	r->have_calib = pn_calibration_get(r->t, &r->calib, err) == 0;
+	if (pn_machines_list(r->t, &r->machines, &r->n_machines, err))
+		pn_warn("report: %s", err);
 	return 0;
 }
 

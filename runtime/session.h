@@ -1,5 +1,5 @@
 /*
- * exec.h - the reference executor: runs a graph on concrete inputs.
+ * session.h - the reference executor: runs a graph on concrete inputs.
  *
  * A session binds a graph to executor options and caches what does not
  * change between runs: weights regenerated from metadata, nested-graph
@@ -9,8 +9,8 @@
  * the pool after its last reader, so after the first run a session runs
  * without calling malloc (lifetime-based reuse).
  */
-#ifndef PN_EXEC_H
-#define PN_EXEC_H
+#ifndef PN_SESSION_H
+#define PN_SESSION_H
 
 #include <stdint.h>
 
