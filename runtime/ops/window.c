@@ -205,6 +205,25 @@ static void inside(int64_t x0, int64_t s, int64_t size, int64_t n, int64_t *lo, 
 		*hi = *lo;
 }
 
+/* Beyond this a window's padded extent, stride, dilation, padding or
+ * packed volume is no shape the flat layout is for (a hostile attribute can be near 2^63): the plan is
+ * declined and the kernel takes its general path. */
+#define PN_FLAT_MAX_EXTENT ((int64_t)1 << 40)
+
+/* The padded extent the outputs of axis a read (ceil_mode may reach past
+ * the end padding), or -1 when it is beyond PN_FLAT_MAX_EXTENT. */
+static int64_t padded_span(const pn_window *w, int a)
+{
+	int64_t x, y;
+	if (w->s[a] < 1 || w->s[a] > PN_FLAT_MAX_EXTENT || w->d[a] > PN_FLAT_MAX_EXTENT ||
+	    w->pb[a] < 0 || w->pb[a] > PN_FLAT_MAX_EXTENT || w->in[a] > PN_FLAT_MAX_EXTENT ||
+	    __builtin_mul_overflow(w->out[a] - 1, w->s[a], &x) ||
+	    __builtin_mul_overflow(w->k[a] - 1, w->d[a], &y) || __builtin_add_overflow(x, y, &x) ||
+	    x >= PN_FLAT_MAX_EXTENT)
+		return -1;
+	return x + 1;
+}
+
 int pn_flat_plan(pn_flat *f, const pn_window *w3, int64_t *off)
 {
 	memset(f, 0, sizeof(*f));
@@ -212,9 +231,10 @@ int pn_flat_plan(pn_flat *f, const pn_window *w3, int64_t *off)
 	const pn_window *w = w3;
 	int64_t nph = 1;
 	for (int a = 0; a < 3; a++) {
-		/* Padded extent the outputs read (ceil_mode may reach past the
-		 * end padding), split evenly into s[a] phases. */
-		int64_t span = (w->out[a] - 1) * w->s[a] + (w->k[a] - 1) * w->d[a] + 1;
+		/* the padded extent, split evenly into s[a] phases */
+		int64_t span = padded_span(w, a);
+		if (span < 0)
+			return -1;
 		f->n[a] = (span + w->s[a] - 1) / w->s[a];
 		for (int64_t k = 0; k < w->k[a]; k++) {
 			int64_t r = k * w->d[a] % w->s[a], i = 0;
@@ -234,7 +254,9 @@ int pn_flat_plan(pn_flat *f, const pn_window *w3, int64_t *off)
 		for (int64_t i = 0; i < f->nres[a]; i++)
 			inside(f->res[a][i] - w->pb[a], w->s[a], w->in[a], f->n[a], &f->lo[a][i],
 			       &f->hi[a][i]);
-	f->vol = f->n[0] * f->n[1] * f->n[2];
+	if (__builtin_mul_overflow(f->n[0], f->n[1], &f->vol) ||
+	    __builtin_mul_overflow(f->vol, f->n[2], &f->vol) || f->vol > PN_FLAT_MAX_EXTENT)
+		return -1;
 	int64_t last = pn_flat_row(f, w->out[0] - 1, w->out[1] - 1) + w->out[2];
 	f->nq = (last + PN_FLAT_Q - 1) / PN_FLAT_Q * PN_FLAT_Q;
 	int64_t t = 0, max_off = 0;

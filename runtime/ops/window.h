@@ -77,7 +77,9 @@ typedef struct pn_flat {
 } pn_flat;
 
 /* Lays out w3 (3-D, output sizes known); off[] gets one offset per tap in
- * (kz, ky, kx) order.  -1 if more than PN_FLAT_PHASES phases are used. */
+ * (kz, ky, kx) order.  -1 if more than PN_FLAT_PHASES phases are used, or
+ * the extents are beyond what a real window has (hostile attributes): the
+ * caller then takes its general path. */
 int pn_flat_plan(pn_flat *f, const pn_window *w3, int64_t *off);
 /* Packs one input plane x (in[0] * in[1] * in[2] floats) into dst
  * (f->size floats), padding with pad. */

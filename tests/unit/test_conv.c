@@ -25,6 +25,7 @@
 #include "runtime/session.h"
 #include "runtime/infer.h"
 #include "runtime/ops/conv.h"
+#include "runtime/ops/window.h"
 #include "schemas/ops.h"
 
 typedef struct conv_case {
@@ -390,12 +391,45 @@ static void test_infer_unknown_dims(void **state)
 	pn_tensor_free(sizes);
 }
 
+/* The flat layout declines a window whose attributes no real model has (a
+ * stride or dilation near 2^63, from a hostile model that shape inference
+ * let through because its output size is 1): planning it overflowed int64
+ * (UBSan, tests/cli/hostile_semantic.sh).  A real window still plans. */
+static void test_flat_plan_hostile(void **state)
+{
+	(void)state;
+	static pn_flat f;
+	static int64_t off[4096];
+	pn_window w = {.n = 3, .in = {1, 8, 8}, .out = {1, 4, 4}, .k = {1, 3, 3}, .s = {1, 2, 2},
+		       .d = {1, 1, 1}, .pb = {0, 1, 1}, .pe = {0, 1, 1}};
+	assert_int_equal(pn_flat_plan(&f, &w, off), 0);
+	pn_window big_stride = w;
+	big_stride.out[2] = 2;
+	big_stride.s[2] = INT64_MAX;
+	assert_int_equal(pn_flat_plan(&f, &big_stride, off), -1);
+	pn_window big_dilation = w;
+	big_dilation.d[1] = INT64_MAX / 2;
+	assert_int_equal(pn_flat_plan(&f, &big_dilation, off), -1);
+	pn_window big_pad = w;
+	big_pad.pb[2] = INT64_MAX - 1;
+	assert_int_equal(pn_flat_plan(&f, &big_pad, off), -1);
+	/* each extent fits, their product does not */
+	pn_window big_volume = w;
+	for (int a = 0; a < 3; a++) {
+		big_volume.out[a] = (int64_t)1 << 20;
+		big_volume.in[a] = (int64_t)1 << 20;
+		big_volume.s[a] = 1;
+	}
+	assert_int_equal(pn_flat_plan(&f, &big_volume, off), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conv_vs_naive),
 		cmocka_unit_test(test_infer_unknown_dims),
 		cmocka_unit_test(test_threads_bitwise),
+		cmocka_unit_test(test_flat_plan_hostile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
