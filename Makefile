@@ -349,10 +349,11 @@ test-sanitize: deps sanitize-build
 
 # CI's sanitized tier: the plain build has run every test already, so the
 # sanitized one runs what reads outside bytes and bad input (every unit test,
-# the parsers' and the hostile inputs' CLI tests, the judge), where a memory
-# error would hide; `make test-sanitize` (in `make check`) runs all of it.
+# the parsers' and the hostile inputs' CLI tests, the judge's hostile
+# candidates in redteam), where a memory error would hide; `make
+# test-sanitize` (in `make check`) runs all of it.
 SAN_CI_TESTS := unit/* cli/extract_bad_input cli/hostile_inputs cli/hostile_semantic \
-                cli/fuzz_regressions cli/redteam cli/check cli/sources_url cli/sources_npm \
+                cli/fuzz_regressions cli/redteam cli/sources_url cli/sources_npm \
                 cli/sources_deb cli/merge cli/disk_full cli/stdout_full cli/run_binding \
                 cli/export_bad_variants cli/kill_points
 test-sanitize-ci: deps sanitize-build

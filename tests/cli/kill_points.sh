@@ -13,8 +13,11 @@ KILLS=${KILLS:-20}
 KILL_SEED=${KILL_SEED:-1}
 # The smallest graphs (by file size), as few as give an uninterrupted build
 # of 0.4 s or more (below that the kills would land after the end on a fast
-# machine): 4, 8, 16, 32, then all of them, then all with shape variants.
-# So 60 runs stay short on any corpus and any machine.
+# machine): 4, 8, 12, 16, 24, 32, then all of them, then all with shape
+# variants.  So 60 runs stay short on any corpus and any machine: the steps
+# are small because every run after a kill costs about one D, and a step
+# that doubles the models can multiply D by ten (the larger files hold far
+# more subgraphs).
 all_models=$(ls -Sr "$CORPUS"/models/*/model.onnx | xargs -n1 dirname)
 echo "kill points: $KILLS per command, seed $KILL_SEED"
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
@@ -69,7 +72,7 @@ exec_cmd() { exec "$PASSNET" --db "$1" exec --strategy fusion --min-nodes 2 --wa
 export_cmd() { exec "$PASSNET" --db "$1" export --out "$2" --tasks 200; }
 
 # --- build ------------------------------------------------------------------
-for level in "4 0" "8 0" "16 0" "32 0" "all 0" "all 2" "all 9"; do
+for level in "4 0" "8 0" "12 0" "16 0" "24 0" "32 0" "all 0" "all 2" "all 9"; do
 	set -- $level
 	variants=$2
 	if [ "$1" = all ]; then models=$all_models; else models=$(echo "$all_models" | head -n "$1"); fi
@@ -102,7 +105,7 @@ echo "build: $hit of $KILLS runs killed before their end (D = $d s), each resume
 # its own store, of as few of the smallest models as give an exec of 0.4 s
 # or more (a build's level could mean hours of profiling)
 variants=0
-for level in 4 8 16 all; do
+for level in 4 6 8 10 12 14 16 20 24 all; do
 	if [ "$level" = all ]; then models=$all_models; else models=$(echo "$all_models" | head -n "$level"); fi
 	rm -rf "$TEST_TMP/built" "$TEST_TMP/eref"
 	(build_cmd "$TEST_TMP/built") >/dev/null 2>&1 || fail "the build for exec failed"
