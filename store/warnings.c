@@ -158,11 +158,6 @@ int64_t pn_foreach_warning(pn_rtxn *t, const char *kind, pn_warning_fn fn, void 
 	return w.seen;
 }
 
-int64_t pn_count_warnings(pn_rtxn *t, const char *kind)
-{
-	return pn_foreach_warning(t, kind, NULL, NULL);
-}
-
 void pn_warning_print(FILE *f, const pn_warning *w, int json)
 {
 	if (json) {

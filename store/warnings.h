@@ -74,8 +74,6 @@ static inline void pn_ranges_marker_key(uint8_t key[17], const uint8_t model[16]
 typedef int (*pn_warning_fn)(void *ud, const pn_warning *w);
 int64_t pn_foreach_warning(pn_rtxn *t, const char *kind, pn_warning_fn fn, void *ud);
 
-/* The number of warnings of a kind the store keeps (-1 on a read error). */
-int64_t pn_count_warnings(pn_rtxn *t, const char *kind);
 
 /* Prints one warning: "STAGE  KIND  SUBJECT  PLACE: MESSAGE", or with json
  * one object a line {"stage","kind","subject","place","message"}. */
