@@ -58,6 +58,12 @@ selected() {
 run_one() {
 	name=$1
 	file=$results/$(echo "$name" | tr / _)
+	if [ -n "${PN_SAN_LOG_DIR:-}" ]; then   # sanitize.sh: each test its own reports
+		san_dir=$PN_SAN_LOG_DIR/$(echo "$name" | tr / _)
+		mkdir -p "$san_dir"
+		export ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$san_dir/report"
+		export UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$san_dir/report"
+	fi
 	t0=$(date +%s)
 	case $name in
 	unit/*) "$unit_dir/${name#unit/}" >"$file.log" 2>&1 ;;
@@ -110,11 +116,10 @@ export results what bin unit_dir tools_dir only
 # PN_JOBS tests at a time (default 2, or 1 on a one-core machine): most tests
 # spend much of their time in one thread (Python oracles, npm, mpirun and
 # Slurm start-up, single-threaded export-onnx and check), so two side by side
-# fill a 2-core machine.  A hook (PN_AFTER_TEST: sanitize.sh) that tells
-# which test wrote a report needs them one at a time.
+# fill a 2-core machine.  Under sanitize.sh each test writes its reports
+# into a folder of its own (PN_SAN_LOG_DIR), so they run side by side too.
 jobs=${PN_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -le 2 ] || jobs=2
-[ -z "${PN_AFTER_TEST:-}" ] || jobs=1
 list_tests | xargs -r -P "$jobs" -n 1 sh "$self" --one
 
 passed=0

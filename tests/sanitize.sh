@@ -14,11 +14,13 @@ cd "$(dirname "$0")/.."
 root=$PWD
 san=$root/build/san
 
-# The hook run-all.sh calls after each test (PN_AFTER_TEST): reports written
-# since the last test fail this one; they are kept under $SAN_LOGS/<test>/.
+# The hook run-all.sh calls after each test (PN_AFTER_TEST): the reports the
+# test's processes wrote (run-all.sh points log_path at $SAN_LOGS/new/<test>/
+# through PN_SAN_LOG_DIR, so tests run side by side keep theirs apart) fail
+# it; they are kept under $SAN_LOGS/<test>/.
 if [ "${1:-}" = --after ]; then
 	name=$2
-	set -- "$SAN_LOGS"/new/*
+	set -- "$SAN_LOGS/new/$(echo "$name" | tr / _)"/*
 	[ -e "$1" ] || exit 0
 	keep="$SAN_LOGS/$(echo "$name" | tr / _)"
 	mkdir -p "$keep"
@@ -46,12 +48,13 @@ export SAN_LOGS
 # both get the same common set.  check_initialization_order and
 # strict_init_order catch globals read before their initialiser in another
 # file; detect_odr_violation=2 a global defined twice.
-common="halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_leaks=1:\
-log_path=$SAN_LOGS/new/report:log_exe_name=1"
+# log_path is added per test by run-all.sh (PN_SAN_LOG_DIR).
+common="halt_on_error=1:abort_on_error=1:print_stacktrace=1:detect_leaks=1:log_exe_name=1"
 export ASAN_OPTIONS="$common:check_initialization_order=1:strict_init_order=1:\
 detect_odr_violation=2"
 export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="$common"
+export PN_SAN_LOG_DIR="$SAN_LOGS/new"
 
 start=$(date +%s)
 PN_BIN="$san/bin/passnet" PN_UNIT_DIR="$san/tests" PN_TOOLS_DIR="$san/tools" \
