@@ -3,6 +3,8 @@
  */
 #include "dedup/forms.h"
 
+#include "common/assert.h"
+
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +257,8 @@ int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
 		return -1;
 	if (c->occ_too_large)
 		return pn_fail(err, "occurrence record too large");
+	/* the worker packed both records of every cut with a form */
+	PN_ASSERT(c->sub_len && c->occ_len && c->occ_off + c->occ_len <= j->packed.n);
 	if (pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, j->packed.p + c->occ_off,
 		       c->occ_len, err))
 		return -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/assert.h"
 #include "common/util.h"
 #include "dedup/forms.h"
 #include "extract/ingest.h"
@@ -89,12 +90,17 @@ static int put_cut(void *ud, pn_writer *w, const pn_part_job *j, int s, int k, c
 {
 	stream *sm = ud;
 	int i = (int)(j - sm->plan.jobs);
+	PN_ASSERT(i >= 0 && i < sm->plan.n);
 	pn_dd_job *d = &sm->dd[i];
 	if (d->failed)
 		return pn_candidate_record_put(w, j->structure.b, pn_strategies[s].name, (uint32_t)k,
 					       j->cuts[s].nodes[k], j->cuts[s].len[k], NULL, 0,
 					       err);
-	return pn_dd_commit_cut(w, d, &d->c[sm->first_cut[i][s] + k], 1, sm->hashed, err);
+	pn_dd_cut *c = &d->c[sm->first_cut[i][s] + k];
+	/* list_cuts listed them in the order pn_part_commit puts them */
+	PN_ASSERT(sm->first_cut[i][s] + k < d->n && c->index == (uint32_t)k &&
+		  c->strategy == pn_strategies[s].name);
+	return pn_dd_commit_cut(w, d, c, 1, sm->hashed, err);
 }
 
 static int commit(void *ud, pn_writer *w, int i, char *err)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/assert.h"
 #include "common/util.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"
@@ -24,6 +25,7 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *s
 			uint32_t index)
 {
 	size_t l = strlen(strategy);
+	PN_ASSERT(21 + l <= PN_CANDIDATE_KEY_MAX);   /* the callers' key buffers */
 	memcpy(key, structure, 16);
 	memcpy(key + 16, strategy, l);
 	key[16 + l] = 0;
@@ -125,7 +127,7 @@ static int seen_record(pn_seen_set *ss, const pn_key *k, int job)
 
 static int done_marker(pn_rtxn *t, const uint8_t *structure, const char *strategy)
 {
-	uint8_t key[64];
+	uint8_t key[PN_CANDIDATE_KEY_MAX];
 	size_t kl = pn_candidate_key(key, structure, strategy, PN_CANDIDATE_DONE);
 	pn_bytes v;
 	return pn_get(t, PN_T_CANDIDATES, key, kl, &v) == 0;
@@ -288,7 +290,7 @@ int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const cha
 		c.has_approximate = 1;
 		c.approximate = 1;
 	}
-	uint8_t key[64];
+	uint8_t key[PN_CANDIDATE_KEY_MAX];
 	size_t kl = pn_candidate_key(key, structure, strategy, idx);
 	int rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
 	free(nv);
@@ -306,6 +308,9 @@ int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats
 		   pn_cand_put_fn put, void *ud, char *err)
 {
 	pn_part_job *j = &jobs[i];
+	/* the cutter is the structure's first job in the plan, committed first */
+	PN_ASSERT(j->cutter >= 0 && j->cutter <= i);
+	PN_ASSERT(!j->todo || j->cutter == i);
 	/* a model of a structure its cutter failed on fails the same way */
 	if (j->cutter != i && !j->failed && jobs[j->cutter].failed) {
 		j->failed = 1;

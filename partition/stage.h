@@ -38,7 +38,9 @@ typedef struct pn_stage_stats {
 int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_shard *shard,
 		       pn_stage_stats *stats, char *err);
 
-/* Keys of the candidates table. */
+/* Keys of the candidates table: structure, strategy name, 0, index (big
+ * endian), at most PN_CANDIDATE_KEY_MAX bytes. */
+#define PN_CANDIDATE_KEY_MAX 64
 size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *strategy,
 			uint32_t index);
 #define PN_CANDIDATE_DONE 0xffffffffu

@@ -21,6 +21,7 @@
  */
 #include "store/store.h"
 #include "store/writer_lock.h"
+#include "common/assert.h"
 #include "common/err.h"
 #include "common/util.h"
 #include "passnet.pb-c.h"
@@ -1049,6 +1050,7 @@ int pn_wget(pn_writer *w, int table, const void *key, size_t klen, pn_bytes *val
 
 void pn_writer_hold(pn_writer *w)
 {
+	PN_ASSERT(!w->held);   /* one group at a time: holds do not nest */
 	w->held = 1;
 }
 
@@ -1056,6 +1058,7 @@ void pn_writer_hold(pn_writer *w)
  * waiting for a pending resize: the next put or flush commits then). */
 int pn_writer_release(pn_writer *w, char *err)
 {
+	PN_ASSERT(w->held);
 	w->held = 0;
 	if (w->failed[0])
 		return pn_fail(err, "%s", w->failed);
