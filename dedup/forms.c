@@ -289,7 +289,7 @@ void pn_dd_caches_open(pn_dd_caches *cs, int threads)
 	const char *e = getenv("PASSNET_FORM_CACHE");
 	if (e && !strcmp(e, "0"))
 		return;
-	cs->n = threads > 0 ? threads : omp_get_max_threads();
+	cs->n = pn_stage_threads(threads);
 	cs->c = calloc((size_t)cs->n, sizeof(*cs->c));
 	for (int i = 0; cs->c && i < cs->n; i++)
 		cs->c[i] = pn_form_cache_new(0);

@@ -265,6 +265,7 @@ int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 		for (int i = 0; i < p.n; i++)
 			free_job(&p.jobs[i]);
 		done += (uint64_t)p.n;
+		pn_store_drop_pages(st);   /* resident memory: one chunk's pages */
 		pn_progress_step(&prog, done, NULL);
 	}
 	for (int i = 0; i < p.n; i++)

@@ -199,6 +199,7 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 		/* the next chunk's plan reads the done markers this one wrote */
 		if (!rc)
 			rc = pn_writer_flush(w, err);
+		pn_store_drop_pages(st);   /* resident memory: one chunk's pages */
 		pn_progress_step(&prog, (uint64_t)next * (uint64_t)(models > 0 ? models : 0) / end,
 				 NULL);
 	}

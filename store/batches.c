@@ -33,7 +33,7 @@ static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops,
 int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_batch_ops *ops,
 		   void *ud, pn_progress *prog, char *err)
 {
-	int nt = threads > 0 ? threads : omp_get_max_threads();
+	int nt = pn_stage_threads(threads);
 	int prev = 0, prev_n = 0, rc = 0;
 	for (int b = 0; !rc && (b < n_jobs || prev_n); b += batch) {
 		int n = batch_len(b, n_jobs, batch);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -129,6 +130,21 @@ const char *pn_table_name(int table)
 	if (table < 0 || table >= PN_T_COUNT)
 		return "unknown";
 	return table_names[table];
+}
+
+void pn_store_drop_pages(pn_store *s)
+{
+	MDB_envinfo info;
+	if (mdb_env_info(s->env, &info) || !info.me_mapaddr)
+		return;
+	/* LMDB's map is read-only and shared (no MDB_WRITEMAP): dropping its
+	 * pages loses nothing, a later read maps them again from the page
+	 * cache or the file.  Up to the last page in use, page-aligned. */
+	MDB_stat st;
+	if (mdb_env_stat(s->env, &st))
+		return;
+	size_t len = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
+	madvise(info.me_mapaddr, len < info.me_mapsize ? len : info.me_mapsize, MADV_DONTNEED);
 }
 
 const char *pn_store_path(const pn_store *s)
@@ -296,8 +312,11 @@ static int open_env(pn_store *s, char *err)
 	    (rc = mdb_env_set_maxreaders(s->env, PN_MAXREADERS)) ||
 	    (rc = mdb_env_set_mapsize(s->env, mapsize)))
 		return lmdb_fail(s, err, "configuring environment", rc);
-	/* NOTLS: read slots belong to txns, so OpenMP threads can each hold one. */
-	unsigned flags = MDB_NOTLS | (s->readonly ? MDB_RDONLY : 0);
+	/* NOTLS: read slots belong to txns, so OpenMP threads can each hold one.
+	 * NORDAHEAD: the stages read records by key, scattered over a file
+	 * larger than memory at corpus scale; the kernel's read-ahead would
+	 * fill the map with pages nobody asked for. */
+	unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (s->readonly ? MDB_RDONLY : 0);
 	rc = mdb_env_open(s->env, s->path, flags, 0666);
 	if (rc)
 		return lmdb_fail(s, err, "open", rc);
