@@ -45,7 +45,7 @@ int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_ba
 		}
 		int crc = 0;
 		/* batch b-1 commits while batch b works: each job once, in order */
-		PN_ASSERT(!prev_n || prev + prev_n == b);
+		PN_ASSERT(!prev_n || prev + prev_n == (b < n_jobs ? b : n_jobs));
 		/* master: the writer belongs to this thread; the others run the
 		 * tasks, and every thread helps at the region's closing barrier */
 		#pragma omp parallel num_threads(nt)
