@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +109,10 @@ struct pn_op {
 	size_t off, klen, vlen;         /* key then value at buf + off */
 };
 
+/* The writer drops the store's mapped pages (pn_store_drop_pages) after
+ * committing this much. */
+#define DROP_PAGES_BYTES ((size_t)16 << 20)
+
 struct pn_writer {
 	pn_store *s;
 	MDB_txn *txn;
@@ -123,6 +128,7 @@ struct pn_writer {
 	char failed[PN_ERRLEN];         /* non-empty: the writer is unusable */
 	int held;                       /* pn_writer_hold: no commit until released */
 	int lock_fd;                    /* writer_lock.h: one writing process */
+	size_t since_drop;              /* bytes committed since pn_store_drop_pages */
 };
 
 const char *pn_table_name(int table)
@@ -132,19 +138,44 @@ const char *pn_table_name(int table)
 	return table_names[table];
 }
 
+/* The address and length of LMDB's map of data.mdb, found in
+ * /proc/self/maps by the file's device and inode (LMDB does not give it
+ * out: mdb_env_info's me_mapaddr is only set with MDB_FIXEDMAP).  0, or -1
+ * when not found. */
+static int map_of_data_file(pn_store *s, void **addr, size_t *len)
+{
+	int fd;
+	struct stat st;
+	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &st))
+		return -1;
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	char line[4096];
+	int rc = -1;
+	while (rc && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, ino;
+		unsigned maj, min;
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &lo, &hi, &maj, &min, &ino) == 5 &&
+		    ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev) {
+			*addr = (void *)lo;
+			*len = hi - lo;
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
 void pn_store_drop_pages(pn_store *s)
 {
-	MDB_envinfo info;
-	if (mdb_env_info(s->env, &info) || !info.me_mapaddr)
-		return;
+	void *addr;
+	size_t len;
 	/* LMDB's map is read-only and shared (no MDB_WRITEMAP): dropping its
 	 * pages loses nothing, a later read maps them again from the page
-	 * cache or the file.  Up to the last page in use, page-aligned. */
-	MDB_stat st;
-	if (mdb_env_stat(s->env, &st))
-		return;
-	size_t len = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
-	madvise(info.me_mapaddr, len < info.me_mapsize ? len : info.me_mapsize, MADV_DONTNEED);
+	 * cache or the file. */
+	if (!map_of_data_file(s, &addr, &len))
+		madvise(addr, len, MADV_DONTNEED);
 }
 
 const char *pn_store_path(const pn_store *s)
@@ -782,6 +813,13 @@ static int w_commit_txn(pn_writer *w, char *err)
 		return w_broken(w, err);
 	}
 	w->first += w->txn_ops;
+	/* LMDB reads every page a put walks through the map, so a long run
+	 * would keep the store it wrote resident: drop the pages now and then */
+	w->since_drop += w->txn_bytes;
+	if (w->since_drop >= DROP_PAGES_BYTES) {
+		pn_store_drop_pages(w->s);
+		w->since_drop = 0;
+	}
 	w->txn_ops = w->txn_bytes = 0;
 	if (w->first == w->nops)
 		w->nops = w->first = w->used = 0;
