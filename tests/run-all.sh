@@ -22,9 +22,11 @@
 # PN_AFTER_TEST, when set, is a command run after each test with its name;
 # its failure fails the test (sanitize.sh: a sanitizer report was written).
 # PN_ONLY, when set, runs only the tests it names (e.g. "unit/test_store
-# cli/check"; shell patterns too: "unit/*").  Each test's line gives its
-# wall time.
+# cli/check"; shell patterns too: "unit/*").  PN_JOBS tests run at a time
+# (default: 2 on a machine of 2 cores or more); each test's line gives its
+# wall time, and the failed tests' output follows the last line.
 set -u
+self=$(cd "$(dirname "$0")" && pwd)/run-all.sh
 cd "$(dirname "$0")/.."
 what=${1:-all}
 if [ "$what" = corpus ]; then
@@ -37,10 +39,6 @@ bin=${PN_BIN:-$PWD/bin/passnet}
 unit_dir=${PN_UNIT_DIR:-build/tests}
 tools_dir=${PN_TOOLS_DIR:-$PWD/build/tools}
 only=${PN_ONLY:-}
-passed=0
-failed=0
-failed_names=""
-
 # selected NAME: whether PN_ONLY names the test, as a word or a shell
 # pattern ("unit/*" is every unit test).
 selected() {
@@ -54,50 +52,84 @@ selected() {
 	return 1
 }
 
-run() {
+# run_one NAME: runs one test, its output in $results/<NAME>.log, its status
+# in <NAME>.rc, and prints its PASS or FAIL line (one short write, so lines
+# of tests run side by side do not mix).
+run_one() {
 	name=$1
-	shift
-	selected "$name" || return 0
+	file=$results/$(echo "$name" | tr / _)
 	t0=$(date +%s)
-	"$@" >"$log" 2>&1
+	case $name in
+	unit/*) "$unit_dir/${name#unit/}" >"$file.log" 2>&1 ;;
+	cli/*)
+		tmp=$(mktemp -d)
+		env PASSNET="$bin" TEST_TMP="$tmp" ROOT="$PWD" MKARCHIVE="$tools_dir/mkarchive" \
+			MKPROFILES="$tools_dir/mkprofiles" sh "tests/cli/${name#cli/}.sh" >"$file.log" 2>&1
+		rc=$?
+		rm -rf "$tmp"
+		(exit $rc) ;;
+	esac
 	rc=$?
 	if [ -n "${PN_AFTER_TEST:-}" ]; then
-		$PN_AFTER_TEST "$name" >>"$log" 2>&1 || rc=1
+		$PN_AFTER_TEST "$name" >>"$file.log" 2>&1 || rc=1
 	fi
-	if [ "$rc" -eq 0 ]; then
+	echo "$rc" >"$file.rc"
+	word=PASS
+	[ "$rc" -eq 0 ] || word=FAIL
+	printf '%s %s (%d s)\n' "$word" "$name" $(($(date +%s) - t0))
+}
+
+if [ "${1:-}" = --one ]; then
+	run_one "$2"
+	exit 0
+fi
+
+# The tests chosen, one name a line.
+list_tests() {
+	if [ "$what" = unit ] || [ "$what" = all ]; then
+		for t in "$unit_dir"/test_*; do
+			[ -x "$t" ] || continue
+			case "$t" in *.d) continue ;; esac
+			selected "unit/$(basename "$t")" && echo "unit/$(basename "$t")"
+		done
+	fi
+	if [ "$what" = cli ] || [ "$what" = all ] || [ "$what" = corpus ]; then
+		for t in tests/cli/*.sh; do
+			[ -f "$t" ] || continue
+			case "$(basename "$t")" in lib.sh) continue ;; esac
+			[ "$what" != corpus ] || grep -q '^need_corpus' "$t" || continue
+			selected "cli/$(basename "$t" .sh)" && echo "cli/$(basename "$t" .sh)"
+		done
+	fi
+	return 0
+}
+
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+export results what bin unit_dir tools_dir only
+# PN_JOBS tests at a time (default 2, or 1 on a one-core machine): most tests
+# spend much of their time in one thread (Python oracles, npm, mpirun and
+# Slurm start-up, single-threaded export-onnx and check), so two side by side
+# fill a 2-core machine.  A hook (PN_AFTER_TEST: sanitize.sh) that tells
+# which test wrote a report needs them one at a time.
+jobs=${PN_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -le 2 ] || jobs=2
+[ -z "${PN_AFTER_TEST:-}" ] || jobs=1
+list_tests | xargs -r -P "$jobs" -n 1 sh "$self" --one
+
+passed=0
+failed=0
+failed_names=""
+for name in $(list_tests); do
+	file=$results/$(echo "$name" | tr / _)
+	if [ "$(cat "$file.rc" 2>/dev/null)" = 0 ]; then
 		passed=$((passed + 1))
-		printf 'PASS %s (%d s)\n' "$name" $(($(date +%s) - t0))
 	else
 		failed=$((failed + 1))
 		failed_names="$failed_names $name"
-		printf 'FAIL %s (%d s)\n' "$name" $(($(date +%s) - t0))
-		sed 's/^/    /' "$log" | tail -n 40
+		echo "--- $name:"
+		sed 's/^/    /' "$file.log" 2>/dev/null | tail -n 40
 	fi
-}
-
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-
-if [ "$what" = unit ] || [ "$what" = all ]; then
-	for t in "$unit_dir"/test_*; do
-		[ -x "$t" ] || continue
-		case "$t" in *.d) continue ;; esac
-		run "unit/$(basename "$t")" "$t"
-	done
-fi
-
-if [ "$what" = cli ] || [ "$what" = all ] || [ "$what" = corpus ]; then
-	for t in tests/cli/*.sh; do
-		[ -f "$t" ] || continue
-		case "$(basename "$t")" in lib.sh) continue ;; esac
-		[ "$what" != corpus ] || grep -q '^need_corpus' "$t" || continue
-		tmp=$(mktemp -d)
-		run "cli/$(basename "$t" .sh)" env PASSNET="$bin" TEST_TMP="$tmp" \
-			ROOT="$PWD" MKARCHIVE="$tools_dir/mkarchive" \
-			MKPROFILES="$tools_dir/mkprofiles" sh "$t"
-		rm -rf "$tmp"
-	done
-fi
-
+done
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] || { echo "failed:$failed_names"; exit 1; }

@@ -13,11 +13,7 @@
 # quantiser, one unit of a float-to-integer Cast).
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
-command -v node >/dev/null || fail "node is not installed (make deps installs it)"
-if [ ! -d "$ROOT/bench/ort/node_modules/onnxruntime-node" ]; then
-	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >/dev/null 2>&1) ||
-		fail "npm ci of onnxruntime-node failed"
-fi
+need_ort_node
 db="$TEST_TMP/db"
 pn --db "$db" build "$CORPUS/zoo" "$CORPUS/models/resnet18" "$CORPUS/models/mobilenet_v3_small"
 [ "$status" -eq 0 ] || fail "build: $out"

@@ -49,16 +49,30 @@ need_corpus() {
 	CORPUS=$(PYTHON="$PY" "$ROOT/tests/fixtures/corpus.sh") || fail "the fixture corpus could not be built"
 }
 
+# need_ort_node: npm's onnxruntime-node in bench/ort/node_modules, installed
+# here when missing (the test fails, never skips, if that cannot be done).
+# run-all.sh runs tests side by side, so the install holds a lock: a second
+# test waits for the first one's npm ci instead of racing it in one folder.
+need_ort_node() {
+	command -v npm >/dev/null || fail "npm is needed (make deps installs it)"
+	command -v node >/dev/null || fail "node is not installed (make deps installs it)"
+	mkdir -p "$ROOT/build"
+	(
+		flock 9
+		[ -d "$ROOT/bench/ort/node_modules/onnxruntime-node" ] && exit 0
+		cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
+			npm ci --no-audit --no-fund >/dev/null 2>&1
+	) 9>"$ROOT/build/.ort-install.lock" || fail "npm ci of onnxruntime-node failed"
+}
+
 # Sets lib to ONNX Runtime's CPU library: the one `make ort` copied into
-# build/ort/, else npm's onnxruntime-node in bench/ort/ (installed here
-# when missing: the test fails, never skips, if that cannot be done).
+# build/ort/, else npm's onnxruntime-node's (need_ort_node).
 need_ort_lib() {
 	lib="$ROOT/build/ort/libonnxruntime.so.1"
 	[ -f "$lib" ] && return
+	need_ort_node
 	lib="$ROOT/bench/ort/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-	[ -f "$lib" ] && return
-	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
-		npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
+	[ -f "$lib" ] || fail "onnxruntime-node has no $lib"
 }
 
 # list_places DB DIR: DB's stored models (ls --json) into DIR/stored.jsonl

@@ -27,12 +27,7 @@
 # model: name, binding, max abs and rel difference, then a summary.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
-command -v npm >/dev/null || fail "npm is needed (make deps installs it)"
-command -v node >/dev/null || fail "node is not installed (make deps installs it)"
-if [ ! -d "$ROOT/bench/ort/node_modules/onnxruntime-node" ]; then
-	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm_config_cache="$TEST_TMP/npm-cache" \
-		npm ci --no-audit --no-fund >/dev/null 2>&1) || fail "npm ci of onnxruntime-node failed"
-fi
+need_ort_node
 rtol=$(awk 'BEGIN { printf "%.6g", 10 ^ (5.886 * -3 / 5) }') atol=1e-3
 
 # Models ORT refuses, one a line: the model's folder under models/, a tab,

@@ -47,12 +47,7 @@
 # outputs.  Prints one line per model: name, binding, max abs and rel
 # difference, then a summary.
 . "$ROOT/tests/cli/lib.sh"
-command -v npm >/dev/null || fail "npm is needed (make deps installs it)"
-command -v node >/dev/null || fail "node is not installed (make deps installs it)"
-if [ ! -d "$ROOT/bench/ort/node_modules/onnxruntime-node" ]; then
-	(cd "$ROOT/bench/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >/dev/null 2>&1) ||
-		fail "npm ci of onnxruntime-node failed"
-fi
+need_ort_node
 export npm_config_cache="$TEST_TMP/npm-cache"
 cache=${PASSNET_CACHE:-$HOME/.cache/passnet}
 rtol=$(awk 'BEGIN { printf "%.6g", 10 ^ (5.886 * -3 / 5) }') atol=1e-3
