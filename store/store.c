@@ -111,7 +111,7 @@ struct pn_op {
 
 /* The writer drops the store's mapped pages (pn_store_drop_pages) after
  * committing this much. */
-#define DROP_PAGES_BYTES ((size_t)16 << 20)
+#define DROP_PAGES_BYTES ((size_t)4 << 20)
 
 struct pn_writer {
 	pn_store *s;
