@@ -31,10 +31,8 @@ static int check(pn_ctx *ctx)
 static int run(pn_ctx *ctx)
 {
 	int rc = pn_call_extract(ctx);
-	if (!rc)
-		rc = pn_call_partition(ctx, strategy, NULL);   /* all the store holds */
-	if (!rc)
-		rc = pn_call_dedup(ctx, NULL);
+	if (!rc)   /* all the store holds */
+		rc = pn_call_cut_and_dedup(ctx, strategy);
 	return rc;
 }
 

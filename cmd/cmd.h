@@ -94,6 +94,10 @@ struct pn_shard;
 /* shard: NULL for all (build's partition and dedup take all its store holds) */
 int  pn_call_partition(pn_ctx *ctx, const char *strategies, const struct pn_shard *shard);
 int  pn_call_dedup(pn_ctx *ctx, const struct pn_shard *shard);
+/* partition and dedup as one streamed pass (dedup/stream.h), then dedup
+ * over the candidates table if a partition run left it marked; prints the
+ * two stages' summaries (cmd/dedup.c) */
+int  pn_call_cut_and_dedup(pn_ctx *ctx, const char *strategies);
 int  pn_call_exec(pn_ctx *ctx, const struct pn_profile_opts *o);
 struct pn_baseline_opts;
 /* The ONNX Runtime baseline stage and its summary (who: the command, for

@@ -8,6 +8,8 @@
 #include "common/err.h"
 #include "common/shard.h"
 #include "dedup/dedup.h"
+#include "dedup/stream.h"
+#include "partition/partition.h"
 #include "partition/stage.h"
 
 int pn_call_dedup(pn_ctx *ctx, const pn_shard *shard)
@@ -17,6 +19,38 @@ int pn_call_dedup(pn_ctx *ctx, const pn_shard *shard)
 	if (pn_dedup_stage(ctx->store, ctx->threads, shard, &s, err))
 		return pn_die("dedup: %s", err);
 	pn_print_stage("dedup", &s, ctx->json);
+	return 0;
+}
+
+int pn_call_cut_and_dedup(pn_ctx *ctx, const char *strategies)
+{
+	unsigned mask = 0;
+	if (strategies && pn_strategy_mask(strategies, &mask))
+		return pn_die("--strategy: unknown strategy in '%s'", strategies);
+	pn_stage_stats cut, hashed;
+	char err[PN_ERRLEN];
+	if (pn_stream_stage(ctx->store, mask, ctx->threads, NULL, &cut, &hashed, err))
+		return pn_die("build: %s", err);
+	pn_print_stage("partition", &cut, ctx->json);
+	pn_rtxn *t;
+	if (pn_rtxn_begin(ctx->store, &t, err))
+		return pn_die("build: %s", err);
+	int marked = pn_unhashed_marked(t);
+	pn_rtxn_end(t);
+	if (marked) {   /* a partition run's candidates, not hashed yet */
+		pn_stage_stats more;
+		if (pn_dedup_stage(ctx->store, ctx->threads, NULL, &more, err))
+			return pn_die("dedup: %s", err);
+		hashed.candidates += more.candidates;
+		hashed.structures += more.structures;
+		hashed.models += more.models;
+		hashed.new_subgraphs += more.new_subgraphs;
+		hashed.collisions += more.collisions;
+		hashed.approximate += more.approximate;
+		hashed.failed += more.failed;
+		hashed.seconds += more.seconds;
+	}
+	pn_print_stage("dedup", &hashed, ctx->json);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "store/structures.h"
 #include "store/query.h"
 #include "store/records.h"
+#include "store/tables.h"
 
 static int deep;
 
@@ -56,15 +57,12 @@ static void problem(doctor *d, const char *fmt, ...)
 	d->problems++;
 }
 
-static int collect_place(void *ud, pn_bytes key, pn_bytes val)
+static int collect_place(void *ud, pn_bytes key, pn_bytes val, const Passnet__ModelPath *mp)
 {
 	doctor *d = ud;
 	d->checked++;
-	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
 	if (!mp || key.len != 16) {
 		problem(d, "model_paths record %zu bytes does not decode", val.len);
-		if (mp)
-			passnet__model_path__free_unpacked(mp, NULL);
 		return 0;
 	}
 	if (d->np == d->cap) {
@@ -83,7 +81,6 @@ static int collect_place(void *ud, pn_bytes key, pn_bytes val)
 	pn_key expect = pn_place_key(p->source, p->path);
 	if (memcmp(expect.b, p->place.b, 16))
 		problem(d, "model_paths key does not match its place %s: %s", p->source, p->path);
-	passnet__model_path__free_unpacked(mp, NULL);
 	return 0;
 }
 
@@ -170,13 +167,13 @@ static void check_roundtrip(doctor *d, const char *hex, const pn_model *m, const
 		problem(d, "subgraph %s: its decoded graph hashes to another key", hex);
 }
 
-static int check_subgraph(void *ud, pn_bytes key, pn_bytes val)
+static int check_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subgraph *sg)
 {
+	(void)val;
 	doctor *d = ud;
 	d->checked++;
 	char hex[33], err[PN_ERRLEN];
 	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
 	if (!sg || !sg->has_canonical || key.len != 16) {
 		problem(d, "subgraph %s does not decode", hex);
 	} else {
@@ -195,18 +192,16 @@ static int check_subgraph(void *ud, pn_bytes key, pn_bytes val)
 		if (pn_get(d->t, PN_T_OCCURRENCES, key.data, 16, &o) != 0)
 			problem(d, "subgraph %s occurs nowhere", hex);
 	}
-	if (sg)
-		passnet__subgraph__free_unpacked(sg, NULL);
 	return 0;
 }
 
-static int check_occurrence(void *ud, pn_bytes key, pn_bytes val)
+static int check_occurrence(void *ud, pn_bytes key, pn_bytes val, const Passnet__Occurrence *o)
 {
+	(void)val;
 	doctor *d = ud;
 	d->checked++;
 	char hex[33];
 	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
 	pn_bytes v;
 	const uint8_t *st = pn_occurrence_structure(o);
 	if (!st || !o->strategy) {
@@ -216,24 +211,21 @@ static int check_occurrence(void *ud, pn_bytes key, pn_bytes val)
 			problem(d, "occurrence of missing subgraph %s", hex);
 		uint8_t ck[64];
 		size_t kl = pn_candidate_key(ck, st, o->strategy, o->candidate);
-		Passnet__Candidate *c = pn_get(d->t, PN_T_CANDIDATES, ck, kl, &v) == 0
-						? passnet__candidate__unpack(NULL, v.len, v.data) : NULL;
+		Passnet__Candidate *c;
+		pn_candidates_get(d->t, ck, kl, &c);
 		if (!c || !c->has_subgraph || c->subgraph.len != 16 || memcmp(c->subgraph.data, key.data, 16))
 			problem(d, "occurrence of %s names candidate %u of %s, which does not hash to it",
 				hex, o->candidate, o->strategy);
-		if (c)
-			passnet__candidate__free_unpacked(c, NULL);
+		pn_candidates_free(c);
 	}
-	if (o)
-		passnet__occurrence__free_unpacked(o, NULL);
 	return 0;
 }
 
-static int check_candidate(void *ud, pn_bytes key, pn_bytes val)
+static int check_candidate(void *ud, pn_bytes key, pn_bytes val, const Passnet__Candidate *c)
 {
+	(void)val;
 	doctor *d = ud;
 	d->checked++;
-	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
 	pn_bytes v;
 	char hex[33];
 	pn_hex(key.data, 16, hex);
@@ -244,8 +236,6 @@ static int check_candidate(void *ud, pn_bytes key, pn_bytes val)
 	} else if (c->has_subgraph && pn_get(d->t, PN_T_SUBGRAPHS, c->subgraph.data, 16, &v) != 0) {
 		problem(d, "a candidate of structure %s hashes to a missing subgraph", hex);
 	}
-	if (c)
-		passnet__candidate__free_unpacked(c, NULL);
 	return 0;
 }
 
@@ -284,8 +274,9 @@ static int check_graph(void *ud, pn_bytes key, pn_bytes val)
 }
 
 /* ranges: a subgraph's input ranges, or a model's "has contributed" marker. */
-static int check_ranges(void *ud, pn_bytes key, pn_bytes val)
+static int check_ranges(void *ud, pn_bytes key, pn_bytes val, const Passnet__InputRanges *rec)
 {
+	(void)val;
 	doctor *d = ud;
 	d->checked++;
 	char hex[33];
@@ -296,7 +287,7 @@ static int check_ranges(void *ud, pn_bytes key, pn_bytes val)
 			problem(d, "ranges of model %s, which is not stored", hex);
 		return 0;
 	}
-	Passnet__InputRanges *r = key.len == 16 ? passnet__input_ranges__unpack(NULL, val.len, val.data) : NULL;
+	const Passnet__InputRanges *r = key.len == 16 ? rec : NULL;
 	if (!r || r->n_lo != r->n_hi || r->n_lo != r->n_known)
 		problem(d, "a ranges record (%s) does not decode", hex);
 	else if (pn_get(d->t, PN_T_SUBGRAPHS, key.data, 16, &v) != 0)
@@ -304,20 +295,16 @@ static int check_ranges(void *ud, pn_bytes key, pn_bytes val)
 	for (size_t i = 0; r && i < r->n_lo && i < r->n_known; i++)
 		if (r->known[i] && !(r->lo[i] <= r->hi[i]))
 			problem(d, "input %zu of subgraph %s has an empty range", i, hex);
-	if (r)
-		passnet__input_ranges__free_unpacked(r, NULL);
 	return 0;
 }
 
-static int check_error(void *ud, pn_bytes key, pn_bytes val)
+static int check_error(void *ud, pn_bytes key, pn_bytes val, const Passnet__Error *e)
 {
+	(void)val;
 	doctor *d = ud;
 	d->checked++;
-	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
 	if (!e || key.len < 17)
 		problem(d, "an errors record does not decode");
-	if (e)
-		passnet__error__free_unpacked(e, NULL);
 	return 0;
 }
 
@@ -359,14 +346,14 @@ static void check_current_machine(doctor *d)
 }
 
 /* A profile decodes and names a stored machine (or none: an older passnet). */
-static int check_profile(void *ud, pn_bytes key, pn_bytes val)
+static int check_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profile *p)
 {
+	(void)val;
 	doctor *d = ud;
 	d->checked++;
 	char hex[33] = "?";
 	if (key.len == 16)
 		pn_hex(key.data, 16, hex);
-	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
 	if (!p) {
 		problem(d, "the profile of %s does not decode", hex);
 		return 0;
@@ -375,25 +362,24 @@ static int check_profile(void *ud, pn_bytes key, pn_bytes val)
 	char err[PN_ERRLEN];
 	if (p->machine && pn_machine_get(d->t, p->machine, &c, err))
 		problem(d, "the profile of %s names machine %s, which is not stored", hex, p->machine);
-	passnet__profile__free_unpacked(p, NULL);
 	return 0;
 }
 
 static int run(pn_ctx *ctx)
 {
 	doctor d = {.t = ctx->txn, .deep = deep};
-	pn_foreach(d.t, PN_T_MODEL_PATHS, NULL, 0, collect_place, &d);
+	pn_model_paths_foreach(d.t, NULL, 0, collect_place, &d);
 	for (int i = 0; i < d.np; i++)
 		check_place(&d, &d.p[i]);
 	pn_foreach(d.t, PN_T_MODELS, NULL, 0, check_model, &d);
-	pn_foreach(d.t, PN_T_ERRORS, NULL, 0, check_error, &d);
-	pn_foreach(d.t, PN_T_CANDIDATES, NULL, 0, check_candidate, &d);
+	pn_errors_foreach(d.t, NULL, 0, check_error, &d);
+	pn_candidates_foreach(d.t, NULL, 0, check_candidate, &d);
 	pn_foreach(d.t, PN_T_STRUCTURES, NULL, 0, check_structure, &d);
 	pn_foreach(d.t, PN_T_GRAPHS, NULL, 0, check_graph, &d);
-	pn_foreach(d.t, PN_T_SUBGRAPHS, NULL, 0, check_subgraph, &d);
-	pn_foreach(d.t, PN_T_OCCURRENCES, NULL, 0, check_occurrence, &d);
-	pn_foreach(d.t, PN_T_RANGES, NULL, 0, check_ranges, &d);
-	pn_foreach(d.t, PN_T_PROFILES, NULL, 0, check_profile, &d);
+	pn_subgraphs_foreach(d.t, NULL, 0, check_subgraph, &d);
+	pn_occurrences_foreach(d.t, NULL, 0, check_occurrence, &d);
+	pn_ranges_foreach(d.t, NULL, 0, check_ranges, &d);
+	pn_profiles_foreach(d.t, NULL, 0, check_profile, &d);
 	pn_foreach(d.t, PN_T_META, "machine/", 8, check_machine, &d);
 	check_current_machine(&d);
 	for (int i = 0; i < d.np; i++) {

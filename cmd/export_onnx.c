@@ -9,6 +9,7 @@
 #include "export/export.h"
 #include "passnet.pb-c.h"
 #include "store/query.h"
+#include "store/tables.h"
 
 static uint64_t seed = 1;
 
@@ -23,19 +24,17 @@ static int run(pn_ctx *ctx)
 	pn_rtxn *t = ctx->txn;
 	char err[PN_ERRLEN];
 	pn_key key;
-	pn_bytes val;
 	int rc = pn_find_key(t, PN_T_SUBGRAPHS, hash, &key, err);
 	if (rc == 1)
 		rc = pn_fail(err, "no subgraph %s", hash);
 	Passnet__Subgraph *sg = NULL;
-	if (!rc && pn_get(t, PN_T_SUBGRAPHS, key.b, 16, &val) == 0)
-		sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	if (!rc)
+		pn_subgraphs_get(t, key.b, 16, &sg);
 	if (!rc && (!sg || !sg->has_canonical))
 		rc = pn_fail(err, "subgraph record does not decode");
 	if (!rc)
 		rc = pn_export_subgraph_onnx(sg->canonical.data, sg->canonical.len, seed, out, err);
-	if (sg)
-		passnet__subgraph__free_unpacked(sg, NULL);
+	pn_subgraphs_free(sg);
 	return rc ? pn_die("export-onnx: %s", err) : 0;
 }
 

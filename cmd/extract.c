@@ -1,6 +1,7 @@
 /*
  * extract.c - `passnet extract [--manifest FILE] [PATH...]`: models into the store.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,9 @@ int pn_call_extract(pn_ctx *ctx)
 	free(xo.names);
 	free(xo.src);
 	pn_manifest_free(xo.me, xo.nme);
+	/* what extract's threads freed goes back to the system, so the stages
+	 * build runs after it do not start with its peak as their floor */
+	malloc_trim(0);
 	return rc ? pn_die("extract: %s", err) : 0;
 }
 

@@ -14,6 +14,7 @@
 #include "store/query.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 #include "store/warnings.h"
 
 typedef struct ls_opts {
@@ -44,13 +45,12 @@ static int64_t default_opset(const Passnet__Model *m)
 	return 0;
 }
 
-static int list_model(void *ud, pn_bytes key, pn_bytes val)
+static int list_model(void *ud, pn_bytes key, pn_bytes val, const Passnet__Model *m)
 {
 	ls_opts *o = ud;
 	uint8_t base[16];
 	if (!o->variants && pn_model_variant_of(val, base))
 		return 0;
-	Passnet__Model *m = passnet__model__unpack(NULL, val.len, val.data);
 	if (!m)
 		return 0;
 	const char *st = status_name(m->status);
@@ -82,15 +82,14 @@ static int list_model(void *ud, pn_bytes key, pn_bytes val)
 			       (long long)default_opset(m), m->source, m->path);
 		}
 	}
-	passnet__model__free_unpacked(m, NULL);
 	return 0;
 }
 
-static int list_failed(void *ud, pn_bytes key, pn_bytes val)
+static int list_failed(void *ud, pn_bytes key, pn_bytes val, const Passnet__Error *e)
 {
 	(void)key;
+	(void)val;
 	ls_opts *o = ud;
-	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
 	if (!e)
 		return 0;
 	if (!strcmp(e->stage, "extract") && (!o->source || !strcmp(o->source, e->source))) {
@@ -107,7 +106,6 @@ static int list_failed(void *ud, pn_bytes key, pn_bytes val)
 			printf("failed  %s: %s: %s\n", e->source, e->path, e->message);
 		}
 	}
-	passnet__error__free_unpacked(e, NULL);
 	return 0;
 }
 
@@ -173,14 +171,14 @@ static void json_profile(const Passnet__Profile *p)
 
 static Passnet__Profile *profile_of(pn_rtxn *t, const uint8_t *hash)
 {
-	pn_bytes v;
-	if (pn_get(t, PN_T_PROFILES, hash, 16, &v) != 0)
-		return NULL;
-	return passnet__profile__unpack(NULL, v.len, v.data);
+	Passnet__Profile *p;
+	pn_profiles_get(t, hash, 16, &p);
+	return p;
 }
 
-static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
+static int list_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subgraph *sg)
 {
+	(void)val;
 	ls_opts *o = ud;
 	if (key.len != 16)
 		return 0;
@@ -190,15 +188,8 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	    (o->strategy && !occ.per_strategy[o->strategy_index]))
 		return 0;
 	Passnet__Profile *prof = profile_of(o->t, key.data);
-	if (o->flag && !has_flag(prof, o->flag)) {
-		if (prof)
-			passnet__profile__free_unpacked(prof, NULL);
-		return 0;
-	}
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-	if (!sg) {
-		if (prof)
-			passnet__profile__free_unpacked(prof, NULL);
+	if ((o->flag && !has_flag(prof, o->flag)) || !sg) {
+		pn_profiles_free(prof);
 		return 0;
 	}
 	char hex[33], pat[33] = "";
@@ -238,9 +229,7 @@ static int list_subgraph(void *ud, pn_bytes key, pn_bytes val)
 			printf("%s%s", i ? " " : "", sg->ops[i]);
 		printf("\n");
 	}
-	passnet__subgraph__free_unpacked(sg, NULL);
-	if (prof)
-		passnet__profile__free_unpacked(prof, NULL);
+	pn_profiles_free(prof);
 	return 0;
 }
 
@@ -324,11 +313,11 @@ static int run(pn_ctx *ctx)
 		if (pn_foreach_warning(lo.t, warn_kind, list_warning, NULL) < 0)
 			return pn_die("cannot read the warnings of %s", ctx->db);
 	} else if (lo.subgraphs)
-		pn_foreach(lo.t, PN_T_SUBGRAPHS, NULL, 0, list_subgraph, &lo);
+		pn_subgraphs_foreach(lo.t, NULL, 0, list_subgraph, &lo);
 	else if (lo.status && !strcmp(lo.status, "failed"))
-		pn_foreach(lo.t, PN_T_ERRORS, NULL, 0, list_failed, &lo);
+		pn_errors_foreach(lo.t, NULL, 0, list_failed, &lo);
 	else
-		pn_foreach(lo.t, PN_T_MODELS, NULL, 0, list_model, &lo);
+		pn_models_foreach(lo.t, NULL, 0, list_model, &lo);
 	return 0;
 }
 

@@ -14,24 +14,24 @@
 #include "store/query.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 
 typedef struct places {
 	pn_key key;
 	int n;
 } places;
 
-static int print_place(void *ud, pn_bytes key, pn_bytes val)
+static int print_place(void *ud, pn_bytes key, pn_bytes val, const Passnet__ModelPath *mp)
 {
 	(void)key;
+	(void)val;
 	places *p = ud;
-	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
 	if (!mp)
 		return 0;
 	if (mp->has_model && mp->model.len == 16 && !memcmp(mp->model.data, p->key.b, 16)) {
 		printf("  found at   %s: %s\n", mp->source, mp->path);
 		p->n++;
 	}
-	passnet__model_path__free_unpacked(mp, NULL);
 	return 0;
 }
 
@@ -252,14 +252,12 @@ static void print_occurrences(pn_rtxn *t, const pn_key *key)
 		place_line *l = &p.l[i];
 		char hex[33];
 		pn_hex(l->model, 16, hex);
-		pn_bytes mv;
-		Passnet__Model *m = pn_get(t, PN_T_MODELS, l->model, 16, &mv) == 0
-					    ? passnet__model__unpack(NULL, mv.len, mv.data) : NULL;
+		Passnet__Model *m;
+		pn_models_get(t, l->model, 16, &m);
 		printf("  found in  %.12s %s: %s  (%s, candidate %u)%s%s\n", hex, m ? m->source : "?",
 		       m ? m->path : "?", l->strategy ? l->strategy : "", l->candidate,
 		       l->binding ? " at " : "", l->binding ? l->binding : "");
-		if (m)
-			passnet__model__free_unpacked(m, NULL);
+		pn_models_free(m);
 		free(l->strategy);
 		free(l->binding);
 	}
@@ -345,14 +343,14 @@ static void print_ort_baseline(const Passnet__OrtBaseline *b)
 
 static void print_profile(pn_rtxn *t, const pn_key *key)
 {
-	pn_bytes val;
-	if (pn_get(t, PN_T_PROFILES, key->b, 16, &val) != 0) {
+	Passnet__Profile *p;
+	int rc = pn_profiles_get(t, key->b, 16, &p);
+	if (rc == PN_REC_MALFORMED)
+		return;   /* stored but unreadable: nothing to show (doctor reports it) */
+	if (rc) {
 		printf("profile    none (passnet exec measures it)\n");
 		return;
 	}
-	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
-	if (!p)
-		return;
 	printf("profile    %s, executor build %s, %u thread%s, %u warm-up, %u trials, seed %llu\n",
 	       p->status ? p->status : "?", p->executor_build ? p->executor_build : "?", p->threads,
 	       p->threads == 1 ? "" : "s", p->warmups, p->trials, (unsigned long long)p->seed);
@@ -377,17 +375,19 @@ static void print_profile(pn_rtxn *t, const pn_key *key)
 		printf("  threshold  %s\n", p->thresholds[i]);
 	if (p->ort)
 		print_ort_baseline(p->ort);
-	passnet__profile__free_unpacked(p, NULL);
+	pn_profiles_free(p);
 }
 
 static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 {
-	pn_bytes val;
-	if (pn_get(t, PN_T_SUBGRAPHS, key->b, 16, &val) != 0)
+	Passnet__Subgraph *sg;
+	int got = pn_subgraphs_get(t, key->b, 16, &sg);
+	if (got && got != PN_REC_MALFORMED)
 		return pn_fail(err, "subgraph vanished while reading");
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-	if (!sg || !sg->has_canonical)
+	if (!sg || !sg->has_canonical) {
+		pn_subgraphs_free(sg);
 		return pn_fail(err, "subgraph record does not decode");
+	}
 	pn_model *m = NULL;
 	int rc = pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err);
 	if (!rc) {
@@ -403,34 +403,30 @@ static int show_subgraph(pn_rtxn *t, const pn_key *key, char *err)
 		print_profile(t, key);
 	}
 	pn_model_free(m);
-	passnet__subgraph__free_unpacked(sg, NULL);
+	pn_subgraphs_free(sg);
 	return rc;
 }
 
 /* --- sources -------------------------------------------------------------------- */
 
-static int print_source_error(void *ud, pn_bytes key, pn_bytes val)
+static int print_source_error(void *ud, pn_bytes key, pn_bytes val, const Passnet__Error *e)
 {
 	(void)key;
+	(void)val;
 	const char *name = ud;
-	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
 	if (!e)
 		return 0;
 	if (e->source && !strcmp(e->source, name))
 		printf("error      %s: %s%s%s\n", e->stage, e->path && *e->path ? e->path : "",
 		       e->path && *e->path ? ": " : "", e->message);
-	passnet__error__free_unpacked(e, NULL);
 	return 0;
 }
 
 /* 0 shown, 1 no source of that name. */
 static int show_source(pn_rtxn *t, const char *name)
 {
-	pn_bytes val;
-	if (pn_get(t, PN_T_SOURCES, name, strlen(name), &val) != 0)
-		return 1;
-	Passnet__Source *s = passnet__source__unpack(NULL, val.len, val.data);
-	if (!s)
+	Passnet__Source *s;
+	if (pn_sources_get(t, name, strlen(name), &s) != 0)
 		return 1;
 	printf("source     %s\nkind       %s\nlocation   %s\n", s->name, s->kind, s->location);
 	printf("checksum   %s\n", s->checksum ? s->checksum : s->sha256 ? s->sha256 : "-");
@@ -443,8 +439,8 @@ static int show_source(pn_rtxn *t, const char *name)
 	       (unsigned long long)s->models_ok, (unsigned long long)s->models_failed,
 	       (unsigned long long)s->files_seen,
 	       s->complete ? "the last scan was complete" : "the last scan did not finish");
-	passnet__source__free_unpacked(s, NULL);
-	pn_foreach(t, PN_T_ERRORS, NULL, 0, print_source_error, (void *)name);
+	pn_sources_free(s);
+	pn_errors_foreach(t, NULL, 0, print_source_error, (void *)name);
 	return 0;
 }
 
@@ -480,7 +476,7 @@ static int run(pn_ctx *ctx)
 	if (!rc) {
 		print_model(&key, rec, m);
 		places p = {.key = key};
-		pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, print_place, &p);
+		pn_model_paths_foreach(t, NULL, 0, print_place, &p);
 	}
 	pn_model_free(m);
 	free(whole);

@@ -23,6 +23,7 @@
 #include "export/groups.h"
 #include "store/query.h"
 #include "store/records.h"
+#include "store/tables.h"
 
 static int opt_unknown, opt_brief;
 
@@ -160,7 +161,7 @@ static void list_unknown(stats *s, const pn_key *key, const void *data, size_t l
 	pn_model_free(m);
 }
 
-static int on_model(void *ud, pn_bytes key, pn_bytes val)
+static int on_model(void *ud, pn_bytes key, pn_bytes val, const Passnet__Model *m)
 {
 	stats *s = ud;
 	uint8_t base[16];
@@ -168,7 +169,6 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 		s->variants++;
 		return 0;
 	}
-	Passnet__Model *m = passnet__model__unpack(NULL, val.len, val.data);
 	if (!m)
 		return 0;
 	s->models++;
@@ -187,26 +187,24 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 	void *whole = NULL;
 	size_t len = 0;
 	int have = pn_model_record_whole(s->t, val, &whole, &len) == 0;
-	Passnet__Model *g = have ? passnet__model__unpack(NULL, len, whole) : NULL;
+	Passnet__Model *g = have ? pn_models_unpack((pn_bytes){whole, len}) : NULL;
 	if (g && g->graph)
 		count_graph_ops(s, g->graph->graph);
-	if (g)
-		passnet__model__free_unpacked(g, NULL);
+	pn_models_free(g);
 	if (m->unknown_dims && have) {
 		pn_key k;
 		memcpy(k.b, key.data, 16);
 		list_unknown(s, &k, whole, len);
 	}
 	free(whole);
-	passnet__model__free_unpacked(m, NULL);
 	return 0;
 }
 
-static int on_place(void *ud, pn_bytes key, pn_bytes val)
+static int on_place(void *ud, pn_bytes key, pn_bytes val, const Passnet__ModelPath *mp)
 {
 	(void)key;
+	(void)val;
 	stats *s = ud;
-	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
 	if (!mp)
 		return 0;
 	char name[512];
@@ -215,34 +213,33 @@ static int on_place(void *ud, pn_bytes key, pn_bytes val)
 	pn_tally_add(&s->sources, name, 1);
 	s->places++;
 	s->failed += failed;
-	passnet__model_path__free_unpacked(mp, NULL);
 	return 0;
 }
 
-static int on_error(void *ud, pn_bytes key, pn_bytes val)
+static int on_error(void *ud, pn_bytes key, pn_bytes val, const Passnet__Error *e)
 {
 	(void)key;
+	(void)val;
 	stats *s = ud;
-	Passnet__Error *e = passnet__error__unpack(NULL, val.len, val.data);
 	if (!e)
 		return 0;
 	char kind[PN_ERRLEN], name[PN_ERRLEN + 32];
 	pn_message_kind(e->message, kind, sizeof kind);
 	snprintf(name, sizeof name, "%s: %s", e->stage, kind);
 	pn_tally_add(&s->errors, name, 1);
-	passnet__error__free_unpacked(e, NULL);
 	return 0;
 }
 
+/* Keeps every record (printed at the end), so it unpacks its own copy of
+ * each value: pn_sources_foreach's are freed when the callback returns. */
 static int on_source(void *ud, pn_bytes key, pn_bytes val)
 {
 	(void)key;
 	stats *s = ud;
-	Passnet__Source *r = passnet__source__unpack(NULL, val.len, val.data);
+	Passnet__Source *r = pn_sources_unpack(val);
 	Passnet__Source **v = r ? realloc(s->srcs, (s->n_srcs + 1) * sizeof *v) : NULL;
 	if (!v) {
-		if (r)
-			passnet__source__free_unpacked(r, NULL);
+		pn_sources_free(r);
 		return 0;
 	}
 	s->srcs = v;
@@ -352,15 +349,12 @@ static pattern_stat *pattern_slot(stats *s, const uint8_t *p)
 	return ps;
 }
 
-static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
+static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subgraph *sg)
 {
+	(void)val;
 	stats *s = ud;
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-	if (!sg || sg->pattern.len != 16) {
-		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
+	if (!sg || sg->pattern.len != 16)
 		return 0;
-	}
 	pn_occ_summary occ;
 	pn_occurrences(s->t, key.data, NULL, &occ);
 	pattern_stat *ps = pattern_slot(s, sg->pattern.data);
@@ -377,7 +371,6 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
 			strcat(ps->ops, sg->ops[i]);
 		}
 	}
-	passnet__subgraph__free_unpacked(sg, NULL);
 	return 0;
 }
 
@@ -445,11 +438,11 @@ static void count_ort(stats *s, const Passnet__Profile *p)
 		s->ort_ratio[s->ort_ok - 1] = b->ratio;
 }
 
-static int on_profile(void *ud, pn_bytes key, pn_bytes val)
+static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profile *p)
 {
 	(void)key;
+	(void)val;
 	stats *s = ud;
-	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
 	if (!p)
 		return 0;
 	s->profiled++;
@@ -467,7 +460,6 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 		if (f >= 0)
 			s->flags[f]++;
 	}
-	passnet__profile__free_unpacked(p, NULL);
 	return 0;
 }
 
@@ -804,15 +796,15 @@ static int run(pn_ctx *ctx)
 	s.brief = opt_brief;
 	pn_rtxn *t = ctx->txn;
 	s.t = t;
-	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &s);
-	pn_foreach(t, PN_T_MODEL_PATHS, NULL, 0, on_place, &s);
-	pn_foreach(t, PN_T_ERRORS, NULL, 0, on_error, &s);
+	pn_models_foreach(t, NULL, 0, on_model, &s);
+	pn_model_paths_foreach(t, NULL, 0, on_place, &s);
+	pn_errors_foreach(t, NULL, 0, on_error, &s);
 	pn_foreach(t, PN_T_SOURCES, NULL, 0, on_source, &s);
 	s.t = t;
 	pn_foreach_occurrence(t, NULL, on_occurrence, &s);
 	close_hash(&s);
-	pn_foreach(t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, &s);
-	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &s);
+	pn_subgraphs_foreach(t, NULL, 0, on_subgraph, &s);
+	pn_profiles_foreach(t, NULL, 0, on_profile, &s);
 	read_machines(&s);
 	if (s.n_patterns)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);
@@ -833,7 +825,7 @@ static int run(pn_ctx *ctx)
 	free(s.ort_ratio);
 	free(s.machines);
 	for (size_t i = 0; i < s.n_srcs; i++)
-		passnet__source__free_unpacked(s.srcs[i], NULL);
+		pn_sources_free(s.srcs[i]);
 	free(s.srcs);
 	for (int i = 0; i < s.n_patterns; i++)
 		free(s.patterns[i].ops);

@@ -1,5 +1,9 @@
 #include "common/err.h"
 
+#include <stdlib.h>
+
+#include "common/assert.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -96,4 +100,11 @@ int pn_die(const char *fmt, ...)
 	print_line("passnet: ", fmt, ap);
 	va_end(ap);
 	return 1;
+}
+
+void pn_assert_fail(const char *file, int line, const char *func, const char *cond)
+{
+	fprintf(stderr, "passnet: internal error: %s:%d: %s: %s\n", file, line, func, cond);
+	fflush(stderr);
+	abort();
 }

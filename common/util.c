@@ -1,6 +1,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -199,4 +200,9 @@ void pn_progress_end(pn_progress *p)
 	if (p->active)
 		fputs("\r\033[K", stderr);
 	p->active = 0;
+}
+
+int pn_stage_threads(int requested)
+{
+	return requested > 0 ? requested : omp_get_max_threads();
 }

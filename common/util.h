@@ -53,5 +53,9 @@ void   pn_progress_start(pn_progress *p, const char *what, uint64_t total);
 void   pn_progress_step(pn_progress *p, uint64_t done, const char *note);
 void   pn_progress_end(pn_progress *p);
 double pn_now(void);   /* monotonic seconds */
+/* The threads a stage runs on: `requested` when positive, else OpenMP's
+ * default (OMP_NUM_THREADS, or every core).  Every stage resolves its
+ * thread count here, once, at its start (passnet -j N, 0 when not given). */
+int pn_stage_threads(int requested);
 
 #endif

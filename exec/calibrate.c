@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "common/arena.h"
+#include "common/util.h"
 #include "common/err.h"
 #include "common/timing.h"
 #include "runtime/session.h"
@@ -365,7 +366,7 @@ int pn_calibrate(int threads, pn_calibration *out, char *err)
 	memset(out, 0, sizeof(*out));
 	pn_machine_host(out->host);
 	pn_machine_cpu_model(out->cpu_model);
-	int n = threads > 0 ? threads : omp_get_max_threads();
+	int n = pn_stage_threads(threads);
 	if (n > PN_CALIB_MAX_THREADS)
 		n = PN_CALIB_MAX_THREADS;
 	out->max_threads = n;

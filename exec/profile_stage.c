@@ -375,7 +375,7 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 {
 	memset(stats, 0, sizeof(*stats));
 	double t0 = pn_now();
-	int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	int threads = pn_stage_threads(o->threads);
 	pn_profile_opts opts = *o;
 	opts.threads = threads;
 	if (o->ranges_only) {

@@ -452,8 +452,7 @@ int pn_ranges_stage(pn_store *st, int threads, uint64_t seed, double stop_at,
 {
 	memset(stats, 0, sizeof *stats);
 	double t0 = pn_now();
-	if (threads <= 0)
-		threads = omp_get_max_threads();
+	threads = pn_stage_threads(threads);
 	todo td = {.shard = shard};
 	if (pn_rtxn_begin(st, &td.t, err))
 		return -1;

@@ -379,7 +379,7 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 		return pn_fail(err, "out of memory");
 	memset(stats, 0, sizeof(*stats));
 	x->st = st;
-	x->threads = threads > 0 ? threads : omp_get_max_threads();
+	x->threads = pn_stage_threads(threads);
 	x->stats = stats;
 	x->bind = bind;
 	x->variants = variants;

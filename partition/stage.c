@@ -3,11 +3,13 @@
  */
 #include "partition/stage.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
+#include "common/assert.h"
 #include "common/util.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"
@@ -23,6 +25,7 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *s
 			uint32_t index)
 {
 	size_t l = strlen(strategy);
+	PN_ASSERT(21 + l <= PN_CANDIDATE_KEY_MAX);   /* the callers' key buffers */
 	memcpy(key, structure, 16);
 	memcpy(key + 16, strategy, l);
 	key[16 + l] = 0;
@@ -33,36 +36,37 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *s
 	return 21 + l;
 }
 
-/* --- what is left to do ------------------------------------------------------------- */
+/* --- candidates without a hash ------------------------------------------------------- */
 
-/* One model.  The first model of a structure in the plan cuts it (todo: the
- * strategies the structure has no done marker for); every model, that one
- * too, is then listed under its structure (store/structures.h), unless it
- * is already. */
-typedef struct job {
-	uint8_t key[16];
-	pn_key structure;
-	unsigned todo;          /* strategies (bit i = pn_strategies[i]) to run */
-	int link;               /* list the model under its structure */
-	int cutter;             /* the job that cuts this structure (itself, or earlier) */
-	int variant;            /* a shape variant (extract/variants.h) */
-	void *record;           /* copy of the model record (when todo) */
-	size_t len;
-	/* results */
-	pn_cuts cuts[PN_N_STRATEGIES];
-	char err[PN_ERRLEN];
-	int failed;
-} job;
+static const char unhashed_key[] = "candidates_unhashed";
+
+int pn_unhashed_mark(pn_writer *w, char *err)
+{
+	Passnet__Meta m;
+	passnet__meta__init(&m);
+	m.has_version = 1;
+	m.version = PN_SCHEMA_VERSION;
+	m.text = "a partition run may have left candidates without a subgraph hash";
+	return pn_put_msg(w, PN_T_META, unhashed_key, sizeof unhashed_key - 1, &m.base, err);
+}
+
+int pn_unhashed_clear(pn_writer *w, char *err)
+{
+	return pn_del(w, PN_T_META, unhashed_key, sizeof unhashed_key - 1, err);
+}
+
+int pn_unhashed_marked(pn_rtxn *t)
+{
+	pn_bytes v;
+	return pn_get(t, PN_T_META, unhashed_key, sizeof unhashed_key - 1, &v) == 0;
+}
+
+/* --- what is left to do ------------------------------------------------------------- */
 
 /* Structure keys seen in the plan -> the job that cuts them: open
  * addressing over the keys' first bytes (they are hashes). */
-typedef struct seen_set {
-	pn_key *keys;
-	int *jobs;
-	size_t cap, n;
-} seen_set;
 
-static int seen_find(const seen_set *ss, const pn_key *k, size_t *slot)
+static int seen_find(const pn_seen_set *ss, const pn_key *k, size_t *slot)
 {
 	uint64_t h;
 	memcpy(&h, k->b, sizeof h);
@@ -75,9 +79,9 @@ static int seen_find(const seen_set *ss, const pn_key *k, size_t *slot)
 	}
 }
 
-static int seen_grow(seen_set *ss)
+static int seen_grow(pn_seen_set *ss)
 {
-	seen_set g = {calloc(ss->cap ? ss->cap * 2 : 1024, sizeof(pn_key)), NULL,
+	pn_seen_set g = {calloc(ss->cap ? ss->cap * 2 : 1024, sizeof(pn_key)), NULL,
 		      ss->cap ? ss->cap * 2 : 1024, ss->n};
 	g.jobs = malloc(sizeof(int) * g.cap);
 	if (!g.keys || !g.jobs) {
@@ -103,13 +107,13 @@ static int seen_grow(seen_set *ss)
 #define UNSEEN (-1)     /* not seen in this plan */
 #define NO_CUTTER (-2)  /* seen, and nothing to cut: its candidates are stored */
 
-static int seen_get(const seen_set *ss, const pn_key *k)
+static int seen_get(const pn_seen_set *ss, const pn_key *k)
 {
 	size_t slot;
 	return ss->cap ? seen_find(ss, k, &slot) : UNSEEN;
 }
 
-static int seen_record(seen_set *ss, const pn_key *k, int job)
+static int seen_record(pn_seen_set *ss, const pn_key *k, int job)
 {
 	size_t slot;
 	if (2 * (ss->n + 1) > ss->cap && seen_grow(ss))
@@ -121,18 +125,9 @@ static int seen_record(seen_set *ss, const pn_key *k, int job)
 	return 0;
 }
 
-typedef struct plan {
-	pn_rtxn *t;
-	unsigned wanted;
-	const pn_shard *shard;   /* the structures this run works on */
-	job *jobs;
-	int n, cap;
-	seen_set seen;
-} plan;
-
 static int done_marker(pn_rtxn *t, const uint8_t *structure, const char *strategy)
 {
-	uint8_t key[64];
+	uint8_t key[PN_CANDIDATE_KEY_MAX];
 	size_t kl = pn_candidate_key(key, structure, strategy, PN_CANDIDATE_DONE);
 	pn_bytes v;
 	return pn_get(t, PN_T_CANDIDATES, key, kl, &v) == 0;
@@ -140,7 +135,7 @@ static int done_marker(pn_rtxn *t, const uint8_t *structure, const char *strateg
 
 static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 {
-	plan *p = ud;
+	pn_part_plan *p = ud;
 	if (key.len != 16)
 		return 0;
 	void *rec;
@@ -163,12 +158,12 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 		return 0;
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 256;
-		job *j = realloc(p->jobs, sizeof(job) * (size_t)p->cap);
+		pn_part_job *j = realloc(p->jobs, sizeof(pn_part_job) * (size_t)p->cap);
 		if (!j)
 			return -1;
 		p->jobs = j;
 	}
-	job *j = &p->jobs[p->n];
+	pn_part_job *j = &p->jobs[p->n];
 	memset(j, 0, sizeof(*j));
 	memcpy(j->key, key.data, 16);
 	j->structure = st;
@@ -181,7 +176,35 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 	return 0;
 }
 
-static int load_records(pn_store *st, job *jobs, int n, char *err)
+int pn_part_plan_models(pn_part_plan *p, pn_rtxn *t, const void *prefix, size_t plen)
+{
+	p->t = t;
+	int rc = pn_foreach(t, PN_T_MODELS, prefix, plen, plan_model, p) < 0 ? -1 : 0;
+	p->t = NULL;
+	return rc;
+}
+
+void pn_part_plan_clear(pn_part_plan *p)
+{
+	for (int i = 0; i < p->n; i++)
+		pn_part_job_free(&p->jobs[i]);
+	p->n = 0;
+	if (p->seen.cap)
+		for (size_t i = 0; i < p->seen.cap; i++)
+			p->seen.jobs[i] = UNSEEN;
+	p->seen.n = 0;
+}
+
+void pn_part_plan_free(pn_part_plan *p)
+{
+	pn_part_plan_clear(p);
+	free(p->jobs);
+	free(p->seen.keys);
+	free(p->seen.jobs);
+	memset(&p->jobs, 0, sizeof(*p) - offsetof(pn_part_plan, jobs));
+}
+
+int pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err)
 {
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
@@ -200,14 +223,27 @@ static int load_records(pn_store *st, job *jobs, int n, char *err)
 
 /* --- the work on one model ---------------------------------------------------------- */
 
-static void partition_model(job *j)
+int pn_part_cut(pn_part_job *j, const pn_model *m, const pn_infer_result *r)
+{
+	pn_pview pv;
+	memset(&pv, 0, sizeof(pv));
+	if (pn_pview_build(&pv, m->graph, r, j->err)) {
+		j->failed = 1;
+	} else {
+		for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
+			if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
+				j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
+	}
+	pn_pview_free(&pv);
+	return j->failed ? -1 : 0;
+}
+
+static void partition_model(pn_part_job *j)
 {
 	if (!j->todo)
 		return;
 	pn_model *m = NULL;
 	pn_infer_result r;
-	pn_pview pv;
-	memset(&pv, 0, sizeof(pv));
 	if (pn_model_from_record(j->record, j->len, &m, NULL, j->err)) {
 		j->failed = 1;
 		return;
@@ -217,22 +253,16 @@ static void partition_model(job *j)
 		pn_model_free(m);
 		return;
 	}
-	if (pn_pview_build(&pv, m->graph, &r, j->err)) {
-		j->failed = 1;
-	} else {
-		for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
-			if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
-				j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
-	}
-	pn_pview_free(&pv);
+	pn_part_cut(j, m, &r);
 	pn_infer_result_free(&r);
 	pn_model_free(m);
 }
 
 /* --- committing ------------------------------------------------------------------------ */
 
-static int put_candidate(pn_writer *w, const job *j, const char *strategy, uint32_t idx,
-			 const int32_t *nodes, int n, char *err)
+int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const char *strategy,
+			    uint32_t idx, const int32_t *nodes, int n, const pn_key *subgraph,
+			    int approximate, char *err)
 {
 	Passnet__Candidate c;
 	passnet__candidate__init(&c);
@@ -251,16 +281,36 @@ static int put_candidate(pn_writer *w, const job *j, const char *strategy, uint3
 		c.has_count = 1;
 		c.count = (uint32_t)n;
 	}
-	uint8_t key[64];
-	size_t kl = pn_candidate_key(key, j->structure.b, strategy, idx);
+	if (subgraph) {
+		c.has_subgraph = 1;
+		c.subgraph.data = (uint8_t *)subgraph->b;
+		c.subgraph.len = 16;
+	}
+	if (approximate) {
+		c.has_approximate = 1;
+		c.approximate = 1;
+	}
+	uint8_t key[PN_CANDIDATE_KEY_MAX];
+	size_t kl = pn_candidate_key(key, structure, strategy, idx);
 	int rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
 	free(nv);
 	return rc;
 }
 
-static int commit_job(pn_writer *w, job *jobs, int i, pn_stage_stats *stats, char *err)
+static int put_unhashed(void *ud, pn_writer *w, const pn_part_job *j, int s, int i, char *err)
 {
-	job *j = &jobs[i];
+	(void)ud;
+	return pn_candidate_record_put(w, j->structure.b, pn_strategies[s].name, (uint32_t)i,
+				       j->cuts[s].nodes[i], j->cuts[s].len[i], NULL, 0, err);
+}
+
+int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
+		   pn_cand_put_fn put, void *ud, char *err)
+{
+	pn_part_job *j = &jobs[i];
+	/* the cutter is the structure's first job in the plan, committed first */
+	PN_ASSERT(j->cutter >= 0 && j->cutter <= i);
+	PN_ASSERT(!j->todo || j->cutter == i);
 	/* a model of a structure its cutter failed on fails the same way */
 	if (j->cutter != i && !j->failed && jobs[j->cutter].failed) {
 		j->failed = 1;
@@ -280,20 +330,21 @@ static int commit_job(pn_writer *w, job *jobs, int i, pn_stage_stats *stats, cha
 			continue;
 		const char *name = pn_strategies[s].name;
 		pn_cuts *c = &j->cuts[s];
-		for (int i = 0; i < c->n; i++)
-			if (put_candidate(w, j, name, (uint32_t)i, c->nodes[i], c->len[i], err))
+		for (int k = 0; k < c->n; k++)
+			if (put(ud, w, j, s, k, err))
 				return -1;
 		stats->candidates += (uint64_t)c->n;
 		stats->per_strategy[s] += (uint64_t)c->n;
 		/* the marker last: a kill before it redoes this (model, strategy) */
-		if (put_candidate(w, j, name, PN_CANDIDATE_DONE, NULL, c->n, err))
+		if (pn_candidate_record_put(w, j->structure.b, name, PN_CANDIDATE_DONE, NULL, c->n,
+					    NULL, 0, err))
 			return -1;
 	}
 	/* listed last: a model listed under its structure is done */
 	return j->link ? pn_put_dup(w, PN_T_STRUCTURES, j->structure.b, 16, j->key, 16, err) : 0;
 }
 
-static void free_job(job *j)
+void pn_part_job_free(pn_part_job *j)
 {
 	free(j->record);
 	j->record = NULL;
@@ -304,7 +355,7 @@ static void free_job(job *j)
 /* --- the pipeline (store/batches.h) ------------------------------------------------------ */
 
 typedef struct pipe {
-	plan *p;
+	pn_part_plan *p;
 	pn_stage_stats *stats;
 	pn_store *st;
 } pipe;
@@ -312,7 +363,7 @@ typedef struct pipe {
 static int pipe_load(void *ud, int first, int n, char *err)
 {
 	pipe *pp = ud;
-	return load_records(pp->st, pp->p->jobs + first, n, err);
+	return pn_part_load(pp->st, pp->p->jobs + first, n, err);
 }
 
 static void pipe_work(void *ud, int i)
@@ -323,12 +374,12 @@ static void pipe_work(void *ud, int i)
 static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
 {
 	pipe *pp = ud;
-	return commit_job(w, pp->p->jobs, i, pp->stats, err);
+	return pn_part_commit(w, pp->p->jobs, i, pp->stats, put_unhashed, NULL, err);
 }
 
 static void pipe_release(void *ud, int i)
 {
-	free_job(&((pipe *)ud)->p->jobs[i]);
+	pn_part_job_free(&((pipe *)ud)->p->jobs[i]);
 }
 
 static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
@@ -338,32 +389,33 @@ int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_
 {
 	memset(stats, 0, sizeof(*stats));
 	double t0 = pn_now();
-	plan p = {.shard = shard};
+	pn_part_plan p = {.shard = shard};
 	p.wanted = strategies ? strategies : (1u << PN_N_STRATEGIES) - 1;
-	if (pn_rtxn_begin(st, &p.t, err))
-		return -1;
-	int rc = pn_foreach(p.t, PN_T_MODELS, NULL, 0, plan_model, &p) < 0 ? -1 : 0;
-	pn_rtxn_end(p.t);
+	pn_rtxn *t;
+	int rc = pn_rtxn_begin(st, &t, err);
+	if (!rc) {
+		rc = pn_part_plan_models(&p, t, NULL, 0);
+		pn_rtxn_end(t);
+	}
 	pn_writer *w = NULL;
 	if (!rc)
 		rc = pn_writer_open(st, &w, 0, err);
+	/* the mark lands before any candidate does (a killed run leaves it) */
+	if (!rc && p.n && !(rc = pn_unhashed_mark(w, err)))
+		rc = pn_writer_flush(w, err);
 	pn_progress prog;
 	pn_progress_start(&prog, "partition", (uint64_t)p.n);
 	if (!rc) {
 		pipe pp = {&p, stats, st};
 		rc = pn_run_batches(w, p.n, BATCH_MODELS, threads, &partition_ops, &pp, &prog, err);
 	}
-	for (int i = 0; i < p.n; i++)
-		free_job(&p.jobs[i]);
 	pn_progress_end(&prog);
 	if (w) {
 		char cerr[PN_ERRLEN];
 		if (pn_writer_close(w, rc ? cerr : err))
 			rc = -1;
 	}
-	free(p.jobs);
-	free(p.seen.keys);
-	free(p.seen.jobs);
+	pn_part_plan_free(&p);
 	stats->seconds = pn_now() - t0;
 	return rc;
 }

@@ -14,6 +14,9 @@
 #include <stdint.h>
 
 #include "common/shard.h"
+#include "common/util.h"
+#include "extract/ingest.h"
+#include "partition/partition.h"
 #include "schemas/strategies.h"
 #include "store/store.h"
 
@@ -35,9 +38,88 @@ typedef struct pn_stage_stats {
 int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_shard *shard,
 		       pn_stage_stats *stats, char *err);
 
-/* Keys of the candidates table. */
+/* Keys of the candidates table: structure, strategy name, 0, index (big
+ * endian), at most PN_CANDIDATE_KEY_MAX bytes. */
+#define PN_CANDIDATE_KEY_MAX 64
 size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *strategy,
 			uint32_t index);
 #define PN_CANDIDATE_DONE 0xffffffffu
+
+/* --- the stage's parts, which the streamed build (dedup/stream.h) runs with
+ * dedup's in one pass ------------------------------------------------------------------ */
+
+/* One model.  The first model of a structure in the plan cuts it (todo: the
+ * strategies the structure has no done marker for); every model, that one
+ * too, is then listed under its structure (store/structures.h), unless it
+ * is already. */
+typedef struct pn_part_job {
+	uint8_t key[16];
+	pn_key structure;
+	unsigned todo;          /* strategies (bit i = pn_strategies[i]) to run */
+	int link;               /* list the model under its structure */
+	int cutter;             /* the job that cuts this structure (itself, or earlier) */
+	int variant;            /* a shape variant (extract/variants.h) */
+	void *record;           /* copy of the model record (when todo) */
+	size_t len;
+	/* results */
+	pn_cuts cuts[PN_N_STRATEGIES];
+	char err[PN_ERRLEN];
+	int failed;
+} pn_part_job;
+
+/* Structure keys seen in the plan -> the job that cuts them: open
+ * addressing over the keys' first bytes (they are hashes). */
+typedef struct pn_seen_set {
+	pn_key *keys;
+	int *jobs;
+	size_t cap, n;
+} pn_seen_set;
+
+typedef struct pn_part_plan {
+	unsigned wanted;          /* strategies asked for (a mask, never 0) */
+	const pn_shard *shard;    /* the structures this run works on (NULL: all) */
+	pn_rtxn *t;               /* while planning */
+	pn_part_job *jobs;
+	int n, cap;
+	pn_seen_set seen;
+} pn_part_plan;
+
+/* Adds to the plan the models whose key starts with prefix (plen 0: all),
+ * in key order, that have something to do.  0, or -1 (out of memory). */
+int  pn_part_plan_models(pn_part_plan *p, pn_rtxn *t, const void *prefix, size_t plen);
+/* Empties the plan (its jobs freed, the structures seen forgotten), ready
+ * for the next models once what it planned is committed. */
+void pn_part_plan_clear(pn_part_plan *p);
+void pn_part_plan_free(pn_part_plan *p);
+/* Copies the records of the jobs that cut (todo != 0). */
+int  pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err);
+/* Cuts j's model, decoded into m and typed by r, with its todo strategies:
+ * 0, or -1 with j->failed and j->err set. */
+int  pn_part_cut(pn_part_job *j, const pn_model *m, const pn_infer_result *r);
+/* Puts job j's candidate `index` of strategy s (pn_strategies[s]). */
+typedef int (*pn_cand_put_fn)(void *ud, pn_writer *w, const pn_part_job *j, int s, int index,
+			      char *err);
+/* Commits job i: its candidates through put, the done markers, its listing
+ * under its structure (or its error). */
+int  pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
+		    pn_cand_put_fn put, void *ud, char *err);
+void pn_part_job_free(pn_part_job *j);
+
+/* A candidate record: its nodes, and once dedup has run, its subgraph hash
+ * (NULL: none yet) and whether the canonical search hit its budget.  idx
+ * PN_CANDIDATE_DONE puts a structure's done marker for the strategy, with
+ * n the number of candidates. */
+int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const char *strategy,
+			    uint32_t idx, const int32_t *nodes, int n, const pn_key *subgraph,
+			    int approximate, char *err);
+
+/* Whether the candidates table may hold candidates without a subgraph hash:
+ * partition marks it before its first commit, dedup clears the mark once
+ * every candidate has been tried, so `build` runs the candidates-table dedup
+ * only after a partition run of its own (the streamed pass hashes what it
+ * cuts). */
+int pn_unhashed_mark(pn_writer *w, char *err);
+int pn_unhashed_clear(pn_writer *w, char *err);
+int pn_unhashed_marked(pn_rtxn *t);
 
 #endif

@@ -4,6 +4,7 @@
 #include "store/batches.h"
 
 #include "common/err.h"
+#include "common/assert.h"
 
 #include <omp.h>
 
@@ -19,6 +20,7 @@ static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops,
 {
 	/* a job's records commit together (pn_writer_hold) */
 	for (int i = first; i < first + n; i++) {
+		PN_ASSERT(i >= 0);
 		pn_writer_hold(w);
 		int rc = ops->commit(ud, w, i, err);
 		char rerr[PN_ERRLEN];   /* a failed commit's own message comes first */
@@ -31,7 +33,7 @@ static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops,
 int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_batch_ops *ops,
 		   void *ud, pn_progress *prog, char *err)
 {
-	int nt = threads > 0 ? threads : omp_get_max_threads();
+	int nt = pn_stage_threads(threads);
 	int prev = 0, prev_n = 0, rc = 0;
 	for (int b = 0; !rc && (b < n_jobs || prev_n); b += batch) {
 		int n = batch_len(b, n_jobs, batch);
@@ -42,6 +44,8 @@ int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_ba
 			n = 0;
 		}
 		int crc = 0;
+		/* batch b-1 commits while batch b works: each job once, in order */
+		PN_ASSERT(!prev_n || prev + prev_n == (b < n_jobs ? b : n_jobs));
 		/* master: the writer belongs to this thread; the others run the
 		 * tasks, and every thread helps at the region's closing barrier */
 		#pragma omp parallel num_threads(nt)

@@ -21,6 +21,7 @@
  */
 #include "store/store.h"
 #include "store/writer_lock.h"
+#include "common/assert.h"
 #include "common/err.h"
 #include "common/util.h"
 #include "passnet.pb-c.h"
@@ -31,8 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +109,10 @@ struct pn_op {
 	size_t off, klen, vlen;         /* key then value at buf + off */
 };
 
+/* The writer drops the store's mapped pages (pn_store_drop_pages) after
+ * committing this much. */
+#define DROP_PAGES_BYTES ((size_t)4 << 20)
+
 struct pn_writer {
 	pn_store *s;
 	MDB_txn *txn;
@@ -121,6 +128,7 @@ struct pn_writer {
 	char failed[PN_ERRLEN];         /* non-empty: the writer is unusable */
 	int held;                       /* pn_writer_hold: no commit until released */
 	int lock_fd;                    /* writer_lock.h: one writing process */
+	size_t since_drop;              /* bytes committed since pn_store_drop_pages */
 };
 
 const char *pn_table_name(int table)
@@ -128,6 +136,46 @@ const char *pn_table_name(int table)
 	if (table < 0 || table >= PN_T_COUNT)
 		return "unknown";
 	return table_names[table];
+}
+
+/* The address and length of LMDB's map of data.mdb, found in
+ * /proc/self/maps by the file's device and inode (LMDB does not give it
+ * out: mdb_env_info's me_mapaddr is only set with MDB_FIXEDMAP).  0, or -1
+ * when not found. */
+static int map_of_data_file(pn_store *s, void **addr, size_t *len)
+{
+	int fd;
+	struct stat st;
+	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &st))
+		return -1;
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	char line[4096];
+	int rc = -1;
+	while (rc && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, ino;
+		unsigned maj, min;
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &lo, &hi, &maj, &min, &ino) == 5 &&
+		    ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev) {
+			*addr = (void *)lo;
+			*len = hi - lo;
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+void pn_store_drop_pages(pn_store *s)
+{
+	void *addr;
+	size_t len;
+	/* LMDB's map is read-only and shared (no MDB_WRITEMAP): dropping its
+	 * pages loses nothing, a later read maps them again from the page
+	 * cache or the file. */
+	if (!map_of_data_file(s, &addr, &len))
+		madvise(addr, len, MADV_DONTNEED);
 }
 
 const char *pn_store_path(const pn_store *s)
@@ -295,8 +343,15 @@ static int open_env(pn_store *s, char *err)
 	    (rc = mdb_env_set_maxreaders(s->env, PN_MAXREADERS)) ||
 	    (rc = mdb_env_set_mapsize(s->env, mapsize)))
 		return lmdb_fail(s, err, "configuring environment", rc);
-	/* NOTLS: read slots belong to txns, so OpenMP threads can each hold one. */
-	unsigned flags = MDB_NOTLS | (s->readonly ? MDB_RDONLY : 0);
+	/* NOTLS: read slots belong to txns, so OpenMP threads can each hold one.
+	 * NORDAHEAD: the stages read records by key, scattered over a file
+	 * larger than memory at corpus scale; the kernel's read-ahead would
+	 * fill the map with pages nobody asked for.  NOMETASYNC: a commit syncs
+	 * the data pages but not the meta page (the next commit's sync carries
+	 * it): a system crash may undo the last commit, never corrupt the store,
+	 * and a killed process loses nothing it committed; every stage redoes
+	 * what is missing.  Half the fsyncs of a build. */
+	unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | MDB_NOMETASYNC | (s->readonly ? MDB_RDONLY : 0);
 	rc = mdb_env_open(s->env, s->path, flags, 0666);
 	if (rc)
 		return lmdb_fail(s, err, "open", rc);
@@ -762,6 +817,13 @@ static int w_commit_txn(pn_writer *w, char *err)
 		return w_broken(w, err);
 	}
 	w->first += w->txn_ops;
+	/* LMDB reads every page a put walks through the map, so a long run
+	 * would keep the store it wrote resident: drop the pages now and then */
+	w->since_drop += w->txn_bytes;
+	if (w->since_drop >= DROP_PAGES_BYTES) {
+		pn_store_drop_pages(w->s);
+		w->since_drop = 0;
+	}
 	w->txn_ops = w->txn_bytes = 0;
 	if (w->first == w->nops)
 		w->nops = w->first = w->used = 0;
@@ -1049,6 +1111,7 @@ int pn_wget(pn_writer *w, int table, const void *key, size_t klen, pn_bytes *val
 
 void pn_writer_hold(pn_writer *w)
 {
+	PN_ASSERT(!w->held);   /* one group at a time: holds do not nest */
 	w->held = 1;
 }
 
@@ -1056,6 +1119,7 @@ void pn_writer_hold(pn_writer *w)
  * waiting for a pending resize: the next put or flush commits then). */
 int pn_writer_release(pn_writer *w, char *err)
 {
+	PN_ASSERT(w->held);
 	w->held = 0;
 	if (w->failed[0])
 		return pn_fail(err, "%s", w->failed);

@@ -80,6 +80,14 @@ int  pn_store_open(pn_store **out, const char *dir, int readonly, char *err);
 void pn_store_close(pn_store *s);
 const char *pn_store_path(const pn_store *s);
 
+/* Stops counting the store pages this process has read as its own
+ * resident memory (madvise on LMDB's map; the pages stay in the page cache
+ * and are mapped again when read).  The stages that walk the whole store
+ * call it between chunks, so their resident memory is bounded by a chunk
+ * and not by the store's size.  From the writer's thread (the one that
+ * may grow the map), with or without readers open. */
+void pn_store_drop_pages(pn_store *s);
+
 /* Read transactions: a consistent snapshot until pn_rtxn_end. */
 int  pn_rtxn_begin(pn_store *s, pn_rtxn **out, char *err);
 void pn_rtxn_end(pn_rtxn *t);

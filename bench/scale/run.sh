@@ -53,18 +53,32 @@ seconds_of() { echo "$1" | awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 6
 
 # run NAME STORE ARGS...: one stage as a cold process; leaves $log/NAME.{out,err,time}.
 # (sh has no local variables: run and build_rows use names of their own)
+# Peak RSS counts the store pages LMDB maps in, which the kernel may take back
+# at any time (clean page cache); the process's own memory is its anonymous
+# part, sampled every half second into $log/NAME.anon (peak, in kB).
 run() {
 	run_name=$1 run_store=$2
 	shift 2
 	/usr/bin/time -v -o "$log/$run_name.time" "$PN" --db "$run_store" --json -q -j "$THREADS" "$@" \
-		> "$log/$run_name.out" 2> "$log/$run_name.err" || {
+		> "$log/$run_name.out" 2> "$log/$run_name.err" &
+	run_pid=$!
+	run_anon=0
+	while kill -0 "$run_pid" 2>/dev/null; do
+		for p in $(pgrep -P "$run_pid"); do
+			a=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$p/status" 2>/dev/null)
+			[ -z "$a" ] || [ "$a" -le "$run_anon" ] || run_anon=$a
+		done
+		sleep 0.5
+	done
+	echo "$run_anon" > "$log/$run_name.anon"
+	wait "$run_pid" || {
 		echo "$run_name failed (exit $?): $(tail -n 3 "$log/$run_name.err")" >&2
 		return 1
 	}
 }
 
-printf '%-18s %7s %8s %10s %9s %8s %8s %9s %12s %9s %9s\n' \
-	stage models variants candidates unique wall_s cpu_s models/s candidates/s rss_MB store_MB
+printf '%-18s %7s %8s %10s %9s %8s %8s %9s %12s %9s %9s %9s\n' \
+	stage models variants candidates unique wall_s cpu_s models/s candidates/s rss_MB anon_MB store_MB
 # row NAME STORE MODELS VARIANTS CANDIDATES UNIQUE: prints and records it.
 row() {
 	t=$log/$1.time
@@ -72,9 +86,10 @@ row() {
 	cpu=$(awk -v u="$(time_field "$t" 'User time (seconds)')" -v s="$(time_field "$t" 'System time (seconds)')" 'BEGIN { print u + s }')
 	rss=$(time_field "$t" 'Maximum resident set size (kbytes)')
 	size=$(du -sk "$2" | cut -f1)
-	awk -v n="$1" -v m="$3" -v v="$4" -v c="$5" -v u="$6" -v w="$wall" -v p="$cpu" -v r="$rss" -v z="$size" 'BEGIN {
-		printf "%-18s %7s %8s %10s %9s %8.1f %8.1f %9.1f %12.0f %9.0f %9.0f\n", n, m, v, c, u, w, p,
-			(m + v) / w, c / w, r / 1024, z / 1024 }'
+	anon=$(cat "$log/$1.anon" 2>/dev/null || echo 0)
+	awk -v n="$1" -v m="$3" -v v="$4" -v c="$5" -v u="$6" -v w="$wall" -v p="$cpu" -v r="$rss" -v a="$anon" -v z="$size" 'BEGIN {
+		printf "%-18s %7s %8s %10s %9s %8.1f %8.1f %9.1f %12.0f %9.0f %9.0f %9.0f\n", n, m, v, c, u, w, p,
+			(m + v) / w, c / w, r / 1024, a / 1024, z / 1024 }'
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$N" "$1" "$3" "$4" "$5" "$6" "$wall" "$cpu" \
 		"$rss" "$size" "$(date -u +%F)" >> "$results"
 }

@@ -1,7 +1,9 @@
 # Partition and dedup results depend only on the models: the store is
 # byte-identical (mdb_dump) for 1 and 2 threads, for either order of the
 # sources, when a source is added in a later run, and after partition or
-# dedup is killed with SIGKILL and run again.
+# dedup is killed with SIGKILL and run again.  `build` runs the two as one
+# streamed pass (dedup/stream.h): its store equals the two stages run apart,
+# and a build after a partition run of its own hashes what that left.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 s1="$CORPUS/models"
@@ -27,7 +29,7 @@ expect_contains "$out" "extract: " "second build ran"
 dump "$TEST_TMP/c" "$TEST_TMP/c.dump"
 cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/c.dump" || fail "adding a source later gives another store"
 
-# kill partition and dedup part-way, then finish; each try starts from a
+# kill partition, dedup and build part-way, then finish; each try starts from a
 # copy of the store as the stage before left it (extracted once, partitioned
 # once), which is what a rerun of that stage would find
 pn --db "$TEST_TMP/x" extract "$s1" "$s2"
@@ -35,12 +37,32 @@ pn --db "$TEST_TMP/x" extract "$s1" "$s2"
 cp -r "$TEST_TMP/x" "$TEST_TMP/xp"
 pn --db "$TEST_TMP/xp" partition
 [ "$status" -eq 0 ] || fail "partition: $out"
+# partition alone marks the candidates table as holding unhashed candidates;
+# a build then finds nothing to cut and hashes them (the mark gone after)
+mdb_dump -p -s meta "$TEST_TMP/xp" | grep -q candidates_unhashed || fail "partition left no mark in meta"
+cp -r "$TEST_TMP/xp" "$TEST_TMP/xb"
+pn --db "$TEST_TMP/xb" -j 2 build "$s1" "$s2"
+[ "$status" -eq 0 ] || fail "build after partition: $out"
+expect_contains "$out" "partition: 0 models" "the build after partition cut nothing"
+dump "$TEST_TMP/xb" "$TEST_TMP/xb.dump"
+cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xb.dump" || fail "build after a partition run differs from one build"
+# and the two stages run apart, with strategies added in a second run
+cp -r "$TEST_TMP/x" "$TEST_TMP/xs"
+pn --db "$TEST_TMP/xs" -j 2 partition --strategy sole,fusion
+pn --db "$TEST_TMP/xs" -j 2 dedup
+pn --db "$TEST_TMP/xs" -j 1 build --strategy window,anchor "$s1"
+[ "$status" -eq 0 ] || fail "build of the other strategies: $out"
+dump "$TEST_TMP/xs" "$TEST_TMP/xs.dump"
+cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xs.dump" || fail "stages apart, then a build of the other strategies, differ from one build"
 killed=0
-for stage in partition dedup; do
+for stage in partition dedup build; do
 	for delay in 0.05 0.2 0.5; do
 		rm -rf "$TEST_TMP/k"
 		if [ "$stage" = dedup ]; then cp -r "$TEST_TMP/xp" "$TEST_TMP/k"; else cp -r "$TEST_TMP/x" "$TEST_TMP/k"; fi
-		PASSNET_WRITE_BATCH=65536 "$PASSNET" --db "$TEST_TMP/k" -q -j 2 $stage >/dev/null 2>&1 &
+		args=
+		[ "$stage" != build ] || args="$s1 $s2"
+		# shellcheck disable=SC2086
+		PASSNET_WRITE_BATCH=65536 "$PASSNET" --db "$TEST_TMP/k" -q -j 2 $stage $args >/dev/null 2>&1 &
 		pid=$!
 		sleep "$delay"
 		if kill -9 "$pid" 2>/dev/null; then

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <lmdb.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 struct fx {
@@ -342,6 +344,41 @@ static void test_creates_nested_dir(void **state)
 	struct stat st;
 	snprintf(dir, sizeof dir, "%s/a/b/c.lmdb/data.mdb", f->tmp);
 	assert_int_equal(stat(dir, &st), 0);
+}
+
+/* A hold inside a hold is a bug of the caller (common/assert.h): the
+ * process ends at once with SIGABRT and one "internal error" line naming
+ * the rule, before any of the group is committed.  In a child process. */
+static void test_hold_nesting_asserts(void **state)
+{
+	struct fx *f = *state;
+	char path[200];
+	snprintf(path, sizeof path, "%s/assert.err", f->tmp);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(path, "w", stderr))
+			_exit(3);
+		pn_store *s;
+		pn_writer *w;
+		if (pn_store_open(&s, f->db, 0, f->err) || pn_writer_open(s, &w, 0, f->err))
+			_exit(4);
+		pn_writer_hold(w);
+		pn_writer_hold(w);
+		_exit(0);   /* not reached */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGABRT);
+	char line[512] = "";
+	FILE *e = fopen(path, "r");
+	assert_non_null(e);
+	assert_non_null(fgets(line, sizeof line, e));
+	fclose(e);
+	assert_non_null(strstr(line, "passnet: internal error: "));
+	assert_non_null(strstr(line, "pn_writer_hold: !w->held"));
 }
 
 /* A held group commits whole: a 1 KiB batch that would commit every 10
@@ -805,6 +842,7 @@ int main(void)
 		T(test_creates_nested_dir),
 		T(test_batches_commit),
 		T(test_hold_group),
+		T(test_hold_nesting_asserts),
 		T(test_map_growth),
 		T(test_growth_with_own_reader),
 		T(test_growth_with_other_reader),

@@ -1,0 +1,322 @@
+/*
+ * forms.c - dedup's work on one structure (forms.h).
+ */
+#include "dedup/forms.h"
+
+#include "common/assert.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon/decode.h"
+#include "runtime/cost.h"
+#include "store/records.h"
+
+pn_dd_cut *pn_dd_add_cut(pn_dd_job *j)
+{
+	if (j->n == j->cap) {
+		int cap = j->cap ? j->cap * 2 : 64;
+		pn_dd_cut *c = realloc(j->c, sizeof(pn_dd_cut) * (size_t)cap);
+		if (!c)
+			return NULL;
+		j->c = c;
+		j->cap = cap;
+	}
+	pn_dd_cut *c = &j->c[j->n++];
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* "name=v,name=v" of the binding the model was cut at, with a generalized
+ * batch last ("batch=B (generalized)"); NULL when it binds nothing. */
+static char *binding_text(const pn_model *m, const Passnet__Model *rec)
+{
+	/* an occurrence is a dupsort value (at most 511 bytes): the text is cut */
+	char buf[201];
+	int off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < m->bind.n && off < (int)sizeof buf; i++)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%lld", i ? "," : "",
+				m->bind.names[i], (long long)m->bind.values[i]);
+	if (rec->has_variant_batch && off < (int)sizeof buf)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%sbatch=%llu (generalized)",
+				off ? "," : "", (unsigned long long)rec->variant_batch);
+	return off ? strdup(buf) : NULL;
+}
+
+/* A cut with a value whose dtype inference could not find (after an op
+ * passnet does not know: damaged or custom files) is typed by what the
+ * whole model told inference, which the cut alone may not reproduce (a
+ * shape computed outside it, partly known).  Such a cut is stored only if
+ * its canonical bytes decode into a graph that hashes back to its key, so
+ * that `doctor --deep` holds for every stored subgraph; the others are
+ * left out like cuts without a form.  Found by tests/cli/hostile_inputs.sh. */
+static int has_inference_gap(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes,
+			     int n)
+{
+	for (int i = 0; i < n; i++) {
+		const pn_node *nd = &g->nodes[nodes[i]];
+		for (int k = 0; k < nd->n_in; k++)
+			if (nd->in[k] >= 0 && r->v[nd->in[k]].type.dtype == PN_UNDEFINED)
+				return 1;
+		for (int k = 0; k < nd->n_out; k++)
+			if (nd->out[k] >= 0 && r->v[nd->out[k]].type.dtype == PN_UNDEFINED)
+				return 1;
+	}
+	return 0;
+}
+
+static int form_round_trips(const pn_form *f, char *err)
+{
+	pn_model *sub;
+	pn_key k;
+	if (pn_subgraph_model(f->bytes, f->len, &sub, err))
+		return 0;
+	int same = !pn_subgraph_rehash(sub, &k, err) && !memcmp(k.b, f->hash.b, 16);
+	pn_model_free(sub);
+	return same;
+}
+
+static void pack_records(pn_dd_job *j);
+
+/* The cut's form and cost; types and values are the model's inferred ones. */
+static void form_cut(pn_dd_cut *c, const pn_model *m, const pn_infer_result *r,
+		     const pn_type *types, const pn_tensor **values, pn_form_cache *cache,
+		     char *err)
+{
+	const pn_graph *g = m->graph;
+	for (int k = 0; k < c->n; k++)
+		if (c->nodes[k] < 0 || c->nodes[k] >= g->n_nodes)
+			return;   /* names nodes the model does not have: left unhashed */
+	if (!c->n)
+		return;
+	c->ok = !pn_form_of_cut_cached(g, r, c->nodes, c->n, cache, &c->form, err);
+	if (c->ok && has_inference_gap(g, r, c->nodes, c->n) && !form_round_trips(&c->form, err)) {
+		pn_form_free(&c->form);
+		c->ok = 0;
+	}
+	pn_graph_cost cost = {0};
+	char cerr[PN_ERRLEN];   /* a cost left at 0 only changes exec's order */
+	if (c->ok && types && values &&
+	    !pn_nodes_cost(g, types, values, c->nodes, c->n, &cost, cerr)) {
+		c->flops = cost.flops;
+		c->bytes_unfused = cost.bytes_unfused;
+	}
+}
+
+void pn_dd_forms(pn_dd_job *j, const pn_model *m, const Passnet__Model *rec,
+		 const pn_infer_result *r, pn_form_cache *cache)
+{
+	j->binding = binding_text(m, rec);
+	pn_form_cache_model(cache, m->graph);
+	/* the model's inferred types and contents, for every cut's cost */
+	int nv = m->graph->n_values;
+	pn_type *types = malloc(sizeof(pn_type) * (size_t)(nv + 1));
+	const pn_tensor **values = malloc(sizeof(void *) * (size_t)(nv + 1));
+	for (int v = 0; types && values && v < nv; v++) {
+		types[v] = r->v[v].type;
+		values[v] = r->v[v].value;
+	}
+	for (int i = 0; i < j->n; i++)
+		form_cut(&j->c[i], m, r, types, values, cache, j->err);
+	free(types);
+	free(values);
+	pack_records(j);
+}
+
+/* --- packing, in the worker ------------------------------------------------------------ */
+
+/* Appends msg packed to b; its offset and length into *off, *len. */
+static void pack_into(pn_buf *b, const ProtobufCMessage *msg, size_t *off, size_t *len)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	uint8_t tmp[1024];
+	uint8_t *p = n <= sizeof tmp ? tmp : malloc(n);
+	if (!p) {
+		b->oom = 1;
+		return;
+	}
+	protobuf_c_message_pack(msg, p);
+	*off = b->n;
+	*len = n;
+	pn_buf_put(b, p, n);
+	if (p != tmp)
+		free(p);
+}
+
+static void pack_subgraph(pn_buf *b, pn_dd_cut *c)
+{
+	const pn_form *f = &c->form;
+	Passnet__Subgraph s;
+	passnet__subgraph__init(&s);
+	s.has_version = 1;
+	s.version = PN_SCHEMA_VERSION;
+	s.has_canonical = 1;
+	s.canonical.data = f->bytes;
+	s.canonical.len = f->len;
+	s.has_pattern = 1;
+	s.pattern.data = (uint8_t *)f->pattern.b;
+	s.pattern.len = 16;
+	s.n_ops = (size_t)f->n_nodes;
+	s.ops = (char **)f->ops;
+	s.has_nodes = s.has_inputs = s.has_outputs = s.has_constants = 1;
+	s.nodes = (uint32_t)f->n_nodes;
+	s.inputs = (uint32_t)f->n_inputs;
+	s.outputs = (uint32_t)f->n_outputs;
+	s.constants = (uint32_t)f->n_consts;
+	s.has_flops = s.has_bytes_unfused = 1;
+	s.flops = c->flops;
+	s.bytes_unfused = c->bytes_unfused;
+	pack_into(b, &s.base, &c->sub_off, &c->sub_len);
+}
+
+static void pack_occurrence(pn_buf *b, const pn_dd_job *j, pn_dd_cut *c)
+{
+	Passnet__Occurrence o;
+	passnet__occurrence__init(&o);
+	o.has_version = 1;
+	o.version = PN_SCHEMA_VERSION;
+	o.has_structure = 1;
+	o.structure.data = (uint8_t *)j->structure;
+	o.structure.len = 16;
+	o.strategy = (char *)c->strategy;
+	o.has_candidate = 1;
+	o.candidate = c->index;
+	o.binding = j->binding;
+	/* an occurrence is a dupsort value: at most 511 bytes */
+	c->occ_too_large = passnet__occurrence__get_packed_size(&o) > 512;
+	if (!c->occ_too_large)
+		pack_into(b, &o.base, &c->occ_off, &c->occ_len);
+}
+
+static void pack_records(pn_dd_job *j)
+{
+	for (int i = 0; i < j->n; i++) {
+		pn_dd_cut *c = &j->c[i];
+		if (!c->ok)
+			continue;
+		pack_subgraph(&j->packed, c);
+		pack_occurrence(&j->packed, j, c);
+	}
+	if (j->packed.oom) {
+		j->failed = 1;
+		pn_fail(j->err, "out of memory");
+	}
+}
+
+/* --- committing ------------------------------------------------------------------------ */
+
+/* 1 = new, 0 = the same computation is stored, -1 = error, -2 = collision. */
+static int store_subgraph(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c,
+			  pn_stage_stats *stats, char *err)
+{
+	const pn_form *f = &c->form;
+	const uint8_t *rec = j->packed.p + c->sub_off;
+	pn_bytes v;
+	if (pn_wget(w, PN_T_SUBGRAPHS, f->hash.b, 16, &v) != 0) {
+		stats->new_subgraphs++;
+		return pn_put(w, PN_T_SUBGRAPHS, f->hash.b, 16, rec, c->sub_len, err) ? -1 : 1;
+	}
+	/* the same record bytes hold the same canonical bytes */
+	if (v.len == c->sub_len && !memcmp(v.data, rec, v.len))
+		return 0;
+	Passnet__Subgraph *s = passnet__subgraph__unpack(NULL, v.len, v.data);
+	int same = s && s->has_canonical && s->canonical.len == f->len &&
+		   !memcmp(s->canonical.data, f->bytes, f->len);
+	if (s)
+		passnet__subgraph__free_unpacked(s, NULL);
+	if (same)
+		return 0;
+	stats->collisions++;
+	return -2;
+}
+
+int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
+		     pn_stage_stats *stats, char *err)
+{
+	if (!c->ok)
+		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
+							      c->nodes, c->n, NULL, 0, err)
+				    : 0;
+	int rc = store_subgraph(w, j, c, stats, err);
+	if (rc == -2) {
+		char hex[33], msg[PN_ERRLEN];
+		pn_key_hex(&c->form.hash, hex);
+		snprintf(msg, sizeof msg, "hash collision: two different computations hash to %s", hex);
+		pn_error_line("dedup: %s", msg);
+		if (pn_error_put(w, &c->form.hash, "dedup", "", hex, msg, err))
+			return -1;
+		/* the candidate stays unhashed, as the dedup stage leaves it */
+		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
+							      c->nodes, c->n, NULL, 0, err)
+				    : 0;
+	}
+	if (rc < 0)
+		return -1;
+	if (c->occ_too_large)
+		return pn_fail(err, "occurrence record too large");
+	/* the worker packed both records of every cut with a form */
+	PN_ASSERT(c->sub_len && c->occ_len && c->occ_off + c->occ_len <= j->packed.n);
+	if (pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, j->packed.p + c->occ_off,
+		       c->occ_len, err))
+		return -1;
+	stats->approximate += c->form.approximate != 0;
+	stats->candidates++;
+	return pn_candidate_record_put(w, j->structure, c->strategy, c->index, c->nodes, c->n,
+				       &c->form.hash, c->form.approximate, err);
+}
+
+void pn_dd_job_free(pn_dd_job *j)
+{
+	for (int i = 0; i < j->n; i++) {
+		if (j->c[i].owns_nodes)
+			free(j->c[i].nodes);
+		pn_form_free(&j->c[i].form);
+	}
+	free(j->c);
+	free(j->binding);
+	pn_buf_free(&j->packed);
+	memset(j, 0, sizeof(*j));
+}
+
+/* --- the caches ------------------------------------------------------------------------ */
+
+void pn_dd_caches_open(pn_dd_caches *cs, int threads)
+{
+	memset(cs, 0, sizeof(*cs));
+	const char *e = getenv("PASSNET_FORM_CACHE");
+	if (e && !strcmp(e, "0"))
+		return;
+	cs->n = pn_stage_threads(threads);
+	cs->c = calloc((size_t)cs->n, sizeof(*cs->c));
+	for (int i = 0; cs->c && i < cs->n; i++)
+		cs->c[i] = pn_form_cache_new(0);
+}
+
+pn_form_cache *pn_dd_cache_of_thread(pn_dd_caches *cs)
+{
+	int t = omp_get_thread_num();
+	return cs->c && t < cs->n ? cs->c[t] : NULL;
+}
+
+void pn_dd_caches_close(pn_dd_caches *cs)
+{
+	if (getenv("PASSNET_DEDUP_STATS")) {
+		uint64_t lookups = 0, hits = 0, phits = 0;
+		for (int i = 0; cs->c && i < cs->n; i++) {
+			uint64_t l, h, ph;
+			pn_form_cache_counts(cs->c[i], &l, &h, &ph);
+			lookups += l;
+			hits += h;
+			phits += ph;
+		}
+		fprintf(stderr, "dedup: form cache: %llu lookups, %llu hits, %llu pattern hits\n",
+			(unsigned long long)lookups, (unsigned long long)hits, (unsigned long long)phits);
+	}
+	for (int i = 0; cs->c && i < cs->n; i++)
+		pn_form_cache_free(cs->c[i]);
+	free(cs->c);
+	memset(cs, 0, sizeof(*cs));
+}

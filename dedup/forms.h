@@ -1,0 +1,75 @@
+/*
+ * forms.h - dedup's work on one structure, shared by the two passes that
+ * run it: the dedup stage over the candidates table (dedup/dedup.h) and the
+ * streamed build, which cuts and hashes in one pass (dedup/stream.h).
+ *
+ * A structure's cuts are put into canonical form on one decoded model (any
+ * of the structure's models gives the same), in any thread; their records
+ * (subgraph, occurrence, hashed candidate) are then committed from the
+ * writer's thread, in cut order.
+ */
+#ifndef PN_DEDUP_FORMS_H
+#define PN_DEDUP_FORMS_H
+
+#include "canon/form.h"
+#include "common/err.h"
+#include "common/util.h"
+#include "extract/ingest.h"
+#include "partition/stage.h"
+#include "passnet.pb-c.h"
+#include "store/store.h"
+
+/* One cut of the structure. */
+typedef struct pn_dd_cut {
+	const char *strategy;  /* a pn_strategies name */
+	uint32_t index;        /* its candidate index under (structure, strategy) */
+	int32_t *nodes;        /* the cut's nodes in the model's graph */
+	int n;
+	int owns_nodes;        /* nodes is malloc'd here (else borrowed) */
+	pn_form form;
+	int ok;                /* form computed: the cut is stored */
+	double flops, bytes_unfused;   /* the cut's work (runtime/cost.h), for exec's order */
+	/* the subgraph and occurrence records, packed by the worker into the
+	 * structure's `packed` buffer (offsets: the buffer moves as it grows) */
+	size_t sub_off, sub_len, occ_off, occ_len;
+	int occ_too_large;
+} pn_dd_cut;
+
+/* One structure (store/structures.h) and the model whose record is read. */
+typedef struct pn_dd_job {
+	uint8_t structure[16];
+	uint8_t model[16];
+	pn_dd_cut *c;
+	int n, cap;
+	char *binding;         /* the model's binding as occurrences record it, or NULL */
+	pn_buf packed;
+	char err[PN_ERRLEN];
+	int failed;
+} pn_dd_job;
+
+/* Adds a cut to j (NULL: out of memory). */
+pn_dd_cut *pn_dd_add_cut(pn_dd_job *j);
+/* Computes the forms of j's cuts on m (decoded from record rec, typed by r)
+ * and packs their records; cache (NULL: none) is the calling thread's.  On
+ * failure j->failed and j->err are set. */
+void pn_dd_forms(pn_dd_job *j, const pn_model *m, const Passnet__Model *rec,
+		 const pn_infer_result *r, pn_form_cache *cache);
+/* Commits cut c of j: its subgraph (once per hash), its occurrence and its
+ * hashed candidate record; a cut without a form leaves its candidate as it
+ * is when unhashed_too is 0, else puts it unhashed. */
+int  pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
+		      pn_stage_stats *stats, char *err);
+void pn_dd_job_free(pn_dd_job *j);
+
+/* One exact-form cache per thread (canon/form.h), or none when
+ * PASSNET_FORM_CACHE=0 (so a test can check that the store is the same
+ * either way).  Counts are printed on stderr when PASSNET_DEDUP_STATS is set. */
+typedef struct pn_dd_caches {
+	pn_form_cache **c;
+	int n;
+} pn_dd_caches;
+void pn_dd_caches_open(pn_dd_caches *cs, int threads);
+pn_form_cache *pn_dd_cache_of_thread(pn_dd_caches *cs);
+void pn_dd_caches_close(pn_dd_caches *cs);
+
+#endif
