@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "canon/decode.h"
 #include "runtime/cost.h"
@@ -208,20 +209,117 @@ static void pack_records(pn_dd_job *j)
 
 /* --- committing ------------------------------------------------------------------------ */
 
+/* --- the subgraphs seen -------------------------------------------------------------- */
+
+struct pn_dd_seen {
+	pn_key *keys;         /* all-zero: an empty slot (a real key of zeros is not kept) */
+	uint64_t *checks;
+	size_t cap, n;
+};
+
+#define SEEN_CHECK_SEED 0x7061737365656e31ull   /* any constant but XXH3-128's 0 */
+
+pn_dd_seen *pn_dd_seen_new(void)
+{
+	pn_dd_seen *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->cap = 1024;
+	s->keys = calloc(s->cap, sizeof *s->keys);
+	s->checks = calloc(s->cap, sizeof *s->checks);
+	if (!s->keys || !s->checks) {
+		pn_dd_seen_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void pn_dd_seen_free(pn_dd_seen *s)
+{
+	if (!s)
+		return;
+	free(s->keys);
+	free(s->checks);
+	free(s);
+}
+
+static int key_is_zero(const pn_key *k)
+{
+	static const pn_key zero;
+	return !memcmp(k->b, zero.b, 16);
+}
+
+/* The slot of k: where it is, or the empty one where it would go. */
+static size_t seen_slot(const pn_dd_seen *s, const pn_key *k)
+{
+	uint64_t h;
+	memcpy(&h, k->b, sizeof h);   /* a hash already */
+	size_t i = h & (s->cap - 1);
+	while (!key_is_zero(&s->keys[i]) && memcmp(s->keys[i].b, k->b, 16))
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+static int seen_has(const pn_dd_seen *s, const pn_key *k, uint64_t check)
+{
+	if (!s || key_is_zero(k))
+		return 0;
+	size_t i = seen_slot(s, k);
+	return !key_is_zero(&s->keys[i]) && s->checks[i] == check;
+}
+
+static void seen_add(pn_dd_seen *s, const pn_key *k, uint64_t check)
+{
+	if (!s || key_is_zero(k) || s->n >= PN_DD_SEEN_MAX)
+		return;
+	if (2 * (s->n + 1) > s->cap) {   /* grow: rehash into twice the slots */
+		pn_dd_seen g = {calloc(2 * s->cap, sizeof *g.keys), calloc(2 * s->cap, sizeof *g.checks),
+				2 * s->cap, 0};
+		if (!g.keys || !g.checks) {
+			free(g.keys);
+			free(g.checks);
+			return;   /* no room: this one is read back next time */
+		}
+		for (size_t i = 0; i < s->cap; i++)
+			if (!key_is_zero(&s->keys[i])) {
+				size_t t = seen_slot(&g, &s->keys[i]);
+				g.keys[t] = s->keys[i];
+				g.checks[t] = s->checks[i];
+			}
+		free(s->keys);
+		free(s->checks);
+		s->keys = g.keys;
+		s->checks = g.checks;
+		s->cap = g.cap;
+	}
+	size_t i = seen_slot(s, k);
+	s->n += key_is_zero(&s->keys[i]);
+	s->keys[i] = *k;
+	s->checks[i] = check;
+}
+
 /* 1 = new, 0 = the same computation is stored, -1 = error, -2 = collision. */
 static int store_subgraph(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c,
-			  pn_stage_stats *stats, char *err)
+			  pn_dd_seen *seen, pn_stage_stats *stats, char *err)
 {
 	const pn_form *f = &c->form;
 	const uint8_t *rec = j->packed.p + c->sub_off;
+	uint64_t check = XXH3_64bits_withSeed(rec, c->sub_len, SEEN_CHECK_SEED);
+	if (seen_has(seen, &f->hash, check))
+		return 0;
 	pn_bytes v;
 	if (pn_wget(w, PN_T_SUBGRAPHS, f->hash.b, 16, &v) != 0) {
 		stats->new_subgraphs++;
-		return pn_put(w, PN_T_SUBGRAPHS, f->hash.b, 16, rec, c->sub_len, err) ? -1 : 1;
+		if (pn_put(w, PN_T_SUBGRAPHS, f->hash.b, 16, rec, c->sub_len, err))
+			return -1;
+		seen_add(seen, &f->hash, check);
+		return 1;
 	}
 	/* the same record bytes hold the same canonical bytes */
-	if (v.len == c->sub_len && !memcmp(v.data, rec, v.len))
+	if (v.len == c->sub_len && !memcmp(v.data, rec, v.len)) {
+		seen_add(seen, &f->hash, check);
 		return 0;
+	}
 	Passnet__Subgraph *s = passnet__subgraph__unpack(NULL, v.len, v.data);
 	int same = s && s->has_canonical && s->canonical.len == f->len &&
 		   !memcmp(s->canonical.data, f->bytes, f->len);
@@ -234,13 +332,13 @@ static int store_subgraph(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c,
 }
 
 int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
-		     pn_stage_stats *stats, char *err)
+		     pn_dd_seen *seen, pn_stage_stats *stats, char *err)
 {
 	if (!c->ok)
 		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
 							      c->nodes, c->n, NULL, 0, err)
 				    : 0;
-	int rc = store_subgraph(w, j, c, stats, err);
+	int rc = store_subgraph(w, j, c, seen, stats, err);
 	if (rc == -2) {
 		char hex[33], msg[PN_ERRLEN];
 		pn_key_hex(&c->form.hash, hex);

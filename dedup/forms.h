@@ -54,11 +54,23 @@ pn_dd_cut *pn_dd_add_cut(pn_dd_job *j);
  * failure j->failed and j->err are set. */
 void pn_dd_forms(pn_dd_job *j, const pn_model *m, const Passnet__Model *rec,
 		 const pn_infer_result *r, pn_form_cache *cache);
+/* The subgraphs a run has stored, or found stored and compared, each with a
+ * 64-bit hash of its record (XXH3-64, seeded apart from the key's XXH3-128).
+ * A corpus holds each subgraph many times: a repeat whose record hashes the
+ * same is known without reading the store back; one that hashes otherwise
+ * (another FLOP count, or a collision) is compared byte for byte as before,
+ * so a collision is still never merged.  Bounded by the unique subgraphs of
+ * the run (PN_DD_SEEN_MAX; past it, repeats are read back as before). */
+typedef struct pn_dd_seen pn_dd_seen;
+#define PN_DD_SEEN_MAX (1u << 24)
+pn_dd_seen *pn_dd_seen_new(void);   /* NULL: out of memory, no shortcut */
+void pn_dd_seen_free(pn_dd_seen *s);
+
 /* Commits cut c of j: its subgraph (once per hash), its occurrence and its
  * hashed candidate record; a cut without a form leaves its candidate as it
- * is when unhashed_too is 0, else puts it unhashed. */
+ * is when unhashed_too is 0, else puts it unhashed.  seen may be NULL. */
 int  pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
-		      pn_stage_stats *stats, char *err);
+		      pn_dd_seen *seen, pn_stage_stats *stats, char *err);
 void pn_dd_job_free(pn_dd_job *j);
 
 /* One exact-form cache per thread (canon/form.h), or none when

@@ -106,7 +106,8 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 	pn_model_free(m);
 }
 
-static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
+static int commit_job(pn_writer *w, mjob *j, pn_dd_seen *seen, pn_stage_stats *stats,
+		      char *err)
 {
 	if (j->unlisted)
 		return 0;
@@ -117,7 +118,7 @@ static int commit_job(pn_writer *w, mjob *j, pn_stage_stats *stats, char *err)
 	stats->structures++;
 	stats->models++;
 	for (int i = 0; i < j->d.n; i++)
-		if (pn_dd_commit_cut(w, &j->d, &j->d.c[i], 0, stats, err))
+		if (pn_dd_commit_cut(w, &j->d, &j->d.c[i], 0, seen, stats, err))
 			return -1;
 	return 0;
 }
@@ -160,6 +161,7 @@ typedef struct pipe {
 	pn_stage_stats *stats;
 	pn_store *st;
 	pn_dd_caches caches;
+	pn_dd_seen *seen;
 } pipe;
 
 static int pipe_load(void *ud, int first, int n, char *err)
@@ -179,7 +181,7 @@ static void pipe_work(void *ud, int i)
 static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
 {
 	pipe *pp = ud;
-	return commit_job(w, &pp->p->jobs[i], pp->stats, err);
+	return commit_job(w, &pp->p->jobs[i], pp->seen, pp->stats, err);
 }
 
 static void pipe_release(void *ud, int i)
@@ -249,7 +251,7 @@ int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 	pn_rtxn_end(t);
 	walk wk;
 	walk_init(&wk, models);
-	pipe pp = {&p, stats, st, {0}};
+	pipe pp = {&p, stats, st, {0}, pn_dd_seen_new()};
 	pn_dd_caches_open(&pp.caches, threads);
 	pn_writer *w = NULL;
 	int rc = pn_writer_open(st, &w, 0, err);
@@ -273,6 +275,7 @@ int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 	free(p.jobs);
 	pn_progress_end(&prog);
 	pn_dd_caches_close(&pp.caches);
+	pn_dd_seen_free(pp.seen);
 	/* every unhashed candidate (of the shard) has been tried: `build` need
 	 * not scan for them again until a partition run marks the table */
 	if (!rc && w)

@@ -27,6 +27,7 @@ typedef struct stream {
 	pn_store *st;
 	pn_stage_stats *cut, *hashed;
 	pn_dd_caches caches;
+	pn_dd_seen *seen;
 } stream;
 
 /* --- the work on one model ------------------------------------------------------------- */
@@ -100,7 +101,7 @@ static int put_cut(void *ud, pn_writer *w, const pn_part_job *j, int s, int k, c
 	/* list_cuts listed them in the order pn_part_commit puts them */
 	PN_ASSERT(sm->first_cut[i][s] + k < d->n && c->index == (uint32_t)k &&
 		  c->strategy == pn_strategies[s].name);
-	return pn_dd_commit_cut(w, d, c, 1, sm->hashed, err);
+	return pn_dd_commit_cut(w, d, c, 1, sm->seen, sm->hashed, err);
 }
 
 static int commit(void *ud, pn_writer *w, int i, char *err)
@@ -185,6 +186,7 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 	size_t plen = models > 16 * 256 ? 2 : 1;
 	uint32_t next = 0, end = 1u << (8 * plen);
 	pn_dd_caches_open(&sm.caches, threads);
+	sm.seen = pn_dd_seen_new();
 	pn_writer *w = NULL;
 	int rc = pn_writer_open(st, &w, 0, err);
 	pn_progress prog, chunk_prog;
@@ -210,6 +212,7 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 	free(sm.dd);
 	free(sm.first_cut);
 	pn_dd_caches_close(&sm.caches);
+	pn_dd_seen_free(sm.seen);
 	if (w) {
 		char cerr[PN_ERRLEN];
 		if (pn_writer_close(w, rc ? cerr : err))
