@@ -19,8 +19,9 @@
  * weights outside the .onnx becomes "weights as metadata only" (dtype and
  * dims known, bytes absent), as in the 71-model test corpus.  Inline weights
  * stay, except in seeds above MAX_SEED_BYTES (default 1 MiB of model.onnx),
- * whose inline weights of more than 4 KiB are made references to a file the
- * archives do not hold: every seed is used, at the size of its graph.
+ * whose inline weights of more than 4 KiB (initializers and Constant nodes)
+ * are made references to a file the archives do not hold: every seed is
+ * used, at the size of its graph.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -317,39 +318,45 @@ static char *seed_name(const char *path)
 	return strndup(base, n > 5 && strcmp(base + n - 5, ".onnx") == 0 ? n - 5 : n);
 }
 
-/* Turns the large inline weights of m (raw_data above 4 KiB) into
- * references to a file the archive will not hold, so that the model is
- * "weights as metadata only" like the seeds whose weights were outside the
- * .onnx from the start: dtype and dims stay, the bytes go.  Returns m
- * packed (malloc'd). */
+/* Makes t, when its inline bytes are above 4 KiB, a reference to a file
+ * the archive will not hold: dtype and dims stay, the bytes go. */
+static void tensor_as_metadata(Onnx__TensorProto *t, pn_arena *a)
+{
+	if (!t || !t->has_raw_data || t->raw_data.len <= 4096)
+		return;
+	Onnx__StringStringEntryProto **e = pn_arena_alloc(a, 3 * sizeof *e);
+	const char *keys[3] = {"location", "offset", "length"};
+	char *len = pn_arena_alloc(a, 24);
+	snprintf(len, 24, "%zu", t->raw_data.len);
+	const char *vals[3] = {"weights_not_shipped.bin", "0", len};
+	for (int k = 0; k < 3; k++) {
+		e[k] = pn_arena_alloc(a, sizeof **e);
+		onnx__string_string_entry_proto__init(e[k]);
+		e[k]->key = (char *)keys[k];
+		e[k]->value = (char *)vals[k];
+	}
+	t->external_data = e;
+	t->n_external_data = 3;
+	t->has_data_location = 1;
+	t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	t->has_raw_data = 0;
+	t->raw_data.len = 0;
+	t->raw_data.data = NULL;
+}
+
+/* Turns the large inline weights of m (initializers, and tensors of the
+ * top-level nodes' attributes: quantized exports keep their weights in
+ * Constant nodes) into metadata, so that the model is "weights as metadata
+ * only" like the seeds whose weights were outside the .onnx from the
+ * start.  Returns m packed (malloc'd). */
 static uint8_t *weights_as_metadata(Onnx__ModelProto *m, pn_arena *a, size_t *size)
 {
 	Onnx__GraphProto *g = m->graph;
-	for (size_t i = 0; i < g->n_initializer; i++) {
-		Onnx__TensorProto *t = g->initializer[i];
-		if (!t->has_raw_data || t->raw_data.len <= 4096)
-			continue;
-		Onnx__StringStringEntryProto **e = pn_arena_alloc(a, 3 * sizeof *e);
-		const char *keys[3] = {"location", "offset", "length"};
-		char *vals[3];
-		vals[0] = "weights_not_shipped.bin";
-		vals[1] = "0";
-		vals[2] = pn_arena_alloc(a, 24);
-		snprintf(vals[2], 24, "%zu", t->raw_data.len);
-		for (int k = 0; k < 3; k++) {
-			e[k] = pn_arena_alloc(a, sizeof **e);
-			onnx__string_string_entry_proto__init(e[k]);
-			e[k]->key = (char *)keys[k];
-			e[k]->value = vals[k];
-		}
-		t->external_data = e;
-		t->n_external_data = 3;
-		t->has_data_location = 1;
-		t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-		t->has_raw_data = 0;
-		t->raw_data.len = 0;
-		t->raw_data.data = NULL;
-	}
+	for (size_t i = 0; i < g->n_initializer; i++)
+		tensor_as_metadata(g->initializer[i], a);
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t k = 0; k < g->node[i]->n_attribute; k++)
+			tensor_as_metadata(g->node[i]->attribute[k]->t, a);
 	*size = onnx__model_proto__get_packed_size(m);
 	uint8_t *out = malloc(*size);
 	if (out)
