@@ -40,11 +40,13 @@ const pn_cmd_spec pn_cmd_build = {
 	.options = options,
 	.args = "[PATH...]",
 	.max_args = -1,
-	.summary = "extract, partition and dedup in one run",
-	.description = "extract, partition and dedup in one run (each stage does only what is not "
-		       "done yet)",
-	.details = "Runs extract (see `passnet extract --help`), partition (with the\n"
-		   "strategies of LIST, default all) and dedup, then prints a summary.\n",
+	.summary = "extract, then partition and dedup in one streamed pass",
+	.description = "extract, then partition and dedup in one streamed pass (each does only what "
+		       "is not done yet)",
+	.details = "Runs extract (see `passnet extract --help`), then cuts every model\n"
+		   "(with the strategies of LIST, default all) and hashes its cuts in the\n"
+		   "same pass, each model decoded once (docs/design.md); the store is the\n"
+		   "same as partition and dedup run apart.  Prints each stage's summary.\n",
 	.check = check,
 	.run = run,
 };
