@@ -30,6 +30,7 @@
 #include "runtime/session.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 
 #define PN_COMPILER_REGRESSION 1.1
 #define PN_COMPILER_GAP 10.0
@@ -483,20 +484,18 @@ typedef struct plan {
 	int64_t n, cap;
 } plan;
 
-static int plan_profile(void *ud, pn_bytes key, pn_bytes val)
+static int plan_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profile *p)
 {
+	(void)val;
 	plan *pl = ud;
 	if (key.len != 16)
 		return 0;
-	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
 	/* Skipped baselines hold no answer of ORT's, only a limit of the passnet
 	 * that wrote them, and cost no timing: each run tries them again. */
 	int want = p && p->status && (!strcmp(p->status, "ok") || !strcmp(p->status, "unstable")) &&
 		   (pl->o->redo || !p->ort || !p->ort->ort_version ||
 		    strcmp(p->ort->ort_version, pl->version) ||
 		    (p->ort->status && !strcmp(p->ort->status, "skipped")));
-	if (p)
-		passnet__profile__free_unpacked(p, NULL);
 	if (!want)
 		return 0;
 	if (pl->n == pl->cap) {
@@ -517,26 +516,20 @@ static int read_one(pn_store *st, const uint8_t *key, Passnet__Profile **p, uint
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
 		return -1;
-	pn_bytes v;
-	*p = NULL;
 	*canon = NULL;
-	if (pn_get(t, PN_T_PROFILES, key, 16, &v) == 0)
-		*p = passnet__profile__unpack(NULL, v.len, v.data);
-	if (pn_get(t, PN_T_SUBGRAPHS, key, 16, &v) == 0) {
-		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
-		if (sg && sg->has_canonical && (*canon = malloc(sg->canonical.len + 1))) {
-			memcpy(*canon, sg->canonical.data, sg->canonical.len);
-			*len = sg->canonical.len;
-		}
-		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
+	pn_profiles_get(t, key, 16, p);
+	Passnet__Subgraph *sg;
+	pn_subgraphs_get(t, key, 16, &sg);
+	if (sg && sg->has_canonical && (*canon = malloc(sg->canonical.len + 1))) {
+		memcpy(*canon, sg->canonical.data, sg->canonical.len);
+		*len = sg->canonical.len;
 	}
+	pn_subgraphs_free(sg);
 	*ranges = pn_subgraph_ranges_in(t, key, n_ranges);
 	pn_rtxn_end(t);
 	if (*p && *canon)
 		return 0;
-	if (*p)
-		passnet__profile__free_unpacked(*p, NULL);
+	pn_profiles_free(*p);
 	free(*canon);
 	free(*ranges);
 	return pn_fail(err, "subgraph or profile record is missing or corrupt");
@@ -561,7 +554,7 @@ static int plan_all(pn_store *st, plan *pl, pn_calibration *cal, char *err)
 	if (pn_rtxn_begin(st, &t, err))
 		return -1;
 	int rc = pn_calibration_get(t, cal, err) < 0 ? -1 : 0;
-	if (!rc && pn_foreach(t, PN_T_PROFILES, NULL, 0, plan_profile, pl) < 0)
+	if (!rc && pn_profiles_foreach(t, NULL, 0, plan_profile, pl) < 0)
 		rc = pn_fail(err, "out of memory");
 	pn_rtxn_end(t);
 	return rc;
@@ -600,7 +593,7 @@ int pn_baseline_stage(pn_store *st, const pn_baseline_opts *o, pn_baseline_stats
 		baseline_one(&j);
 		count(j.p, s);
 		rc = pn_put_msg(w, PN_T_PROFILES, pl.keys[i], 16, &j.p->base, err);
-		passnet__profile__free_unpacked(j.p, NULL);
+		pn_profiles_free(j.p);
 		free(canon);
 		free(ranges);
 		if (!rc && s->done % COMMIT_EVERY == 0)

@@ -34,6 +34,7 @@
 #include "partition/partition.h"
 #include "store/records.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 
 /* Committed every this many profiles or seconds, whichever first: a kill
  * loses little, and the store is not flushed for every tiny subgraph. */
@@ -80,14 +81,14 @@ static int cmp_item(const void *a, const void *b)
 
 /*
  * By its stored profile: with redo_flags, whether it carries one of them;
- * otherwise whether this executor build has not measured it yet.
+ * otherwise whether this executor build has not measured it yet.  No
+ * profile (missing, unreadable or malformed) carries no flag and has not
+ * been measured.
  */
 static int to_measure(pn_rtxn *t, const uint8_t *key, unsigned redo_flags)
 {
-	pn_bytes v;
-	if (pn_get(t, PN_T_PROFILES, key, 16, &v) != 0)
-		return !redo_flags;
-	Passnet__Profile *p = passnet__profile__unpack(NULL, v.len, v.data);
+	Passnet__Profile *p;
+	pn_profiles_get(t, key, 16, &p);
 	int yes;
 	if (redo_flags) {
 		yes = 0;
@@ -98,19 +99,19 @@ static int to_measure(pn_rtxn *t, const uint8_t *key, unsigned redo_flags)
 	} else {
 		yes = !(p && p->executor_build && !strcmp(p->executor_build, PN_EXECUTOR_BUILD));
 	}
-	if (p)
-		passnet__profile__free_unpacked(p, NULL);
+	pn_profiles_free(p);
 	return yes;
 }
 
 static int wanted(pplan *pl, pn_bytes key, pn_bytes val, int *rank, double *cost)
 {
 	const pn_profile_opts *o = pl->o;
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	/* decoded here, not by a typed foreach: records outside the shard are
+	 * never decoded */
+	Passnet__Subgraph *sg = pn_subgraphs_unpack(val);
 	int small = !sg || (o->min_nodes > 1 && (int)sg->nodes < o->min_nodes);
 	*cost = sg ? sg->flops + sg->bytes_unfused : 0;
-	if (sg)
-		passnet__subgraph__free_unpacked(sg, NULL);
+	pn_subgraphs_free(sg);
 	if (small)
 		return 0;
 	pn_occ_summary occ;
@@ -315,16 +316,13 @@ static int read_batch(pn_store *st, pbatch *b, const pitem *items, int64_t *next
 		pslot *sl = &b->s[b->n];
 		memset(sl, 0, sizeof(*sl));
 		sl->key = items[*next].key;
-		pn_bytes v;
-		if (pn_get(t, PN_T_SUBGRAPHS, sl->key, 16, &v) == 0) {
-			Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
-			if (sg && sg->has_canonical && (sl->canon = malloc(sg->canonical.len + 1))) {
-				memcpy(sl->canon, sg->canonical.data, sg->canonical.len);
-				sl->len = sg->canonical.len;
-			}
-			if (sg)
-				passnet__subgraph__free_unpacked(sg, NULL);
+		Passnet__Subgraph *sg;
+		pn_subgraphs_get(t, sl->key, 16, &sg);
+		if (sg && sg->has_canonical && (sl->canon = malloc(sg->canonical.len + 1))) {
+			memcpy(sl->canon, sg->canonical.data, sg->canonical.len);
+			sl->len = sg->canonical.len;
 		}
+		pn_subgraphs_free(sg);
 		if (!sl->canon) {
 			rc = pn_fail(err, "subgraph record is missing or corrupt");
 			break;

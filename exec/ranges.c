@@ -22,6 +22,7 @@
 #include "store/records.h"
 #include "store/structures.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 #include "store/warnings.h"
 
 /* --- one model's values --------------------------------------------------------------- */
@@ -148,13 +149,11 @@ typedef struct cuts {
 	int32_t n_nodes;   /* of the model: candidates naming others are skipped */
 } cuts;
 
-static int collect_cut(void *ud, pn_bytes key, pn_bytes val)
+static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Candidate *c)
 {
+	(void)val;
 	cuts *cs = ud;
-	if (key.len < 21)
-		return 0;
-	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
-	if (!c)
+	if (key.len < 21 || !c)
 		return 0;
 	int ok = c->has_subgraph && c->subgraph.len == 16 && c->n_nodes > 0;
 	for (size_t i = 0; ok && i < c->n_nodes; i++)
@@ -175,7 +174,6 @@ static int collect_cut(void *ud, pn_bytes key, pn_bytes val)
 		x->n_in = 0;
 		cs->n++;
 	}
-	passnet__candidate__free_unpacked(c, NULL);
 	return 0;
 }
 
@@ -288,8 +286,10 @@ static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *
 	uint8_t from[16];
 	memcpy(from, model, 16);
 	pn_bytes v;
+	/* read through the writer, which sees this batch's puts (pn_ranges_get
+	 * takes a reader) */
 	Passnet__InputRanges *rec = pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0
-					    ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
+					    ? pn_ranges_unpack(v) : NULL;
 	if (rec && rec->n_lo == (size_t)n && !pn_ranges_decode(rec, old)) {
 		int theirs = rec->has_shapes_from && rec->shapes_from.len == 16 &&
 			     memcmp(rec->shapes_from.data, model, 16) < 0;
@@ -305,8 +305,7 @@ static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *
 			}
 		}
 	}
-	if (rec)
-		passnet__input_ranges__free_unpacked(rec, NULL);
+	pn_ranges_free(rec);
 	int rc = put_ranges(w, x->hash, acc, n, from, err);
 	free(acc);
 	free(old);
@@ -383,7 +382,7 @@ static int load_model(pn_store *st, const uint8_t key[16], pn_model **m, Passnet
 	if (!rc) {
 		/* the cuts of its structure (store/structures.h) */
 		cs->n_nodes = (*m)->graph->n_nodes;
-		rc = pn_foreach(t, PN_T_CANDIDATES, structure.b, 16, collect_cut, cs) < 0 ? -1 : 0;
+		rc = pn_candidates_foreach(t, structure.b, 16, collect_cut, cs) < 0 ? -1 : 0;
 	}
 	pn_rtxn_end(t);
 	return rc;
@@ -545,16 +544,13 @@ typedef struct pending_in {
 	int64_t n;
 } pending_in;
 
-static int occurs_in_pending(void *ud, pn_bytes key, pn_bytes val)
+static int occurs_in_pending(void *ud, pn_bytes key, pn_bytes val, const Passnet__Occurrence *o)
 {
 	(void)key;
+	(void)val;
 	pending_in *p = ud;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
 	const uint8_t *s = pn_occurrence_structure(o);
-	int hit = s && bsearch(s, p->keys, (size_t)p->n, 16, key_cmp) != NULL;
-	if (o)
-		passnet__occurrence__free_unpacked(o, NULL);
-	return hit;
+	return s && bsearch(s, p->keys, (size_t)p->n, 16, key_cmp) != NULL;
 }
 
 int pn_ranges_pending_in(pn_rtxn *t, const uint8_t hash[16], uint8_t (*pending)[16], int64_t n)
@@ -564,5 +560,5 @@ int pn_ranges_pending_in(pn_rtxn *t, const uint8_t hash[16], uint8_t (*pending)[
 	if (!n)
 		return 0;
 	pending_in p = {pending, n};
-	return pn_foreach(t, PN_T_OCCURRENCES, hash, 16, occurs_in_pending, &p) == 1;
+	return pn_occurrences_foreach(t, hash, 16, occurs_in_pending, &p) == 1;
 }

@@ -9,6 +9,7 @@
 #include "passnet.pb-c.h"
 #include "store/structures.h"
 #include "store/records.h"
+#include "store/tables.h"
 
 typedef struct keyed {
 	uint8_t key[16];
@@ -66,13 +67,13 @@ static const keyed *find(const keyed *v, int n, const uint8_t *key)
 	return bsearch(key, v, (size_t)n, sizeof(keyed), cmp_key);
 }
 
-static int on_source(void *ud, pn_bytes key, pn_bytes val)
+static int on_source(void *ud, pn_bytes key, pn_bytes val, const Passnet__Source *s)
 {
 	(void)key;
+	(void)val;
 	walk *w = ud;
-	Passnet__Source *s = passnet__source__unpack(NULL, val.len, val.data);
 	if (!s || !s->name)
-		goto out;
+		return 0;
 	char **names = realloc(w->src_names, sizeof(char *) * (size_t)(w->n_src + 1));
 	int *groups = realloc(w->src_group, sizeof(int) * (size_t)(w->n_src + 1));
 	if (names)
@@ -81,14 +82,11 @@ static int on_source(void *ud, pn_bytes key, pn_bytes val)
 		w->src_group = groups;
 	if (!names || !groups || !(w->src_names[w->n_src] = strdup(s->name))) {
 		w->oom = 1;
-		goto out;
+		return 0;
 	}
 	int g = group_index(w, s->group ? s->group : "");
 	w->src_group[w->n_src++] = g;
 	w->g[g].sources++;
-out:
-	if (s)
-		passnet__source__free_unpacked(s, NULL);
 	return 0;
 }
 
@@ -97,11 +95,10 @@ static int cmp_name(const void *key, const void *elem)
 	return strcmp(key, *(char *const *)elem);
 }
 
-static int on_model(void *ud, pn_bytes key, pn_bytes val)
+static int on_model(void *ud, pn_bytes key, pn_bytes val, const Passnet__Model *m)
 {
 	walk *w = ud;
-	Passnet__Model *m = key.len == 16 ? passnet__model__unpack(NULL, val.len, val.data) : NULL;
-	if (!m)
+	if (key.len != 16 || !m)
 		return 0;
 	char **at = m->source ? bsearch(m->source, w->src_names, (size_t)w->n_src, sizeof(char *),
 					cmp_name) : NULL;
@@ -115,7 +112,6 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 		w->g[g].models++;
 	if (push(&w->models, &w->n_models, &w->cap_models, &k))
 		w->oom = 1;
-	passnet__model__free_unpacked(m, NULL);
 	return 0;
 }
 
@@ -157,12 +153,12 @@ static int has_flag(const Passnet__Profile *p, const char *flag)
 	return 0;
 }
 
-static int on_profile(void *ud, pn_bytes key, pn_bytes val)
+static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profile *p)
 {
+	(void)val;
 	walk *w = ud;
 	const keyed *sg = key.len == 16 ? find(w->subgraphs, w->n_subgraphs, key.data) : NULL;
-	Passnet__Profile *p = sg ? passnet__profile__unpack(NULL, val.len, val.data) : NULL;
-	if (!p)
+	if (!sg || !p)
 		return 0;
 	int failed = p->status && !strcmp(p->status, "failed");
 	int slow = has_flag(p, pn_flag_names[PN_FLAG_SLOW]);
@@ -172,7 +168,6 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 			w->g[g].measured += !failed;
 			w->g[g].slow += slow;
 		}
-	passnet__profile__free_unpacked(p, NULL);
 	return 0;
 }
 
@@ -181,11 +176,11 @@ int pn_group_stats(pn_rtxn *t, pn_group_stat **out, int *n, char *err)
 	walk w = {.g = calloc(PN_MAX_GROUPS, sizeof(pn_group_stat))};
 	if (!w.g)
 		return pn_fail(err, "out of memory");
-	pn_foreach(t, PN_T_SOURCES, NULL, 0, on_source, &w);
-	pn_foreach(t, PN_T_MODELS, NULL, 0, on_model, &w);
+	pn_sources_foreach(t, NULL, 0, on_source, &w);
+	pn_models_foreach(t, NULL, 0, on_model, &w);
 	pn_foreach_occurrence(t, NULL, on_occurrence, &w);
 	close_subgraph(&w);
-	pn_foreach(t, PN_T_PROFILES, NULL, 0, on_profile, &w);
+	pn_profiles_foreach(t, NULL, 0, on_profile, &w);
 	for (int i = 0; i < w.n_src; i++)
 		free(w.src_names[i]);
 	free(w.src_names);

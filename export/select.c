@@ -17,6 +17,7 @@
 #include "passnet.pb-c.h"
 #include "store/structures.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 
 /* A pattern collecting its eligible variants. */
 typedef struct pat {
@@ -148,14 +149,10 @@ static const char *model_source(scan *s, const uint8_t *model)
 	int id = pn_strmap_get(&s->model_source, hex);
 	if (id >= 0)
 		return s->sources[id];
-	pn_bytes v;
-	char *src = NULL;
-	if (pn_get(s->t, PN_T_MODELS, model, 16, &v) == 0) {
-		Passnet__Model *m = passnet__model__unpack(NULL, v.len, v.data);
-		src = pn_arena_strdup(&s->a, m && m->source ? m->source : "");
-		if (m)
-			passnet__model__free_unpacked(m, NULL);
-	}
+	Passnet__Model *m;
+	pn_models_get(s->t, model, 16, &m);
+	char *src = m && m->source ? pn_arena_strdup(&s->a, m->source) : NULL;
+	pn_models_free(m);
 	s->sources = realloc(s->sources, sizeof(char *) * (size_t)(s->n_sources + 1));
 	s->sources[s->n_sources] = src ? src : "";
 	pn_strmap_put(&s->model_source, pn_arena_strdup(&s->a, hex), s->n_sources);
@@ -277,17 +274,12 @@ static void add_variant(scan *s, const uint8_t *key, const Passnet__Subgraph *sg
 	s->eligible++;
 }
 
-static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
+static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subgraph *sg)
 {
+	(void)val;
 	scan *s = ud;
-	if (key.len != 16)
+	if (key.len != 16 || !sg || !sg->has_canonical || sg->pattern.len != 16)
 		return 0;
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-	if (!sg || !sg->has_canonical || sg->pattern.len != 16) {
-		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
-		return 0;
-	}
 	pn_model *m = NULL;
 	char err[PN_ERRLEN];
 	int32_t *trans = NULL;
@@ -298,17 +290,14 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
 	if (!pn_subgraph_decode(sg->canonical.data, sg->canonical.len, 1, &m, NULL, err))
 		n_trans = transitions(s, m->graph, &trans);
 	pn_model_free(m);
-	pn_bytes pv;
-	Passnet__Profile *p = pn_get(s->t, PN_T_PROFILES, key.data, 16, &pv) == 0
-				      ? passnet__profile__unpack(NULL, pv.len, pv.data) : NULL;
+	Passnet__Profile *p;
+	pn_profiles_get(s->t, key.data, 16, &p);
 	if (n_trans >= 0 && eligible(s, key.data, sg, p)) {
 		add_variant(s, key.data, sg, p, trans, n_trans);
 		trans = NULL;
 	}
 	free(trans);
-	if (p)
-		passnet__profile__free_unpacked(p, NULL);
-	passnet__subgraph__free_unpacked(sg, NULL);
+	pn_profiles_free(p);
 	return 0;
 }
 
@@ -511,7 +500,7 @@ int pn_select_tasks(pn_store *st, const pn_export_filter *f, int k, int max_vari
 	pn_strmap_init(&s.model_source, &s.a, 1024);
 	int rc = pn_rtxn_begin(st, &s.t, err);
 	if (!rc) {
-		pn_foreach(s.t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, &s);
+		pn_subgraphs_foreach(s.t, NULL, 0, on_subgraph, &s);
 		select_greedy(&s, k, max_variants, out);
 		pn_rtxn_end(s.t);
 	}

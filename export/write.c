@@ -24,6 +24,7 @@
 #include "passnet.pb-c.h"
 #include "store/structures.h"
 #include "store/subgraphs.h"
+#include "store/tables.h"
 
 static const char *const split_names[3] = {"train", "val", "test"};
 
@@ -361,14 +362,12 @@ static void print_provenance(FILE *f, pn_rtxn *t, prov_walk *w)
 	qsort(w->m, (size_t)w->n, sizeof(*w->m), prov_cmp);
 	int printed = 0;
 	for (int i = 0; i < w->n; i++) {
-		pn_bytes mv;
-		Passnet__Model *m = NULL;
+		Passnet__Model *m;
 		if (i && !memcmp(w->m[i - 1].key, w->m[i].key, 16)) {   /* once each */
 			free(w->m[i].binding);
 			continue;
 		}
-		m = pn_get(t, PN_T_MODELS, w->m[i].key, 16, &mv) == 0
-					    ? passnet__model__unpack(NULL, mv.len, mv.data) : NULL;
+		pn_models_get(t, w->m[i].key, 16, &m);
 		if (m) {
 			fprintf(f, "%s{\"source\":", printed++ ? "," : "");
 			pn_json_str(f, m->source);
@@ -377,8 +376,8 @@ static void print_provenance(FILE *f, pn_rtxn *t, prov_walk *w)
 			fprintf(f, ",\"binding\":");
 			pn_json_str(f, w->m[i].binding ? w->m[i].binding : "");
 			fputc('}', f);
-			passnet__model__free_unpacked(m, NULL);
 		}
+		pn_models_free(m);
 		free(w->m[i].binding);
 	}
 	free(w->m);
@@ -386,15 +385,13 @@ static void print_provenance(FILE *f, pn_rtxn *t, prov_walk *w)
 
 /* The binding of the subgraph's first occurrence (the least in the
  * occurrences table's order), copied into buf; "" when it binds nothing. */
-static int first_binding(void *ud, pn_bytes key, pn_bytes val)
+static int first_binding(void *ud, pn_bytes key, pn_bytes val, const Passnet__Occurrence *o)
 {
 	(void)key;
+	(void)val;
 	char *buf = ud;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
 	if (o && o->binding)
 		snprintf(buf, 256, "%s", o->binding);
-	if (o)
-		passnet__occurrence__free_unpacked(o, NULL);
 	return 1;
 }
 
@@ -403,7 +400,7 @@ static void json_variant(FILE *f, pn_rtxn *t, const pn_variant *v, const char *n
 {
 	char hex[33], binding[256] = "";
 	pn_hex(v->hash, 16, hex);
-	pn_foreach(t, PN_T_OCCURRENCES, v->hash, 16, first_binding, binding);
+	pn_occurrences_foreach(t, v->hash, 16, first_binding, binding);
 	fprintf(f, "    {\"name\":\"%s\",\"hash\":\"%s\",\"dtype\":\"%s\",\"binding\":", name, hex,
 		variant_dtype(g, dtype));
 	pn_json_str(f, binding);

@@ -29,6 +29,7 @@
 #include "store/query.h"
 #include "store/records.h"
 #include "store/structures.h"
+#include "store/tables.h"
 
 _Static_assert(PN_N_FLAGS <= 8, "rsub.flags has a bit for every flag");
 
@@ -118,13 +119,11 @@ static int grow(void *p, size_t n, size_t *cap, size_t sz)
 
 /* --- reading the store ---------------------------------------------------- */
 
-static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
+static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subgraph *sg)
 {
+	(void)val;
 	report *r = ud;
-	if (key.len != 16)
-		return 0;
-	Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, val.len, val.data);
-	if (!sg)
+	if (key.len != 16 || !sg)
 		return 0;
 	int rc = grow(&r->subs, r->n_subs, &r->cap_subs, sizeof(*r->subs));
 	if (!rc) {
@@ -134,7 +133,6 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
 		if (sg->has_pattern && sg->pattern.len == 16)
 			memcpy(s->pattern, sg->pattern.data, 16);
 	}
-	passnet__subgraph__free_unpacked(sg, NULL);
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
@@ -218,16 +216,12 @@ static int ort_add(report *r, const rsub *s, const Passnet__Profile *p)
 	return 0;
 }
 
-static int on_profile(void *ud, pn_bytes key, pn_bytes val)
+static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profile *p)
 {
+	(void)val;
 	report *r = ud;
 	rsub *s = key.len == 16 ? find_sub(r, key.data) : NULL;
-	if (!s) {
-		r->orphans++;
-		return 0;
-	}
-	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
-	if (!p) {
+	if (!s || !p) {
 		r->orphans++;
 		return 0;
 	}
@@ -243,7 +237,6 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 		r->flags[k] += (s->flags >> k) & 1;
 	profile_notes(r, p, failed);
 	int rc = p->ort ? ort_add(r, s, p) : 0;
-	passnet__profile__free_unpacked(p, NULL);
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
@@ -262,16 +255,14 @@ static int add_source(report *r, const char *name, const char *kind)
 	return r->n_srcs++;
 }
 
-static int on_source(void *ud, pn_bytes key, pn_bytes val)
+static int on_source(void *ud, pn_bytes key, pn_bytes val, const Passnet__Source *s)
 {
+	(void)val;
 	report *r = ud;
-	Passnet__Source *s = passnet__source__unpack(NULL, val.len, val.data);
 	/* The key is the name; the record's copy is only informative. */
 	char *name = strndup(key.data, key.len);
 	int rc = name ? add_source(r, name, s ? s->kind : NULL) : -1;
 	free(name);
-	if (s)
-		passnet__source__free_unpacked(s, NULL);
 	return rc < 0 ? pn_fail(r->err, "out of memory") : 0;
 }
 
@@ -294,11 +285,11 @@ static int source_index(report *r, const char *name)
 	return add_source(r, name, "?");
 }
 
-static int on_place(void *ud, pn_bytes key, pn_bytes val)
+static int on_place(void *ud, pn_bytes key, pn_bytes val, const Passnet__ModelPath *mp)
 {
 	(void)key;
+	(void)val;
 	report *r = ud;
-	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
 	if (!mp)
 		return 0;
 	int rc = 0;
@@ -310,7 +301,6 @@ static int on_place(void *ud, pn_bytes key, pn_bytes val)
 			r->places[r->n_places++].src = src;
 		}
 	}
-	passnet__model_path__free_unpacked(mp, NULL);
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
@@ -406,12 +396,12 @@ static int load(report *r)
 	if (pn_foreach(r->t, PN_T_MODELS, NULL, 0, count_model, r))
 		return -1;
 	r->occurrences = 0;
-	if (pn_foreach(r->t, PN_T_SUBGRAPHS, NULL, 0, on_subgraph, r) ||
-	    pn_foreach(r->t, PN_T_PROFILES, NULL, 0, on_profile, r) ||
-	    pn_foreach(r->t, PN_T_SOURCES, NULL, 0, on_source, r))
+	if (pn_subgraphs_foreach(r->t, NULL, 0, on_subgraph, r) ||
+	    pn_profiles_foreach(r->t, NULL, 0, on_profile, r) ||
+	    pn_sources_foreach(r->t, NULL, 0, on_source, r))
 		return -1;
 	r->n_sorted_srcs = r->n_srcs;
-	if (pn_foreach(r->t, PN_T_MODEL_PATHS, NULL, 0, on_place, r))
+	if (pn_model_paths_foreach(r->t, NULL, 0, on_place, r))
 		return -1;
 	index_places(r);
 	if (pn_foreach_occurrence(r->t, NULL, on_occurrence, r))
@@ -759,10 +749,8 @@ static void write_types(FILE *f, const pn_graph *g, const int32_t *ids, int n)
  * bytes (the same whichever model it came from). */
 static void write_example(FILE *f, report *r, const rsub *s)
 {
-	pn_bytes val;
-	Passnet__Subgraph *sg = NULL;
-	if (pn_get(r->t, PN_T_SUBGRAPHS, s->hash, 16, &val) == 0)
-		sg = passnet__subgraph__unpack(NULL, val.len, val.data);
+	Passnet__Subgraph *sg;
+	pn_subgraphs_get(r->t, s->hash, 16, &sg);
 	fputs("<td class=\"ops\">", f);
 	if (sg)
 		write_ops(f, sg);
@@ -779,8 +767,7 @@ static void write_example(FILE *f, report *r, const rsub *s)
 	}
 	fputs("</code></td>", f);
 	pn_model_free(m);
-	if (sg)
-		passnet__subgraph__free_unpacked(sg, NULL);
+	pn_subgraphs_free(sg);
 }
 
 static void write_pattern_row(FILE *f, report *r, size_t rank, const rpattern *p)
