@@ -14,6 +14,7 @@
 #include "canon/decode.h"
 #include "runtime/cost.h"
 #include "store/records.h"
+#include "store/tables.h"
 
 pn_dd_cut *pn_dd_add_cut(pn_dd_job *j)
 {
@@ -320,11 +321,10 @@ static int store_subgraph(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c,
 		seen_add(seen, &f->hash, check);
 		return 0;
 	}
-	Passnet__Subgraph *s = passnet__subgraph__unpack(NULL, v.len, v.data);
+	Passnet__Subgraph *s = pn_subgraphs_unpack(v);
 	int same = s && s->has_canonical && s->canonical.len == f->len &&
 		   !memcmp(s->canonical.data, f->bytes, f->len);
-	if (s)
-		passnet__subgraph__free_unpacked(s, NULL);
+	pn_subgraphs_free(s);
 	if (same)
 		return 0;
 	stats->collisions++;

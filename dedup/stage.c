@@ -14,6 +14,7 @@
 #include "store/batches.h"
 #include "store/records.h"
 #include "store/structures.h"
+#include "store/tables.h"
 
 #define BATCH_MODELS 16
 /* The plan is made and worked a chunk at a time, so memory stays flat in
@@ -50,12 +51,12 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 		       (uint32_t)k[key.len - 2] << 8 | k[key.len - 1];
 	if (idx == PN_CANDIDATE_DONE || !pn_shard_holds(p->shard, k))
 		return 0;
-	Passnet__Candidate *c = passnet__candidate__unpack(NULL, val.len, val.data);
+	Passnet__Candidate *c = pn_candidates_unpack(val);
 	if (!c)
 		return 0;
 	int s = pn_strategy_index(c->strategy);   /* NULL: -1 */
 	if (c->has_subgraph || s < 0) {
-		passnet__candidate__free_unpacked(c, NULL);
+		pn_candidates_free(c);
 		return 0;
 	}
 	const char *strategy = pn_strategies[s].name;   /* outlives c */
@@ -72,7 +73,7 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	int32_t *nodes = malloc(sizeof(int32_t) * (c->n_nodes + 1));
 	if (!cd || !nodes) {
 		free(nodes);
-		passnet__candidate__free_unpacked(c, NULL);
+		pn_candidates_free(c);
 		return -1;
 	}
 	cd->strategy = strategy;
@@ -82,7 +83,7 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	cd->n = (int)c->n_nodes;
 	for (size_t i = 0; i < c->n_nodes; i++)   /* out of range: left unhashed */
 		nodes[i] = c->nodes[i] > INT32_MAX ? -1 : (int32_t)c->nodes[i];
-	passnet__candidate__free_unpacked(c, NULL);
+	pn_candidates_free(c);
 	p->cands++;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "extract/ingest.h"
 #include "extract/sources.h"
 #include "store/records.h"
+#include "store/tables.h"
 
 #define BATCH_UNITS 64
 #define BATCH_BYTES ((size_t)256 << 20)
@@ -70,14 +71,14 @@ static int stored_place(pn_writer *w, const pn_key *mk, char **source, char **pa
 	pn_bytes v;
 	if (pn_wget(w, PN_T_MODELS, mk->b, 16, &v) != 0)
 		return 1;
-	Passnet__Model *m = passnet__model__unpack(NULL, v.len, v.data);
+	Passnet__Model *m = pn_models_unpack(v);
 	if (!m)
 		return -1;
 	*source = strdup(m->source ? m->source : "");
 	*path = strdup(m->path ? m->path : "");
 	if (status)
 		*status = (int)m->status;
-	passnet__model__free_unpacked(m, NULL);
+	pn_models_free(m);
 	return 0;
 }
 
@@ -94,12 +95,11 @@ static int known_place(pn_writer *w, const item *it, int *status)
 	pn_bytes v;
 	if (pn_wget(w, PN_T_MODEL_PATHS, it->place.b, 16, &v) != 0)
 		return 0;
-	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, v.len, v.data);
+	Passnet__ModelPath *mp = pn_model_paths_unpack(v);
 	int same = mp && mp->has_model && mp->model.len == 16 && !memcmp(mp->model.data, it->model.b, 16);
 	if (same)
 		*status = (int)mp->status;
-	if (mp)
-		passnet__model_path__free_unpacked(mp, NULL);
+	pn_model_paths_free(mp);
 	return same;
 }
 
