@@ -2,6 +2,7 @@
  * merge.c - see merge.h.
  */
 #include "store/merge.h"
+#include "store/tables.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/util.h"
@@ -292,8 +293,8 @@ static int source_description(const Passnet__Source *s, pn_buf *out)
  * the counts are redone from model_paths at the end. */
 static int decide_source(merger *m, pn_bytes cur, pn_bytes in, decision *d)
 {
-	Passnet__Source *sc = passnet__source__unpack(NULL, cur.len, cur.data);
-	Passnet__Source *si = passnet__source__unpack(NULL, in.len, in.data);
+	Passnet__Source *sc = pn_sources_unpack(cur);
+	Passnet__Source *si = pn_sources_unpack(in);
 	int rc = -1;
 	if (!sc || !si) {
 		*d = least_bytes(cur, in);
@@ -316,9 +317,9 @@ static int decide_source(merger *m, pn_bytes cur, pn_bytes in, decision *d)
 	rc = 0;
 out:
 	if (sc)
-		passnet__source__free_unpacked(sc, NULL);
+		pn_sources_free(sc);
 	if (si)
-		passnet__source__free_unpacked(si, NULL);
+		pn_sources_free(si);
 	return rc ? pn_fail(m->err, "merge %s: sources: out of memory", m->in) : 0;
 }
 
@@ -349,8 +350,8 @@ static int ranges_line_up(const Passnet__InputRanges *r)
 
 static int decide_ranges(merger *m, pn_bytes cur, pn_bytes in, decision *d)
 {
-	Passnet__InputRanges *rc_ = passnet__input_ranges__unpack(NULL, cur.len, cur.data);
-	Passnet__InputRanges *ri = passnet__input_ranges__unpack(NULL, in.len, in.data);
+	Passnet__InputRanges *rc_ = pn_ranges_unpack(cur);
+	Passnet__InputRanges *ri = pn_ranges_unpack(in);
 	int rc = 0;
 	if (!rc_ || !ri || !ranges_line_up(rc_) || !ranges_line_up(ri) || rc_->n_lo != ri->n_lo) {
 		*d = least_bytes(cur, in);
@@ -384,9 +385,9 @@ static int decide_ranges(merger *m, pn_bytes cur, pn_bytes in, decision *d)
 		*d = (decision){.take_in = 1, .write = joined};
 out:
 	if (rc_)
-		passnet__input_ranges__free_unpacked(rc_, NULL);
+		pn_ranges_free(rc_);
 	if (ri)
-		passnet__input_ranges__free_unpacked(ri, NULL);
+		pn_ranges_free(ri);
 	return rc;
 }
 
@@ -640,7 +641,7 @@ static int count_place(void *ud, pn_bytes key, pn_bytes val)
 {
 	(void)key;
 	source_list *l = ud;
-	Passnet__ModelPath *mp = passnet__model_path__unpack(NULL, val.len, val.data);
+	Passnet__ModelPath *mp = pn_model_paths_unpack(val);
 	if (!mp)
 		return 0;   /* not a place record: nothing to count (doctor reports it) */
 	source_count *s = mp->source ? bsearch(mp->source, l->v, l->n, sizeof *l->v,
@@ -650,7 +651,7 @@ static int count_place(void *ud, pn_bytes key, pn_bytes val)
 		s->failed++;
 	else if (s)
 		s->ok++;
-	passnet__model_path__free_unpacked(mp, NULL);
+	pn_model_paths_free(mp);
 	return 0;
 }
 
@@ -675,7 +676,7 @@ static int put_counts(pn_writer *w, const source_count *s, pn_buf *buf, uint64_t
 	r->models_ok = s->ok;
 	r->models_failed = s->failed;
 	int rc = pack_into(buf, &r->base);
-	passnet__source__free_unpacked(r, NULL);
+	pn_sources_free(r);
 	if (rc)
 		return pn_fail(err, "merge: out of memory");
 	if (buf->n == s->len && !memcmp(buf->p, s->rec, s->len))

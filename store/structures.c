@@ -3,6 +3,7 @@
  * structures.h).
  */
 #include "store/structures.h"
+#include "store/tables.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,7 @@ static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	occ_walk *w = ud;
 	if (key.len != 16)
 		return 0;
-	Passnet__Occurrence *o = passnet__occurrence__unpack(NULL, val.len, val.data);
+	Passnet__Occurrence *o = pn_occurrences_unpack(val);
 	const uint8_t *s = pn_occurrence_structure(o);
 	int rc = 0;
 	if (s) {
@@ -89,7 +90,7 @@ static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 		rc = pn_structure_models(w->t, s, on_occ_model, w);
 	}
 	if (o)
-		passnet__occurrence__free_unpacked(o, NULL);
+		pn_occurrences_free(o);
 	return rc;
 }
 

@@ -1,4 +1,5 @@
 #include "store/subgraphs.h"
+#include "store/tables.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +61,13 @@ uint8_t *pn_subgraph_canonical(pn_store *st, const uint8_t hash[16], size_t *len
 	pn_bytes v;
 	uint8_t *out = NULL;
 	if (pn_get(t, PN_T_SUBGRAPHS, hash, 16, &v) == 0) {
-		Passnet__Subgraph *sg = passnet__subgraph__unpack(NULL, v.len, v.data);
+		Passnet__Subgraph *sg = pn_subgraphs_unpack(v);
 		if (sg && sg->has_canonical && (out = malloc(sg->canonical.len + 1))) {
 			memcpy(out, sg->canonical.data, sg->canonical.len);
 			*len = sg->canonical.len;
 		}
 		if (sg)
-			passnet__subgraph__free_unpacked(sg, NULL);
+			pn_subgraphs_free(sg);
 	}
 	pn_rtxn_end(t);
 	if (!out)
@@ -123,7 +124,7 @@ pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
 	*n = 0;
 	pn_bytes v;
 	Passnet__InputRanges *r = pn_get(t, PN_T_RANGES, hash, 16, &v) == 0
-					  ? passnet__input_ranges__unpack(NULL, v.len, v.data) : NULL;
+					  ? pn_ranges_unpack(v) : NULL;
 	pn_range *out = r ? calloc(r->n_lo + 1, sizeof *out) : NULL;
 	if (out && !pn_ranges_decode(r, out)) {
 		*n = (int)r->n_lo;
@@ -132,6 +133,6 @@ pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
 		out = NULL;
 	}
 	if (r)
-		passnet__input_ranges__free_unpacked(r, NULL);
+		pn_ranges_free(r);
 	return out;
 }

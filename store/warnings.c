@@ -1,4 +1,5 @@
 #include "store/warnings.h"
+#include "store/tables.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,13 +81,13 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 	int variant = pn_model_variant_of(val, base);
 	/* a variant repeats its base's warnings: listed once, with the base */
 	if (!variant && wanted(w, "model")) {
-		Passnet__Model *m = passnet__model__unpack(NULL, val.len, val.data);
+		Passnet__Model *m = pn_models_unpack(val);
 		char *place = m && m->n_warnings ? place_of(m) : NULL;
 		for (size_t i = 0; m && i < m->n_warnings && !w->stopped; i++)
 			emit(w, "extract", "model", hex, place, m->warnings[i]);
 		free(place);
 		if (m)
-			passnet__model__free_unpacked(m, NULL);
+			pn_models_free(m);
 	}
 	if (w->stopped || !(wanted(w, "ranges-not-run") || wanted(w, "ranges-too-big")))
 		return w->stopped;
@@ -104,7 +105,7 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 			size_t len = 0;
 			Passnet__Model *m = NULL;
 			if (!variant)
-				m = passnet__model__unpack(NULL, val.len, val.data);
+				m = pn_models_unpack(val);
 			else if (!pn_model_record_whole(w->t, val, &rec, &len))
 				m = passnet__model__unpack(NULL, len, rec);
 			char *place = place_of(m);
@@ -112,7 +113,7 @@ static int on_model(void *ud, pn_bytes key, pn_bytes val)
 			free(place);
 			free(rec);
 			if (m)
-				passnet__model__free_unpacked(m, NULL);
+				pn_models_free(m);
 		}
 	}
 	if (d)
@@ -125,7 +126,7 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 	walk *w = ud;
 	if (key.len != 16)
 		return 0;
-	Passnet__Profile *p = passnet__profile__unpack(NULL, val.len, val.data);
+	Passnet__Profile *p = pn_profiles_unpack(val);
 	if (!p)
 		return 0;
 	char hex[33];
@@ -139,7 +140,7 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val)
 		if (kind && wanted(w, kind))
 			emit(w, "baseline", kind, hex, "", b->message ? b->message : b->status);
 	}
-	passnet__profile__free_unpacked(p, NULL);
+	pn_profiles_free(p);
 	return w->stopped;
 }
 
