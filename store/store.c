@@ -391,6 +391,7 @@ void pn_store_close(pn_store *s)
 {
 	if (!s)
 		return;
+	PN_ASSERT(!s->writer && !s->readers);
 	if (s->env)
 		mdb_env_close(s->env);
 	pthread_cond_destroy(&s->cv);
