@@ -237,6 +237,12 @@ static ls_opts lo;
 static const char *model_prefix;
 static int warnings;
 static const char *warn_kind, *export_dir;
+/* --kind's help names every kind of store/warning_kinds.def */
+#define PN_WARNING_KIND(stage, kind, what) " " kind
+static const char kind_help[] = "with --warnings: only those of this kind (the export's with --export):"
+#include "store/warning_kinds.def"
+	;
+#undef PN_WARNING_KIND
 
 static int list_warning(void *ud, const pn_warning *w)
 {
@@ -264,9 +270,7 @@ static const pn_option options[] = {
 		"list the warnings the stages counted in their summaries instead (one line each, "
 		"as -v prints them): stage, kind, subject, place, message"),
 	PN_STRING(0, "kind", "KIND", &warn_kind, NULL,
-		  "with --warnings: only those of this kind (model, ranges-not-run, ranges-too-big, "
-		  "profile-failed, ort-refused, ort-skipped; with --export: float16-overflow, "
-		  "bfloat16-overflow, pinned-inputs, constant-outputs, variant-failed)"),
+		  kind_help),
 	PN_STRING(0, "export", "DIR", &export_dir, NULL,
 		  "with --warnings: the variants the export written to DIR left out (its "
 		  "left_out.tsv) instead of the store's warnings"),

@@ -9,21 +9,9 @@
 #include "store/records.h"
 
 const pn_warning_kind pn_warning_kinds[] = {
-	{"extract", "model",
-	 "models stored with warnings (a binding that did not run, missing external weights, ...)"},
-	{"exec", "ranges-not-run",
-	 "models did not run for their value ranges (their subgraphs get generic inputs)"},
-	{"exec", "ranges-too-big", "shape variants too big to run for value ranges"},
-	{"exec", "profile-failed", "subgraphs whose profile failed"},
-	{"baseline", "ort-refused", "subgraphs ONNX Runtime could not load or run"},
-	{"baseline", "ort-skipped", "subgraphs the baseline skipped"},
-	{"export", "float16-overflow", "float16 variants left out (outputs overflow float16)"},
-	{"export", "bfloat16-overflow", "bfloat16 variants left out (outputs overflow bfloat16)"},
-	{"export", "pinned-inputs",
-	 "variants left out (every input is pinned, so constants could pass them)"},
-	{"export", "constant-outputs",
-	 "variants left out (outputs do not follow the inputs drawn, so constants could pass them)"},
-	{"export", "variant-failed", "variants left out (could not be written)"},
+#define PN_WARNING_KIND(stage, kind, what) {stage, kind, what},
+#include "store/warning_kinds.def"
+#undef PN_WARNING_KIND
 };
 const int pn_n_warning_kinds = (int)(sizeof pn_warning_kinds / sizeof *pn_warning_kinds);
 
