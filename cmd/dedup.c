@@ -1,6 +1,6 @@
 /*
  * dedup.c - `passnet dedup`: the dedup stage (dedup/stage.c) over the
- * store's candidates, and its summary (pn_print_stage, cmd/partition.c).
+ * store's candidates, and its summary (pn_print_stage, cmd/stage_summary.c).
  */
 #include <stdio.h>
 
