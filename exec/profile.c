@@ -29,6 +29,7 @@
 #include "common/timing.h"
 #include "common/util.h"
 #include "canon/decode.h"
+#include "runtime/compare.h"
 #include "runtime/cost.h"
 #include "runtime/session.h"
 #include "runtime/infer.h"
@@ -193,15 +194,6 @@ static int has_infinite_constant(const pn_graph *g)
 	return 0;
 }
 
-static int same_bits(const pn_tensor *a, const pn_tensor *b)
-{
-	if (a->kind != PN_KIND_TENSOR || b->kind != PN_KIND_TENSOR)
-		return a->kind == b->kind;
-	if (a->dtype != b->dtype || a->numel != b->numel || a->dtype == PN_STRING)
-		return a->dtype == b->dtype && a->numel == b->numel;
-	return !memcmp(a->data, b->data, pn_tensor_nbytes(a));
-}
-
 /* Finite (no NaN; no infinity the subgraph's constants do not explain), and
  * bitwise equal across two runs and across thread counts. */
 static int check_outputs(measure *ms, int threads)
@@ -222,7 +214,7 @@ static int check_outputs(measure *ms, int threads)
 	for (int k = 0; k < 2 && !rc && again[k]; k++) {
 		rc = run_once(ms, again[k]);
 		for (int i = 0; !rc && i < g->n_outputs; i++)
-			if (!same_bits(first[i], ms->out[i]))
+			if (!pn_tensor_same_bits(first[i], ms->out[i]))
 				rc = pn_fail(ms->err, "output %s differs on %s (not deterministic)",
 					     g->values[g->outputs[i]].name, what[k]);
 	}
