@@ -93,13 +93,8 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 	pn_model *m = NULL;
 	Passnet__Model *rec = NULL;
 	pn_infer_result r;
-	if (pn_model_from_record(j->record, j->len, &m, &rec, j->d.err)) {
+	if (pn_model_from_record_typed(j->record, j->len, &m, &rec, &r, j->d.err)) {
 		j->d.failed = 1;
-		return;
-	}
-	if (pn_infer_graph(m->graph, &m->bind, NULL, &r, j->d.err)) {
-		j->d.failed = 1;
-		pn_model_free(m);
 		return;
 	}
 	pn_dd_forms(&j->d, m, rec, &r, cache);

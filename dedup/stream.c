@@ -63,13 +63,8 @@ static void work(void *ud, int i)
 	pn_model *m = NULL;
 	Passnet__Model *rec = NULL;
 	pn_infer_result r;
-	if (pn_model_from_record(j->record, j->len, &m, &rec, j->err)) {
+	if (pn_model_from_record_typed(j->record, j->len, &m, &rec, &r, j->err)) {
 		j->failed = 1;
-		return;
-	}
-	if (pn_infer_graph(m->graph, &m->bind, NULL, &r, j->err)) {
-		j->failed = 1;
-		pn_model_free(m);
 		return;
 	}
 	if (!pn_part_cut(j, m, &r)) {

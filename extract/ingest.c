@@ -531,3 +531,16 @@ int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Pass
 	*out = m;
 	return 0;
 }
+
+int pn_model_from_record_typed(const void *rec_bytes, size_t len, pn_model **out,
+			       Passnet__Model **rec, pn_infer_result *r, char *err)
+{
+	if (pn_model_from_record(rec_bytes, len, out, rec, err))
+		return -1;
+	if (pn_infer_graph((*out)->graph, &(*out)->bind, NULL, r, err)) {
+		pn_model_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}

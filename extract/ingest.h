@@ -17,6 +17,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "model/onnx.h"
+#include "runtime/infer.h"
 
 /* One shape variant's record (extract/variants.h), stored beside its base. */
 typedef struct pn_ingest_variant {
@@ -50,5 +51,9 @@ void pn_ingest_clear(pn_ingest *in);
  * in the model's arena. */
 int pn_model_from_record(const void *rec_bytes, size_t len, pn_model **out, Passnet__Model **rec,
 			 char *err);
+/* pn_model_from_record, then inference at the record's binding into *r:
+ * what partition and dedup work on.  On failure nothing is left to free. */
+int pn_model_from_record_typed(const void *rec_bytes, size_t len, pn_model **out,
+			       Passnet__Model **rec, pn_infer_result *r, char *err);
 
 #endif

@@ -244,13 +244,8 @@ static void partition_model(pn_part_job *j)
 		return;
 	pn_model *m = NULL;
 	pn_infer_result r;
-	if (pn_model_from_record(j->record, j->len, &m, NULL, j->err)) {
+	if (pn_model_from_record_typed(j->record, j->len, &m, NULL, &r, j->err)) {
 		j->failed = 1;
-		return;
-	}
-	if (pn_infer_graph(m->graph, &m->bind, NULL, &r, j->err)) {
-		j->failed = 1;
-		pn_model_free(m);
 		return;
 	}
 	pn_part_cut(j, m, &r);
