@@ -879,6 +879,31 @@ int pn_form_of_cut_cached(const pn_graph *g, const pn_infer_result *r, const int
 	return 0;
 }
 
+int pn_form_positions(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
+		      pn_key *hash, int32_t *node_at, int *approximate, char *err)
+{
+	uint8_t *in_cut = calloc((size_t)g->n_nodes + 1, 1);
+	if (!in_cut)
+		return pn_fail(err, "out of memory");
+	for (int i = 0; i < n; i++)
+		in_cut[nodes[i]] = 1;
+	builder b;
+	pn_canon_out co = {0};
+	int rc = cut_build(g, r, nodes, n, in_cut, PN_LABEL_EXACT, NULL, &b);
+	if (!rc)
+		rc = pn_canon(&b.cg, PN_CK_SUBGRAPH, &co);
+	pn_arena_free(&b.a);
+	free(in_cut);
+	if (!rc) {
+		*hash = pn_key_of(co.bytes, co.len);
+		*approximate = co.approximate;
+		for (int p = 0; p < n; p++)
+			node_at[p] = nodes[co.node_order[p]];
+	}
+	pn_canon_out_free(&co);
+	return rc ? pn_fail(err, "canonical form failed (out of memory)") : 0;
+}
+
 int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *mask,
 		    uint64_t *colour, char *err)
 {

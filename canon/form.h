@@ -62,6 +62,14 @@ void pn_form_cache_counts(const pn_form_cache *c, uint64_t *lookups, uint64_t *h
 int  pn_form_of_cut_cached(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes,
 			   int n, pn_form_cache *cache, pn_form *out, char *err);
 
+/* The exact canonical form of the cut nodes[0..n) alone (no pattern form,
+ * no cache), for a model's structure key (store/structures.h): its hash
+ * into *hash, and node_at[p] the node at canonical position p (n entries):
+ * isomorphic cuts with equal labels put corresponding nodes at equal
+ * positions. */
+int pn_form_positions(const pn_graph *g, const pn_infer_result *r, const int32_t *nodes, int n,
+		      pn_key *hash, int32_t *node_at, int *approximate, char *err);
+
 /* Refined colours of the nodes in mask (IR node -> colour, 0 outside the
  * mask): equal for nodes no relabelling of the file can tell apart. */
 int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *mask,

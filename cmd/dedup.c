@@ -56,8 +56,8 @@ int pn_call_cut_and_dedup(pn_ctx *ctx, const char *strategies)
 
 static const pn_option dedup_options[] = {
 	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every structure",
-		    "only the candidates of the structures whose key falls in shard K of N "
-		    "(docs/machines.md)"),
+		    "only the candidates of the structures whose least model's record key "
+		    "falls in shard K of N (docs/machines.md)"),
 	PN_OPT_TABLE_END,
 };
 

@@ -254,9 +254,43 @@ static int check_structure(void *ud, pn_bytes key, pn_bytes val)
 	if (key.len != 16 || val.len != 16)
 		problem(d, "a structures record (%s) does not decode", hex);
 	else if (got > 0)
-		problem(d, "structure %s lists model %s, which is not stored", hex, mhex);
+		problem(d, "structure %s lists model %s, which is not stored or has no alias", hex,
+			mhex);
 	else if (got == 0 && memcmp(st.b, key.data, 16))
 		problem(d, "structure %s lists model %s, whose structure is another", hex, mhex);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* aliases: each names a structure and lists distinct nodes (a canonical
+ * position per compute node, store/structures.h). */
+static int check_alias(void *ud, pn_bytes key, pn_bytes val, const Passnet__Alias *a)
+{
+	(void)val;
+	doctor *d = ud;
+	d->checked++;
+	char hex[33];
+	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
+	if (key.len != 16 || !a || a->structure.len != 16) {
+		problem(d, "alias %s does not decode", hex);
+		return 0;
+	}
+	uint32_t *sorted = malloc(sizeof(uint32_t) * (a->n_nodes + 1));
+	if (!sorted)
+		return 0;
+	memcpy(sorted, a->nodes, sizeof(uint32_t) * a->n_nodes);
+	qsort(sorted, a->n_nodes, sizeof(uint32_t), cmp_u32);
+	for (size_t i = 1; i < a->n_nodes; i++)
+		if (sorted[i] == sorted[i - 1]) {
+			problem(d, "alias %s puts node %u at two positions", hex, sorted[i]);
+			break;
+		}
+	free(sorted);
 	return 0;
 }
 
@@ -375,6 +409,7 @@ static int run(pn_ctx *ctx)
 	pn_errors_foreach(d.t, NULL, 0, check_error, &d);
 	pn_candidates_foreach(d.t, NULL, 0, check_candidate, &d);
 	pn_foreach(d.t, PN_T_STRUCTURES, NULL, 0, check_structure, &d);
+	pn_aliases_foreach(d.t, NULL, 0, check_alias, &d);
 	pn_foreach(d.t, PN_T_GRAPHS, NULL, 0, check_graph, &d);
 	pn_subgraphs_foreach(d.t, NULL, 0, check_subgraph, &d);
 	pn_occurrences_foreach(d.t, NULL, 0, check_occurrence, &d);

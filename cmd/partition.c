@@ -26,8 +26,8 @@ static const char *strategies;
 static const pn_option partition_options[] = {
 	PN_STRING(0, "strategy", "fusion,anchor,window,sole", &strategies, "all",
 		  "the strategies to cut with"),
-	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every structure",
-		    "only the structures whose key falls in shard K of N "
+	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every model",
+		    "only the models whose record key falls in shard K of N "
 		    "(docs/machines.md)"),
 	PN_OPT_TABLE_END,
 };

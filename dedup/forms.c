@@ -31,23 +31,6 @@ pn_dd_cut *pn_dd_add_cut(pn_dd_job *j)
 	return c;
 }
 
-/* "name=v,name=v" of the binding the model was cut at, with a generalized
- * batch last ("batch=B (generalized)"); NULL when it binds nothing. */
-static char *binding_text(const pn_model *m, const Passnet__Model *rec)
-{
-	/* an occurrence is a dupsort value (at most 511 bytes): the text is cut */
-	char buf[201];
-	int off = 0;
-	buf[0] = 0;
-	for (int i = 0; i < m->bind.n && off < (int)sizeof buf; i++)
-		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%lld", i ? "," : "",
-				m->bind.names[i], (long long)m->bind.values[i]);
-	if (rec->has_variant_batch && off < (int)sizeof buf)
-		off += snprintf(buf + off, sizeof buf - (size_t)off, "%sbatch=%llu (generalized)",
-				off ? "," : "", (unsigned long long)rec->variant_batch);
-	return off ? strdup(buf) : NULL;
-}
-
 /* A cut with a value whose dtype inference could not find (after an op
  * passnet does not know: damaged or custom files) is typed by what the
  * whole model told inference, which the cut alone may not reproduce (a
@@ -111,7 +94,7 @@ static void form_cut(pn_dd_cut *c, const pn_model *m, const pn_infer_result *r,
 void pn_dd_forms(pn_dd_job *j, const pn_model *m, const Passnet__Model *rec,
 		 const pn_infer_result *r, pn_form_cache *cache)
 {
-	j->binding = binding_text(m, rec);
+	j->binding = pn_part_binding_text(m, rec);
 	pn_form_cache_model(cache, m->graph);
 	/* the model's inferred types and contents, for every cut's cost */
 	int nv = m->graph->n_values;
@@ -336,7 +319,7 @@ int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
 {
 	if (!c->ok)
 		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
-							      c->nodes, c->n, NULL, 0, err)
+							      c->placed, c->n, NULL, 0, err)
 				    : 0;
 	int rc = store_subgraph(w, j, c, seen, stats, err);
 	if (rc == -2) {
@@ -348,7 +331,7 @@ int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
 			return -1;
 		/* the candidate stays unhashed, as the dedup stage leaves it */
 		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
-							      c->nodes, c->n, NULL, 0, err)
+							      c->placed, c->n, NULL, 0, err)
 				    : 0;
 	}
 	if (rc < 0)
@@ -362,7 +345,7 @@ int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
 		return -1;
 	stats->approximate += c->form.approximate != 0;
 	stats->candidates++;
-	return pn_candidate_record_put(w, j->structure, c->strategy, c->index, c->nodes, c->n,
+	return pn_candidate_record_put(w, j->structure, c->strategy, c->index, c->placed, c->n,
 				       &c->form.hash, c->form.approximate, err);
 }
 

@@ -24,6 +24,9 @@ typedef struct pn_dd_cut {
 	const char *strategy;  /* a pn_strategies name */
 	uint32_t index;        /* its candidate index under (structure, strategy) */
 	int32_t *nodes;        /* the cut's nodes in the model's graph */
+	const int32_t *placed; /* the same as canonical positions, as its record
+				  lists them (store/structures.h), within
+				  nodes' allocation or borrowed with it */
 	int n;
 	int owns_nodes;        /* nodes is malloc'd here (else borrowed) */
 	pn_form form;

@@ -28,6 +28,7 @@
 typedef struct mjob {
 	pn_dd_job d;
 	int unlisted;          /* no model listed yet: partition was cut short */
+	int other_shard;       /* left to another shard's run */
 	void *record;
 	size_t len;
 } mjob;
@@ -36,7 +37,10 @@ typedef struct dplan {
 	mjob *jobs;
 	int n, cap;
 	size_t cands;
-	const pn_shard *shard;   /* the structures this run works on */
+	/* the structures this run works on: those whose least model's record
+	 * key falls in it, as partition --shard cut them (a structure cut in
+	 * several shards has its least model in each of their stores) */
+	const pn_shard *shard;
 } dplan;
 
 /* Collects candidates without a subgraph hash, grouped by structure (the
@@ -49,7 +53,7 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	const uint8_t *k = key.data;
 	uint32_t idx = (uint32_t)k[key.len - 4] << 24 | (uint32_t)k[key.len - 3] << 16 |
 		       (uint32_t)k[key.len - 2] << 8 | k[key.len - 1];
-	if (idx == PN_CANDIDATE_DONE || !pn_shard_holds(p->shard, k))
+	if (idx == PN_CANDIDATE_DONE)
 		return 0;
 	Passnet__Candidate *c = pn_candidates_unpack(val);
 	if (!c)
@@ -70,7 +74,8 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 		p->n++;
 	}
 	pn_dd_cut *cd = pn_dd_add_cut(&p->jobs[p->n - 1].d);
-	int32_t *nodes = malloc(sizeof(int32_t) * (c->n_nodes + 1));
+	/* the model's nodes (found once a model is read), then the positions */
+	int32_t *nodes = malloc(sizeof(int32_t) * (2 * c->n_nodes + 1));
 	if (!cd || !nodes) {
 		free(nodes);
 		pn_candidates_free(c);
@@ -79,10 +84,13 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	cd->strategy = strategy;
 	cd->index = idx;
 	cd->nodes = nodes;
+	cd->placed = nodes + c->n_nodes;
 	cd->owns_nodes = 1;
 	cd->n = (int)c->n_nodes;
-	for (size_t i = 0; i < c->n_nodes; i++)   /* out of range: left unhashed */
-		nodes[i] = c->nodes[i] > INT32_MAX ? -1 : (int32_t)c->nodes[i];
+	for (size_t i = 0; i < c->n_nodes; i++) {   /* out of range: left unhashed */
+		nodes[i] = -1;
+		nodes[c->n_nodes + i] = c->nodes[i] > INT32_MAX ? -1 : (int32_t)c->nodes[i];
+	}
 	pn_candidates_free(c);
 	p->cands++;
 	return 0;
@@ -105,7 +113,7 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 static int commit_job(pn_writer *w, mjob *j, pn_dd_seen *seen, pn_stage_stats *stats,
 		      char *err)
 {
-	if (j->unlisted)
+	if (j->unlisted || j->other_shard)
 		return 0;
 	if (j->d.failed) {
 		stats->failed++;
@@ -126,7 +134,28 @@ static void free_job(mjob *j)
 	memset(j, 0, sizeof(*j));
 }
 
-static int load_records(pn_store *st, mjob *jobs, int n, char *err)
+/* The cuts' nodes in j's model: its alias maps the positions the
+ * candidates list.  A position out of its range leaves the cut unhashed. */
+static void find_nodes(pn_rtxn *t, mjob *j)
+{
+	pn_key rk = pn_model_record_key(j->record, j->len);
+	pn_alias a;
+	int got = pn_alias_get(t, &rk, &a);
+	if (got) {
+		j->d.failed = !!pn_fail(j->d.err, got > 0 ? "its record key has no alias"
+							 : "its alias does not decode");
+		return;
+	}
+	for (int i = 0; i < j->d.n; i++) {
+		pn_dd_cut *c = &j->d.c[i];
+		for (int k = 0; k < c->n; k++)
+			c->nodes[k] = c->placed[k] >= 0 && c->placed[k] < a.n ? a.node_of[c->placed[k]]
+									      : -1;
+	}
+	pn_alias_free(&a);
+}
+
+static int load_records(pn_store *st, const pn_shard *shard, mjob *jobs, int n, char *err)
 {
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
@@ -145,6 +174,10 @@ static int load_records(pn_store *st, mjob *jobs, int n, char *err)
 			jobs[i].d.failed = !!pn_fail(jobs[i].d.err, "model record is missing");
 		else if (got < 0)
 			rc = pn_fail(err, "out of memory");
+		else if (!pn_shard_holds(shard, pn_model_record_key(jobs[i].record, jobs[i].len).b))
+			jobs[i].other_shard = 1;
+		else
+			find_nodes(t, &jobs[i]);
 	}
 	pn_rtxn_end(t);
 	return rc;
@@ -163,14 +196,14 @@ typedef struct pipe {
 static int pipe_load(void *ud, int first, int n, char *err)
 {
 	pipe *pp = ud;
-	return load_records(pp->st, pp->p->jobs + first, n, err);
+	return load_records(pp->st, pp->p->shard, pp->p->jobs + first, n, err);
 }
 
 static void pipe_work(void *ud, int i)
 {
 	pipe *pp = ud;
 	mjob *j = &pp->p->jobs[i];
-	if (!j->d.failed && !j->unlisted)
+	if (!j->d.failed && !j->unlisted && !j->other_shard)
 		dedup_model(j, pn_dd_cache_of_thread(&pp->caches));
 }
 

@@ -48,6 +48,7 @@ static int list_cuts(stream *sm, int i)
 			c->strategy = pn_strategies[s].name;
 			c->index = (uint32_t)k;
 			c->nodes = j->cuts[s].nodes[k];
+			c->placed = j->placed[s].nodes[k];
 			c->n = j->cuts[s].len[k];
 		}
 	}
@@ -67,7 +68,7 @@ static void work(void *ud, int i)
 		j->failed = 1;
 		return;
 	}
-	if (!pn_part_cut(j, m, &r)) {
+	if (!pn_part_cut(&sm->plan, j, m, rec, &r)) {
 		pn_dd_job *d = &sm->dd[i];
 		if (list_cuts(sm, i))
 			d->failed = !!pn_fail(d->err, "out of memory");
@@ -90,7 +91,7 @@ static int put_cut(void *ud, pn_writer *w, const pn_part_job *j, int s, int k, c
 	pn_dd_job *d = &sm->dd[i];
 	if (d->failed)
 		return pn_candidate_record_put(w, j->structure.b, pn_strategies[s].name, (uint32_t)k,
-					       j->cuts[s].nodes[k], j->cuts[s].len[k], NULL, 0,
+					       j->placed[s].nodes[k], j->placed[s].len[k], NULL, 0,
 					       err);
 	pn_dd_cut *c = &d->c[sm->first_cut[i][s] + k];
 	/* list_cuts listed them in the order pn_part_commit puts them */
@@ -171,11 +172,13 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 	memset(hashed, 0, sizeof(*hashed));
 	double t0 = pn_now();
 	stream sm = {.st = st, .cut = cut, .hashed = hashed};
-	sm.plan.shard = shard;
-	sm.plan.wanted = strategies ? strategies : (1u << PN_N_STRATEGIES) - 1;
-	pn_rtxn *t;
-	if (pn_rtxn_begin(st, &t, err))
+	if (pn_part_plan_init(&sm.plan, st, strategies, shard, err))
 		return -1;
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err)) {
+		pn_part_plan_free(&sm.plan);
+		return -1;
+	}
 	int64_t models = pn_count(t, PN_T_MODELS);
 	pn_rtxn_end(t);
 	size_t plen = models > 16 * 256 ? 2 : 1;

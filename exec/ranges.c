@@ -146,7 +146,7 @@ typedef struct cut {
 typedef struct cuts {
 	cut *c;
 	int n, cap;
-	int32_t n_nodes;   /* of the model: candidates naming others are skipped */
+	const pn_alias *alias;   /* the model's: positions -> its nodes (others skipped) */
 } cuts;
 
 static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Candidate *c)
@@ -156,8 +156,6 @@ static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Cand
 	if (key.len < 21 || !c)
 		return 0;
 	int ok = c->has_subgraph && c->subgraph.len == 16 && c->n_nodes > 0;
-	for (size_t i = 0; ok && i < c->n_nodes; i++)
-		ok = c->nodes[i] < (uint32_t)cs->n_nodes;
 	if (ok && cs->n == cs->cap) {
 		cs->cap = cs->cap ? cs->cap * 2 : 256;
 		cut *grown = realloc(cs->c, sizeof(cut) * (size_t)cs->cap);
@@ -166,9 +164,11 @@ static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Cand
 	}
 	cut *x = ok ? &cs->c[cs->n] : NULL;
 	if (x && (x->nodes = malloc(sizeof(int32_t) * c->n_nodes))) {
+		if (pn_alias_nodes(cs->alias, c->nodes, c->n_nodes, x->nodes)) {
+			free(x->nodes);   /* a position out of range: skipped */
+			return 0;
+		}
 		memcpy(x->hash, c->subgraph.data, 16);
-		for (size_t i = 0; i < c->n_nodes; i++)
-			x->nodes[i] = (int32_t)c->nodes[i];
 		x->n = (int)c->n_nodes;
 		x->in = NULL;
 		x->n_in = 0;
@@ -373,17 +373,23 @@ static int load_model(pn_store *st, const uint8_t key[16], pn_model **m, Passnet
 	size_t len = 0;
 	int rc = pn_model_record_copy(t, key, &whole, &len) == 0 ? 0
 		 : pn_fail(err, "model record vanished");
-	pn_key structure = {{0}};
+	pn_alias alias = {0};
 	if (!rc) {
-		structure = pn_model_structure_key(whole, len);
-		rc = pn_model_from_record(whole, len, m, rec, err);
+		pn_key rk = pn_model_record_key(whole, len);
+		int got = pn_alias_get(t, &rk, &alias);
+		rc = got < 0 ? pn_fail(err, "its alias does not decode") : 0;
+		if (!rc)
+			rc = pn_model_from_record(whole, len, m, rec, err);
+		if (!rc && got == 0) {
+			/* the cuts of its structure (store/structures.h) */
+			cs->alias = &alias;
+			rc = pn_candidates_foreach(t, alias.structure.b, 16, collect_cut, cs) < 0 ? -1
+												   : 0;
+			cs->alias = NULL;
+		}
 	}
 	free(whole);
-	if (!rc) {
-		/* the cuts of its structure (store/structures.h) */
-		cs->n_nodes = (*m)->graph->n_nodes;
-		rc = pn_candidates_foreach(t, structure.b, 16, collect_cut, cs) < 0 ? -1 : 0;
-	}
+	pn_alias_free(&alias);
 	pn_rtxn_end(t);
 	return rc;
 }

@@ -46,6 +46,11 @@ typedef struct pn_pview {
 } pn_pview;
 
 int  pn_pview_build(pn_pview *pv, const pn_graph *g, const pn_infer_result *r, char *err);
+/* Orders pv again with nodes of equal colour taken by position[node] (the
+ * canonical positions of the structure, store/structures.h) instead of by
+ * node index, so every model of a structure is cut alike: 0, or -1 (out
+ * of memory). */
+int  pn_pview_tie_break(pn_pview *pv, const int32_t *position);
 void pn_pview_free(pn_pview *pv);
 
 /* A growable list of cuts (node index lists, each sorted ascending). */

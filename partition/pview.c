@@ -85,8 +85,10 @@ static int build_adjacency(pn_pview *pv, int succ)
 }
 
 /* Kahn's algorithm choosing, among ready nodes, the least colour: an order
- * fixed by the graph, whatever order the file lists nodes in. */
-static int canonical_order(pn_pview *pv)
+ * fixed by the graph, whatever order the file lists nodes in.  Equal
+ * colours (nodes refinement cannot tell apart) go by tie[node], the
+ * canonical positions when known, else by node index. */
+static int canonical_order(pn_pview *pv, const int32_t *tie)
 {
 	const pn_graph *g = pv->g;
 	int32_t *pending = calloc((size_t)g->n_nodes + 1, sizeof(int32_t));
@@ -108,7 +110,9 @@ static int canonical_order(pn_pview *pv)
 		int best = 0;
 		for (int k = 1; k < nr; k++) {
 			uint64_t a = pv->colour[ready[k]], b = pv->colour[ready[best]];
-			if (a < b || (a == b && ready[k] < ready[best]))
+			int32_t ta = tie ? tie[ready[k]] : ready[k];
+			int32_t tb = tie ? tie[ready[best]] : ready[best];
+			if (a < b || (a == b && ta < tb))
 				best = k;
 		}
 		int i = ready[best];
@@ -147,7 +151,7 @@ int pn_pview_build(pn_pview *pv, const pn_graph *g, const pn_infer_result *r, ch
 		return pn_fail(err, "out of memory");
 	if (pn_node_colours(g, r, pv->compute, pv->colour, err))
 		return -1;
-	if (canonical_order(pv))
+	if (canonical_order(pv, NULL))
 		return pn_fail(err, "compute nodes do not form a DAG");
 	return 0;
 }
@@ -336,4 +340,9 @@ int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)
 	for (int i = 0; i < n; i++)
 		in_cut[nodes[i]] = 0;
 	return seen == n;
+}
+
+int pn_pview_tie_break(pn_pview *pv, const int32_t *position)
+{
+	return canonical_order(pv, position);
 }

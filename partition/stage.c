@@ -3,6 +3,7 @@
  */
 #include "partition/stage.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "common/err.h"
 #include "common/assert.h"
 #include "common/util.h"
+#include "canon/form.h"
 #include "runtime/infer.h"
 #include "extract/ingest.h"
 #include "partition/partition.h"
@@ -61,10 +63,99 @@ int pn_unhashed_marked(pn_rtxn *t)
 	return pn_get(t, PN_T_META, unhashed_key, sizeof unhashed_key - 1, &v) == 0;
 }
 
+/* --- claims: who cuts a structure in this run ---------------------------------------- */
+
+struct pn_claims {
+	pthread_mutex_t lock;
+	pn_key *keys;
+	unsigned *mask;        /* strategies claimed; 0: empty slot */
+	size_t cap, n;
+};
+
+static pn_claims *claims_new(void)
+{
+	pn_claims *c = calloc(1, sizeof *c);
+	if (c)
+		pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+static void claims_free(pn_claims *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	free(c->keys);
+	free(c->mask);
+	free(c);
+}
+
+static size_t claim_slot(const pn_claims *c, const pn_key *k)
+{
+	uint64_t h;
+	memcpy(&h, k->b, sizeof h);
+	size_t i = h & (c->cap - 1);
+	while (c->mask[i] && memcmp(c->keys[i].b, k->b, 16))
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+static int claims_grow(pn_claims *c)
+{
+	pn_claims g = {.cap = c->cap ? 2 * c->cap : 1024};
+	g.keys = malloc(sizeof(pn_key) * g.cap);
+	g.mask = calloc(g.cap, sizeof(unsigned));
+	if (!g.keys || !g.mask) {
+		free(g.keys);
+		free(g.mask);
+		return -1;
+	}
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->mask[i]) {
+			size_t k = claim_slot(&g, &c->keys[i]);
+			g.keys[k] = c->keys[i];
+			g.mask[k] = c->mask[i];
+		}
+	free(c->keys);
+	free(c->mask);
+	c->keys = g.keys;
+	c->mask = g.mask;
+	c->cap = g.cap;
+	return 0;
+}
+
+/* Claims the strategies of want for structure k: returns those no one had
+ * claimed (now this caller's), or ~0u when out of memory. */
+static unsigned claim(pn_claims *c, const pn_key *k, unsigned want)
+{
+	if (!want)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	unsigned mine = ~0u;
+	if (2 * (c->n + 1) <= c->cap || !claims_grow(c)) {
+		size_t i = claim_slot(c, k);
+		c->n += !c->mask[i];
+		c->keys[i] = *k;
+		mine = want & ~c->mask[i];
+		c->mask[i] |= want;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return mine;
+}
+
+int pn_part_plan_init(pn_part_plan *p, pn_store *st, unsigned strategies, const pn_shard *shard,
+		      char *err)
+{
+	memset(p, 0, sizeof *p);
+	p->wanted = strategies ? strategies : (1u << PN_N_STRATEGIES) - 1;
+	p->shard = shard;
+	p->st = st;
+	p->claims = claims_new();
+	return p->claims ? 0 : pn_fail(err, "out of memory");
+}
+
 /* --- what is left to do ------------------------------------------------------------- */
 
-/* Structure keys seen in the plan -> the job that cuts them: open
- * addressing over the keys' first bytes (they are hashes). */
 
 static int seen_find(const pn_seen_set *ss, const pn_key *k, size_t *slot)
 {
@@ -133,6 +224,16 @@ static int done_marker(pn_rtxn *t, const uint8_t *structure, const char *strateg
 	return pn_get(t, PN_T_CANDIDATES, key, kl, &v) == 0;
 }
 
+/* The strategies of `wanted` that structure has no done marker for. */
+static unsigned not_done(pn_rtxn *t, const uint8_t *structure, unsigned wanted)
+{
+	unsigned todo = 0;
+	for (int i = 0; i < PN_N_STRATEGIES; i++)
+		if ((wanted >> i & 1) && !done_marker(t, structure, pn_strategies[i].name))
+			todo |= 1u << i;
+	return todo;
+}
+
 static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 {
 	pn_part_plan *p = ud;
@@ -142,18 +243,32 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 	size_t len;
 	if (pn_model_record_whole(p->t, val, &rec, &len))
 		return 0;   /* a variant without its base: nothing to cut */
-	pn_key st = pn_model_structure_key(rec, len);
+	pn_key rk = pn_model_record_key(rec, len);
 	free(rec);
-	if (!pn_shard_holds(p->shard, st.b))
-		return 0;   /* another shard's structure */
-	int cutter = seen_get(&p->seen, &st);
+	if (!pn_shard_holds(p->shard, rk.b))
+		return 0;   /* another shard's record key */
+	int cutter = seen_get(&p->seen, &rk);
+	pn_alias a;
+	int aliased = 0;
+	if (cutter < 0) {
+		/* a malformed alias is resolved again, and rewritten */
+		int got = pn_alias_get(p->t, &rk, &a);
+		aliased = got == 0;
+		if (got)
+			pn_alias_free(&a);
+	}
 	unsigned todo = 0;
-	for (int i = 0; cutter == UNSEEN && i < PN_N_STRATEGIES; i++)
-		if ((p->wanted >> i & 1) && !done_marker(p->t, st.b, pn_strategies[i].name))
-			todo |= 1u << i;
-	if (cutter == UNSEEN && seen_record(&p->seen, &st, todo ? p->n : NO_CUTTER))
-		return -1;
-	int link = !pn_structure_has_model(p->t, st.b, key.data);
+	if (cutter == UNSEEN) {
+		todo = aliased ? not_done(p->t, a.structure.b, p->wanted) : p->wanted;
+		if (seen_record(&p->seen, &rk, todo ? p->n : NO_CUTTER))
+			goto oom;
+	}
+	/* a model is listed with its alias, so one not aliased is not listed */
+	int known = aliased || (cutter >= 0 && !p->jobs[cutter].resolve);
+	pn_key st = aliased ? a.structure : cutter >= 0 ? p->jobs[cutter].structure : (pn_key){{0}};
+	int link = !known || !pn_structure_has_model(p->t, st.b, key.data);
+	if (aliased)
+		pn_alias_free(&a);
 	if (!todo && !link)
 		return 0;
 	if (p->n == p->cap) {
@@ -166,7 +281,9 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 	pn_part_job *j = &p->jobs[p->n];
 	memset(j, 0, sizeof(*j));
 	memcpy(j->key, key.data, 16);
+	j->record_key = rk;
 	j->structure = st;
+	j->resolve = cutter == UNSEEN && !aliased;
 	j->todo = todo;
 	j->link = link;
 	j->cutter = cutter >= 0 ? cutter : p->n;
@@ -174,6 +291,10 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 	j->variant = pn_model_variant_of(val, base);
 	p->n++;
 	return 0;
+oom:
+	if (aliased)
+		pn_alias_free(&a);
+	return -1;
 }
 
 int pn_part_plan_models(pn_part_plan *p, pn_rtxn *t, const void *prefix, size_t plen)
@@ -201,7 +322,8 @@ void pn_part_plan_free(pn_part_plan *p)
 	free(p->jobs);
 	free(p->seen.keys);
 	free(p->seen.jobs);
-	memset(&p->jobs, 0, sizeof(*p) - offsetof(pn_part_plan, jobs));
+	claims_free(p->claims);
+	memset(p, 0, sizeof(*p));
 }
 
 int pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err)
@@ -223,32 +345,145 @@ int pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err)
 
 /* --- the work on one model ---------------------------------------------------------- */
 
-int pn_part_cut(pn_part_job *j, const pn_model *m, const pn_infer_result *r)
+char *pn_part_binding_text(const pn_model *m, const Passnet__Model *rec)
+{
+	/* an occurrence is a dupsort value (at most 511 bytes): the text is cut */
+	char buf[201];
+	int off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < m->bind.n && off < (int)sizeof buf; i++)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%s%s=%lld", i ? "," : "",
+				m->bind.names[i], (long long)m->bind.values[i]);
+	if (rec && rec->has_variant_batch && off < (int)sizeof buf)
+		off += snprintf(buf + off, sizeof buf - (size_t)off, "%sbatch=%llu (generalized)",
+				off ? "," : "", (unsigned long long)rec->variant_batch);
+	return off ? strdup(buf) : NULL;
+}
+
+/* The structure key: the canonical form of the compute nodes (whose hash
+ * form_hash is), and the binding text occurrences carry, which the form
+ * does not hold (dim names). */
+static pn_key structure_key(const pn_key *form_hash, const char *binding)
+{
+	static const char tag[] = "passnet structure 4";
+	size_t bl = binding ? strlen(binding) : 0;
+	uint8_t buf[sizeof tag + 16 + 201];
+	PN_ASSERT(bl <= 200);
+	memcpy(buf, tag, sizeof tag);
+	memcpy(buf + sizeof tag, form_hash->b, 16);
+	if (bl)
+		memcpy(buf + sizeof tag + 16, binding, bl);
+	return pn_key_of(buf, sizeof tag + 16 + bl);
+}
+
+/* j's alias: its structure and the canonical position of each compute
+ * node, also into position[node] (-1 for the others). */
+static int place(pn_part_job *j, const pn_pview *pv, const pn_model *m, const Passnet__Model *rec,
+		 const pn_infer_result *r, int32_t *position)
+{
+	pn_alias *a = &j->alias;
+	a->node_of = malloc(sizeof(int32_t) * ((size_t)pv->n + 1));
+	char *binding = pn_part_binding_text(m, rec);
+	if (!a->node_of)
+		return pn_fail(j->err, "out of memory");
+	pn_key form;
+	int approximate;
+	if (pn_form_positions(m->graph, r, pv->order, pv->n, &form, a->node_of, &approximate, j->err)) {
+		free(binding);
+		return -1;
+	}
+	a->n = pv->n;
+	a->structure = structure_key(&form, binding);
+	free(binding);
+	for (int i = 0; i < m->graph->n_nodes; i++)
+		position[i] = -1;
+	for (int k = 0; k < a->n; k++)
+		position[a->node_of[k]] = k;
+	return 0;
+}
+
+/* The strategies left for j to cut: not done in the store, and not taken
+ * by another job of the run. */
+static int claim_todo(pn_part_plan *p, pn_part_job *j)
+{
+	unsigned want = j->todo;
+	if (j->resolve) {
+		/* its structure was unknown at plan: the store may have cut it */
+		pn_rtxn *t;
+		if (pn_rtxn_begin(p->st, &t, j->err))
+			return -1;
+		want = not_done(t, j->structure.b, want);
+		pn_rtxn_end(t);
+	}
+	unsigned mine = claim(p->claims, &j->structure, want);
+	if (mine == ~0u)
+		return pn_fail(j->err, "out of memory");
+	j->todo = mine;
+	return 0;
+}
+
+/* j's cuts as canonical positions, each ascending, in the same order. */
+static int place_cuts(pn_part_job *j, const int32_t *position)
+{
+	int32_t buf[PN_CUT_MAX_NODES];
+	for (int s = 0; s < PN_N_STRATEGIES; s++) {
+		const pn_cuts *c = &j->cuts[s];
+		for (int k = 0; k < c->n; k++) {
+			PN_ASSERT(c->len[k] <= PN_CUT_MAX_NODES);
+			for (int i = 0; i < c->len[k]; i++) {
+				buf[i] = position[c->nodes[k][i]];
+				PN_ASSERT(buf[i] >= 0);   /* cuts hold compute nodes only */
+			}
+			if (pn_cuts_add(&j->placed[s], buf, c->len[k]))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int pn_part_cut(pn_part_plan *p, pn_part_job *j, const pn_model *m, const Passnet__Model *rec,
+		const pn_infer_result *r)
 {
 	pn_pview pv;
 	memset(&pv, 0, sizeof(pv));
-	if (pn_pview_build(&pv, m->graph, r, j->err)) {
+	int32_t *position = malloc(sizeof(int32_t) * ((size_t)m->graph->n_nodes + 1));
+	pn_key was = j->structure;
+	if (!position)
+		j->failed = !!pn_fail(j->err, "out of memory");
+	else if (pn_pview_build(&pv, m->graph, r, j->err) || place(j, &pv, m, rec, r, position))
 		j->failed = 1;
-	} else {
-		for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
-			if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
-				j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
+	else if (!j->resolve && memcmp(was.b, j->alias.structure.b, 16))
+		/* the alias was written by another build of passnet */
+		j->failed = !!pn_fail(j->err, "its alias names another structure than its graph has");
+	else {
+		j->structure = j->alias.structure;
+		if (claim_todo(p, j))
+			j->failed = 1;
+		else if (j->todo && pn_pview_tie_break(&pv, position))
+			j->failed = !!pn_fail(j->err, "out of memory");
 	}
+	for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
+		if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
+			j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
+	if (!j->failed && place_cuts(j, position))
+		j->failed = !!pn_fail(j->err, "out of memory");
 	pn_pview_free(&pv);
+	free(position);
 	return j->failed ? -1 : 0;
 }
 
-static void partition_model(pn_part_job *j)
+static void partition_model(pn_part_plan *p, pn_part_job *j)
 {
 	if (!j->todo)
 		return;
 	pn_model *m = NULL;
+	Passnet__Model *rec = NULL;
 	pn_infer_result r;
-	if (pn_model_from_record_typed(j->record, j->len, &m, NULL, &r, j->err)) {
+	if (pn_model_from_record_typed(j->record, j->len, &m, &rec, &r, j->err)) {
 		j->failed = 1;
 		return;
 	}
-	pn_part_cut(j, m, &r);
+	pn_part_cut(p, j, m, rec, &r);
 	pn_infer_result_free(&r);
 	pn_model_free(m);
 }
@@ -296,20 +531,24 @@ static int put_unhashed(void *ud, pn_writer *w, const pn_part_job *j, int s, int
 {
 	(void)ud;
 	return pn_candidate_record_put(w, j->structure.b, pn_strategies[s].name, (uint32_t)i,
-				       j->cuts[s].nodes[i], j->cuts[s].len[i], NULL, 0, err);
+				       j->placed[s].nodes[i], j->placed[s].len[i], NULL, 0, err);
 }
 
 int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
 		   pn_cand_put_fn put, void *ud, char *err)
 {
 	pn_part_job *j = &jobs[i];
-	/* the cutter is the structure's first job in the plan, committed first */
+	/* the cutter is the record key's first job in the plan, committed first */
 	PN_ASSERT(j->cutter >= 0 && j->cutter <= i);
 	PN_ASSERT(!j->todo || j->cutter == i);
-	/* a model of a structure its cutter failed on fails the same way */
-	if (j->cutter != i && !j->failed && jobs[j->cutter].failed) {
-		j->failed = 1;
-		memcpy(j->err, jobs[j->cutter].err, sizeof j->err);
+	PN_ASSERT(!j->resolve || j->cutter == i);
+	if (j->cutter != i) {
+		/* a model of a record key its cutter failed on fails the same way */
+		if (!j->failed && jobs[j->cutter].failed) {
+			j->failed = 1;
+			memcpy(j->err, jobs[j->cutter].err, sizeof j->err);
+		}
+		j->structure = jobs[j->cutter].structure;
 	}
 	if (j->failed) {
 		stats->failed++;
@@ -320,11 +559,14 @@ int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats
 	else
 		stats->models++;
 	stats->structures += j->todo != 0;
+	/* the alias first: candidates are positions only it maps */
+	if (j->resolve && pn_alias_put(w, &j->record_key, &j->alias, err))
+		return -1;
 	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		if (!(j->todo >> s & 1))
 			continue;
 		const char *name = pn_strategies[s].name;
-		pn_cuts *c = &j->cuts[s];
+		pn_cuts *c = &j->placed[s];
 		for (int k = 0; k < c->n; k++)
 			if (put(ud, w, j, s, k, err))
 				return -1;
@@ -343,8 +585,11 @@ void pn_part_job_free(pn_part_job *j)
 {
 	free(j->record);
 	j->record = NULL;
-	for (int s = 0; s < PN_N_STRATEGIES; s++)
+	pn_alias_free(&j->alias);
+	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		pn_cuts_free(&j->cuts[s]);
+		pn_cuts_free(&j->placed[s]);
+	}
 }
 
 /* --- the pipeline (store/batches.h) ------------------------------------------------------ */
@@ -363,7 +608,8 @@ static int pipe_load(void *ud, int first, int n, char *err)
 
 static void pipe_work(void *ud, int i)
 {
-	partition_model(&((pipe *)ud)->p->jobs[i]);
+	pipe *pp = ud;
+	partition_model(pp->p, &pp->p->jobs[i]);
 }
 
 static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
@@ -384,10 +630,11 @@ int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_
 {
 	memset(stats, 0, sizeof(*stats));
 	double t0 = pn_now();
-	pn_part_plan p = {.shard = shard};
-	p.wanted = strategies ? strategies : (1u << PN_N_STRATEGIES) - 1;
+	pn_part_plan p;
 	pn_rtxn *t;
-	int rc = pn_rtxn_begin(st, &t, err);
+	int rc = pn_part_plan_init(&p, st, strategies, shard, err);
+	if (!rc)
+		rc = pn_rtxn_begin(st, &t, err);
 	if (!rc) {
 		rc = pn_part_plan_models(&p, t, NULL, 0);
 		pn_rtxn_end(t);

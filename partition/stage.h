@@ -19,6 +19,7 @@
 #include "partition/partition.h"
 #include "schemas/strategies.h"
 #include "store/store.h"
+#include "store/structures.h"
 
 typedef struct pn_stage_stats {
 	uint64_t models;          /* models worked on, not counting ... */
@@ -48,26 +49,33 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *s
 /* --- the stage's parts, which the streamed build (dedup/stream.h) runs with
  * dedup's in one pass ------------------------------------------------------------------ */
 
-/* One model.  The first model of a structure in the plan cuts it (todo: the
- * strategies the structure has no done marker for); every model, that one
- * too, is then listed under its structure (store/structures.h), unless it
- * is already. */
+/* One model.  Models are planned by record key (store/records.h); the
+ * first model of a record key in the plan is its cutter: it resolves the
+ * record key's alias when the store has none (a canonical labelling of the
+ * whole graph, store/structures.h) and cuts the structure with the
+ * strategies it has no done marker for and no other job of the run has
+ * claimed (todo).  Every model, that one too, is then listed under its
+ * structure, unless it is already. */
 typedef struct pn_part_job {
 	uint8_t key[16];
-	pn_key structure;
+	pn_key record_key;
+	pn_key structure;       /* known at plan when aliased, else after the cutter's work */
+	int resolve;            /* no alias yet: the cutter computes and commits it */
 	unsigned todo;          /* strategies (bit i = pn_strategies[i]) to run */
 	int link;               /* list the model under its structure */
-	int cutter;             /* the job that cuts this structure (itself, or earlier) */
+	int cutter;             /* the job that cuts this record key (itself, or earlier) */
 	int variant;            /* a shape variant (extract/variants.h) */
 	void *record;           /* copy of the model record (when todo) */
 	size_t len;
 	/* results */
-	pn_cuts cuts[PN_N_STRATEGIES];
+	pn_alias alias;         /* when resolve: the alias to commit */
+	pn_cuts cuts[PN_N_STRATEGIES];     /* node indices in the model's graph */
+	pn_cuts placed[PN_N_STRATEGIES];   /* the same cuts as canonical positions */
 	char err[PN_ERRLEN];
 	int failed;
 } pn_part_job;
 
-/* Structure keys seen in the plan -> the job that cuts them: open
+/* Record keys seen in the plan -> the job that cuts them: open
  * addressing over the keys' first bytes (they are hashes). */
 typedef struct pn_seen_set {
 	pn_key *keys;
@@ -75,15 +83,25 @@ typedef struct pn_seen_set {
 	size_t cap, n;
 } pn_seen_set;
 
+/* The (structure, strategy) pairs some job of the run has taken to cut, so
+ * that two record keys of one structure (a re-export and its original) in
+ * one run cut it once; shared by the worker threads. */
+typedef struct pn_claims pn_claims;
+
 typedef struct pn_part_plan {
 	unsigned wanted;          /* strategies asked for (a mask, never 0) */
-	const pn_shard *shard;    /* the structures this run works on (NULL: all) */
+	const pn_shard *shard;    /* the record keys this run works on (NULL: all) */
+	pn_store *st;             /* read by the workers (done markers) */
+	pn_claims *claims;
 	pn_rtxn *t;               /* while planning */
 	pn_part_job *jobs;
 	int n, cap;
 	pn_seen_set seen;
 } pn_part_plan;
 
+/* Sets up an empty plan for a run: 0, or -1 (out of memory). */
+int  pn_part_plan_init(pn_part_plan *p, pn_store *st, unsigned strategies, const pn_shard *shard,
+		       char *err);
 /* Adds to the plan the models whose key starts with prefix (plen 0: all),
  * in key order, that have something to do.  0, or -1 (out of memory). */
 int  pn_part_plan_models(pn_part_plan *p, pn_rtxn *t, const void *prefix, size_t plen);
@@ -93,14 +111,22 @@ void pn_part_plan_clear(pn_part_plan *p);
 void pn_part_plan_free(pn_part_plan *p);
 /* Copies the records of the jobs that cut (todo != 0). */
 int  pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err);
-/* Cuts j's model, decoded into m and typed by r, with its todo strategies:
- * 0, or -1 with j->failed and j->err set. */
-int  pn_part_cut(pn_part_job *j, const pn_model *m, const pn_infer_result *r);
+/* Works on cutter j's model, decoded into m from rec and typed by r: finds
+ * its structure and canonical positions, claims the strategies left to cut
+ * (j->todo becomes them) and cuts.  0, or -1 with j->failed and j->err
+ * set. */
+int  pn_part_cut(pn_part_plan *p, pn_part_job *j, const pn_model *m, const Passnet__Model *rec,
+		 const pn_infer_result *r);
+/* "name=v,name=v" of the binding a model is cut at, with a generalized
+ * batch last ("batch=B (generalized)"); NULL when it binds nothing.  Part of
+ * the structure key, and of every occurrence (dedup/forms.h). */
+char *pn_part_binding_text(const pn_model *m, const Passnet__Model *rec);
 /* Puts job j's candidate `index` of strategy s (pn_strategies[s]). */
 typedef int (*pn_cand_put_fn)(void *ud, pn_writer *w, const pn_part_job *j, int s, int index,
 			      char *err);
-/* Commits job i: its candidates through put, the done markers, its listing
- * under its structure (or its error). */
+/* Commits job i: the alias it resolved, its candidates through put (whose
+ * records list j->placed), the done markers, its listing under its
+ * structure (or its error). */
 int  pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
 		    pn_cand_put_fn put, void *ud, char *err);
 void pn_part_job_free(pn_part_job *j);

@@ -23,7 +23,7 @@ static const char schema_key[] = "schema_version";
 /* The order the stages write the tables in (merge.h: a killed merge). */
 static const int merge_order[] = {
 	PN_T_META, PN_T_SOURCES, PN_T_GRAPHS, PN_T_MODELS, PN_T_MODEL_PATHS,
-	PN_T_SUBGRAPHS, PN_T_OCCURRENCES, PN_T_CANDIDATES, PN_T_STRUCTURES,
+	PN_T_SUBGRAPHS, PN_T_OCCURRENCES, PN_T_ALIASES, PN_T_CANDIDATES, PN_T_STRUCTURES,
 	PN_T_RANGES, PN_T_PROFILES, PN_T_ERRORS,
 };
 _Static_assert(sizeof merge_order / sizeof merge_order[0] == PN_T_COUNT,
@@ -130,6 +130,7 @@ static const ProtobufCMessageDescriptor *record_kind(int table, pn_bytes key)
 		return key.len == RANGES_DONE_KEY_LEN ? &passnet__ranges_done__descriptor
 						      : &passnet__input_ranges__descriptor;
 	case PN_T_ERRORS: return &passnet__error__descriptor;
+	case PN_T_ALIASES: return &passnet__alias__descriptor;
 	default: return NULL;
 	}
 }

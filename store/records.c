@@ -333,7 +333,7 @@ static int hash_fields(XXH3_state_t *x, const uint8_t *p, const uint8_t *end,
 	return walk_fields(p, end, hash_field, &w) == 2 && !w.bad;
 }
 
-pn_key pn_model_structure_key(const void *rec, size_t len)
+pn_key pn_model_record_key(const void *rec, size_t len)
 {
 	XXH3_state_t *x = XXH3_createState();
 	int ok = x && XXH3_128bits_reset(x) == XXH_OK &&

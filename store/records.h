@@ -38,7 +38,7 @@ int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, si
  * Reads the top-level field tags only, so it costs nothing on a base. */
 int pn_model_variant_of(pn_bytes val, uint8_t base[16]);
 
-/* The structure key of a whole models-table record (pn_model_record_whole):
+/* The record key of a whole models-table record (pn_model_record_whole):
  * XXH3-128 of its bytes less the fields that say where the model came
  * from or what its weights' values are (source, path, producer, warnings,
  * test sets, how the binding was found, the variant's place in its list,
@@ -48,8 +48,9 @@ int pn_model_variant_of(pn_bytes val, uint8_t base[16]);
  * dedup give them the same candidates and subgraphs: a fine-tune (same
  * graph, other weights) has its base's key.  The converse need not hold
  * (a field order protobuf would merge the same way, say): a key that
- * differs costs a recomputation, never a wrong result. */
-pn_key pn_model_structure_key(const void *rec, size_t len);
+ * differs costs one canonical labelling (the aliases table maps it to its
+ * structure, store/structures.h), never a wrong result. */
+pn_key pn_model_record_key(const void *rec, size_t len);
 
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
 

@@ -62,6 +62,7 @@ static const char *const table_names[PN_T_COUNT] = {
 	[PN_T_SUBGRAPHS] = "subgraphs",
 	[PN_T_OCCURRENCES] = "occurrences",
 	[PN_T_STRUCTURES] = "structures",
+	[PN_T_ALIASES] = "aliases",
 	[PN_T_GRAPHS] = "graphs",
 	[PN_T_PROFILES] = "profiles",
 	[PN_T_RANGES] = "ranges",

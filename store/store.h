@@ -39,8 +39,10 @@
 /* Bump when a record changes meaning; stored in meta "schema_version". */
 /* 2: candidates and occurrences are kept per structure (store/structures.h),
  * the structures table lists each structure's models.  3: a model record's
- * main graph is kept apart, in the graphs table (store/records.h). */
-#define PN_SCHEMA_VERSION 3
+ * main graph is kept apart, in the graphs table (store/records.h).  4: the
+ * structure key is the canonical form of the whole graph, reached through
+ * the aliases table, and candidates list canonical positions. */
+#define PN_SCHEMA_VERSION 4
 
 enum pn_table {
 	PN_T_META,
@@ -51,6 +53,7 @@ enum pn_table {
 	PN_T_SUBGRAPHS,
 	PN_T_OCCURRENCES,   /* MDB_DUPSORT: many values per key */
 	PN_T_STRUCTURES,    /* MDB_DUPSORT: structure key -> the models of it */
+	PN_T_ALIASES,       /* record key -> its structure and canonical positions */
 	PN_T_GRAPHS,        /* XXH3-128 of a model's GraphProto -> its bytes */
 	PN_T_PROFILES,
 	PN_T_RANGES,

@@ -8,18 +8,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/assert.h"
+#include "common/err.h"
 #include "store/records.h"
 
-int pn_model_structure(pn_rtxn *t, const uint8_t model[16], pn_key *out)
+int pn_alias_get(pn_rtxn *t, const pn_key *record_key, pn_alias *out)
+{
+	memset(out, 0, sizeof *out);
+	Passnet__Alias *a;
+	int rc = pn_aliases_get(t, record_key->b, 16, &a);
+	if (rc == PN_REC_MISSING)
+		return 1;
+	if (rc || a->structure.len != 16 || a->n_nodes > INT32_MAX) {
+		pn_aliases_free(a);
+		return -1;
+	}
+	memcpy(out->structure.b, a->structure.data, 16);
+	out->n = (int)a->n_nodes;
+	out->node_of = malloc(sizeof(int32_t) * (a->n_nodes + 1));
+	for (size_t i = 0; out->node_of && i < a->n_nodes; i++)
+		out->node_of[i] = a->nodes[i] > INT32_MAX ? -1 : (int32_t)a->nodes[i];
+	pn_aliases_free(a);
+	return out->node_of ? 0 : -1;
+}
+
+int pn_alias_put(pn_writer *w, const pn_key *record_key, const pn_alias *a, char *err)
+{
+	Passnet__Alias m;
+	passnet__alias__init(&m);
+	m.has_version = 1;
+	m.version = PN_SCHEMA_VERSION;
+	m.has_structure = 1;
+	m.structure.data = (uint8_t *)a->structure.b;
+	m.structure.len = 16;
+	uint32_t *nodes = malloc(sizeof(uint32_t) * ((size_t)a->n + 1));
+	if (!nodes)
+		return pn_fail(err, "out of memory");
+	for (int i = 0; i < a->n; i++) {
+		PN_ASSERT(a->node_of[i] >= 0);
+		nodes[i] = (uint32_t)a->node_of[i];
+	}
+	m.n_nodes = (size_t)a->n;
+	m.nodes = nodes;
+	int rc = pn_put_msg(w, PN_T_ALIASES, record_key->b, 16, &m.base, err);
+	free(nodes);
+	return rc;
+}
+
+void pn_alias_free(pn_alias *a)
+{
+	free(a->node_of);
+	memset(a, 0, sizeof *a);
+}
+
+int pn_alias_nodes(const pn_alias *a, const uint32_t *pos, size_t n, int32_t *nodes)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (pos[i] >= (uint32_t)a->n)
+			return 1;
+		nodes[i] = a->node_of[pos[i]];
+	}
+	return 0;
+}
+
+int pn_model_alias(pn_rtxn *t, const uint8_t model[16], pn_alias *out)
 {
 	void *rec;
 	size_t len;
+	memset(out, 0, sizeof *out);
 	int rc = pn_model_record_copy(t, model, &rec, &len);
 	if (rc)
 		return rc;
-	*out = pn_model_structure_key(rec, len);
+	pn_key rk = pn_model_record_key(rec, len);
 	free(rec);
-	return 0;
+	return pn_alias_get(t, &rk, out);
+}
+
+int pn_model_structure(pn_rtxn *t, const uint8_t model[16], pn_key *out)
+{
+	pn_alias a;
+	int rc = pn_model_alias(t, model, &a);
+	if (!rc)
+		*out = a.structure;
+	pn_alias_free(&a);
+	return rc;
 }
 
 typedef struct models_walk {

@@ -2,14 +2,25 @@
  * structures.h - models that share a structure share their candidates and
  * occurrences.
  *
- * A model's structure key (store/records.h: pn_model_structure_key) is a
- * function of everything partition and dedup read from its record, and
- * nothing they do not (where it came from, its weights' values).  So the
- * candidates table is keyed by structure, each subgraph's occurrences name
- * structures, and the structures table lists the models of each: a
- * fine-tune (the same graph with other weights) adds its model record and
- * one line in the structures table, not another copy of its candidates and
- * occurrences, and partition and dedup never see it again.
+ * A model's structure key is the canonical form of its whole graph at its
+ * binding (partition/stage.c says what goes in): a function of everything
+ * partition and dedup read, and nothing they do not (where it came from,
+ * its weights' values, how the file named and ordered its values and
+ * nodes).  So the candidates table is keyed by structure, each subgraph's
+ * occurrences name structures, and the structures table lists the models
+ * of each: a fine-tune (the same graph with other weights) or a re-export
+ * (renamed, reordered, another opset with the same ops) adds its model
+ * record and one line in the structures table, not another copy of its
+ * candidates and occurrences.
+ *
+ * Two steps lead from a model to its structure.  Its record key
+ * (store/records.h: pn_model_record_key, a hash of the record's bytes less
+ * weights and provenance) is free to compute and equal for fine-tunes; the
+ * aliases table maps a record key to the structure and to the canonical
+ * positions of the graph's compute nodes.  Candidates list positions, so
+ * every model of the structure finds a cut's nodes in its own graph through
+ * its alias (pn_alias_nodes); partition computes an alias once per record
+ * key, and a record key already aliased costs a lookup.
  *
  * Queries about models go through here: pn_foreach_occurrence gives one call
  * per (occurrence, model of its structure), which is what an occurrence was
@@ -24,8 +35,28 @@
 #include "passnet.pb-c.h"
 #include "store/store.h"
 
-/* The structure key of a stored model: 0, 1 when there is no such model
- * (or a variant's base is missing), -1 when out of memory. */
+/* A record key's alias: its structure, and node_of[p] the node index (in
+ * the graph of records with that key) at canonical position p < n. */
+typedef struct pn_alias {
+	pn_key structure;
+	int32_t *node_of;      /* malloc'd */
+	int n;
+} pn_alias;
+
+/* 0 and *out, 1 when the record key has no alias (partition has not seen
+ * it), -1 on a malformed alias or no memory. */
+int  pn_alias_get(pn_rtxn *t, const pn_key *record_key, pn_alias *out);
+int  pn_alias_put(pn_writer *w, const pn_key *record_key, const pn_alias *a, char *err);
+void pn_alias_free(pn_alias *a);
+/* Maps the positions pos[0..n) to node indices into nodes: 0, or 1 when a
+ * position is out of the alias's range. */
+int  pn_alias_nodes(const pn_alias *a, const uint32_t *pos, size_t n, int32_t *nodes);
+
+/* The alias of a stored model (and so its structure): 0, 1 when there is
+ * no such model, a variant's base is missing, or partition has not aliased
+ * its record key yet; -1 when out of memory. */
+int pn_model_alias(pn_rtxn *t, const uint8_t model[16], pn_alias *out);
+/* The structure key of a stored model, as pn_model_alias. */
 int pn_model_structure(pn_rtxn *t, const uint8_t model[16], pn_key *out);
 
 /* Calls fn(ud, model) for every model of structure s, in key order; fn

@@ -57,6 +57,7 @@
 	X(profiles, PN_T_PROFILES, Passnet__Profile, passnet__profile)             \
 	X(ranges, PN_T_RANGES, Passnet__InputRanges, passnet__input_ranges)        \
 	X(errors, PN_T_ERRORS, Passnet__Error, passnet__error)                     \
+	X(aliases, PN_T_ALIASES, Passnet__Alias, passnet__alias)                   \
 	X(sources, PN_T_SOURCES, Passnet__Source, passnet__source)
 
 #define PN_RECORD_TABLE_DECLARE(name, table, type, pb)                                 \

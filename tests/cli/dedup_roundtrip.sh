@@ -15,7 +15,7 @@ n=$(echo "$out" | sed -n 's/^doctor: \([0-9]*\) records checked.*/\1/p')
 # doctor reads every record of these tables: their entries as LMDB counts them
 want=$(mdb_stat -a "$db" | awk '
 	/^Status of / { t = $3 }
-	/^  Entries: / && t ~ /^(model_paths|models|errors|candidates|structures|graphs|subgraphs|occurrences|ranges|profiles)$/ { n += $2 }
+	/^  Entries: / && t ~ /^(model_paths|models|errors|candidates|structures|aliases|graphs|subgraphs|occurrences|ranges|profiles)$/ { n += $2 }
 	END { print n + 0 }')
 echo "mdb_stat: $want entries in the tables doctor checks"
 expect_eq "${n:-0}" "$want" "records checked"

@@ -15,6 +15,12 @@
 #     work, and the store is the one a single build of everything gives.
 #  4. The same sources in another order, on 1 and 2 threads, give the same
 #     store (mdb_dump), and doctor --deep is clean.
+#  5. export lists the fine-tunes among a variant's models.
+#  6. Re-exports (every value and node renamed, nodes in another
+#     topological order) are aliases of their seeds' structures: no new
+#     structure, the seeds' candidates, occurrences and subgraphs, each
+#     re-export with its seed's subgraphs; added before or after their
+#     seeds, the store is the same, and exec's ranges run on them.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
@@ -134,4 +140,93 @@ for f in glob.glob(sys.argv[1] + "/tasks/*/task.json"):
 assert seen, "no variant exported"
 print(f"5. export: {seen} variants, each listing two fine-tunes per seed")
 EOT
+
+# 6. re-exports
+rx="$TEST_TMP/reexports"
+mkdir -p "$rx"
+"$PY" - "$rx" $seeds <<'EOT' || fail "writing the re-exports failed"
+import os, random, shutil, sys
+import onnx
+out, seeds = sys.argv[1], sys.argv[2:]
+rnd = random.Random(11)
+for s in seeds:
+    s = s.rstrip("/")
+    name = os.path.basename(s)
+    d = os.path.join(out, f"{name}-rx")
+    shutil.copytree(s, d)
+    shutil.rmtree(os.path.join(d, "test_data_set_0"), ignore_errors=True)
+    m = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
+    g = m.graph
+    assert not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                   for n in g.node for a in n.attribute), name
+    names = {}
+    def rn(v):
+        if not v:
+            return v
+        if v not in names:
+            names[v] = f"v{len(names)}_{rnd.randrange(10**6)}"
+        return names[v]
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        vi.name = rn(vi.name)
+    for t in g.initializer:
+        t.name = rn(t.name)
+    for n in g.node:
+        n.input[:] = [rn(v) for v in n.input]
+        n.output[:] = [rn(v) for v in n.output]
+        n.name = f"node{rnd.randrange(10**9)}"
+    # another topological order: Kahn's algorithm picking a ready node at random
+    nodes = list(g.node)
+    made = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    deps = [{made[v] for v in n.input if v in made} for n in nodes]
+    done, order = set(), []
+    while len(order) < len(nodes):
+        ready = [i for i in range(len(nodes)) if i not in done and deps[i] <= done]
+        i = rnd.choice(ready)
+        done.add(i)
+        order.append(i)
+    copies = [onnx.NodeProto() for _ in order]
+    for c, i in zip(copies, order):
+        c.CopyFrom(nodes[i])
+    del g.node[:]
+    g.node.extend(copies)
+    m.model_version = 300
+    onnx.save(m, os.path.join(d, "model.onnx"))
+EOT
+pn --db "$TEST_TMP/rx" build --variants 0 $seeds "$rx"
+[ "$status" -eq 0 ] || fail "build with re-exports: $out"
+expect_contains "$out" "partition: 6 models (3 new structures) cut into" "re-exports are no new structures"
+for t in candidates occurrences subgraphs; do
+	a=$(count "$TEST_TMP/seeds" $t) b=$(count "$TEST_TMP/rx" $t)
+	[ -n "$a" ] && [ "$a" = "$b" ] || fail "$t: $a records for the seeds, $b with the re-exports"
+done
+[ "$(count "$TEST_TMP/rx" aliases)" = 6 ] || fail "aliases holds $(count "$TEST_TMP/rx" aliases), not 6"
+pn --db "$TEST_TMP/rx" ls
+rx_key=$(echo "$out" | awk -v f=": $name-rx/model.onnx" 'index($0, f) { print $1 }')
+seed_key=$(echo "$out" | awk -v f="/$name: model.onnx" 'index($0, f) { print $1 }')
+[ -n "$rx_key" ] && [ -n "$seed_key" ] || fail "no seed or re-export key in: $out"
+"$PASSNET" --db "$TEST_TMP/rx" ls --subgraphs --model "$seed_key" | awk '{ print $1 }' >"$TEST_TMP/seed.ls"
+"$PASSNET" --db "$TEST_TMP/rx" ls --subgraphs --model "$rx_key" | awk '{ print $1 }' >"$TEST_TMP/rx.ls"
+[ -s "$TEST_TMP/seed.ls" ] && cmp -s "$TEST_TMP/seed.ls" "$TEST_TMP/rx.ls" ||
+	fail "ls --subgraphs --model: a re-export does not have its seed's subgraphs"
+pn --db "$TEST_TMP/rx-first" build --variants 0 "$rx"
+[ "$status" -eq 0 ] || fail "build re-exports first: $out"
+pn --db "$TEST_TMP/rx-first" -j 1 build --variants 0 $(echo "$seeds" | tac)
+[ "$status" -eq 0 ] || fail "build seeds after re-exports: $out"
+expect_contains "$out" "partition: 3 models (0 new structures) cut into 0 candidates" "seeds after their re-exports are not cut"
+dump "$TEST_TMP/rx" "$TEST_TMP/rx.dump"
+dump "$TEST_TMP/rx-first" "$TEST_TMP/rx-first.dump"
+strip "$TEST_TMP/rx.dump" >"$TEST_TMP/rx.cmp"
+strip "$TEST_TMP/rx-first.dump" >"$TEST_TMP/rx-first.cmp"
+cmp -s "$TEST_TMP/rx.cmp" "$TEST_TMP/rx-first.cmp" || fail "re-exports first give another store"
+pn --db "$TEST_TMP/rx" exec --strategy fusion --min-nodes 2 --limit 10 --warmup 0 --trials 1
+[ "$status" -eq 0 ] || fail "exec with re-exports: $out"
+"$PY" - "$TEST_TMP/rx" "$rx_key" <<'EOT' || fail "exec's ranges did not run the re-export"
+import subprocess, sys
+dump = subprocess.run(["mdb_dump", "-s", "ranges", sys.argv[1]], capture_output=True, text=True, check=True).stdout
+keys = [l.split()[0] for l in dump.split("\n")[1:] if l.startswith(" ")][::2]
+assert any(k.startswith(sys.argv[2][:32].lower()) for k in keys), "no ranges record of the re-export"
+EOT
+pn --db "$TEST_TMP/rx" doctor --deep
+[ "$status" -eq 0 ] || fail "doctor with re-exports: $out"
+echo "6. re-exports: 3 new structures for 6 models, the seeds' $(count "$TEST_TMP/rx" candidates) candidates, the same store in either order"
 echo "structures: ok"
