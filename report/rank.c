@@ -41,7 +41,14 @@ static int metadata_node(const pn_graph *g, const pn_node *n)
 	return 1;
 }
 
-int pn_cut_kind(const pn_graph *g, double flops, double bytes_fused)
+int pn_little_work(double flops, double bytes_fused)
+{
+	/* no cost at all is a cost never computed (every cut writes its outputs) */
+	double work = flops + bytes_fused;
+	return work > 0 && work < PN_MIN_WORK;
+}
+
+int pn_cut_kind(const pn_graph *g, double flops, double bytes_fused, int cost_known)
 {
 	int shape_only = g->n_nodes > 0;
 	for (int k = 0; k < g->n_nodes; k++) {
@@ -52,9 +59,7 @@ int pn_cut_kind(const pn_graph *g, double flops, double bytes_fused)
 	}
 	if (shape_only)
 		return PN_CUT_SHAPE_ONLY;
-	/* no cost at all is a cost not known (every cut writes its outputs) */
-	double work = flops + bytes_fused;
-	return work > 0 && work < PN_MIN_WORK ? PN_CUT_LITTLE : PN_CUT_WORK;
+	return cost_known && pn_little_work(flops, bytes_fused) ? PN_CUT_LITTLE : PN_CUT_WORK;
 }
 
 double pn_excess_us(double time_us, double bound_us, int64_t occurrences)

@@ -20,8 +20,12 @@
  *               Concat and Reshape of shapes, a Constant of one, arithmetic
  *               on dims);
  *   little      work (flops + fused bytes, runtime/cost.h) under
- *               PN_MIN_WORK: see below (a cost of 0 is one not known: every
- *               cut writes its outputs, so it stays ranked).
+ *               PN_MIN_WORK (see below), where the cost is known: a value
+ *               whose dims the profile's inference could not tell (they
+ *               depend on data inside the cut: NonZero, a ConstantOfShape of
+ *               a computed shape) counts no bytes, and a cost of 0 is one
+ *               never computed (every cut writes its outputs), so such cuts
+ *               stay ranked.
  * A cut that is none of these is "work".  Control is tested first, then
  * shape-only, then little work.
  */
@@ -55,9 +59,14 @@ enum pn_cut_kind {
 /* "work", "control", "shape-only", "little work". */
 const char *pn_cut_kind_name(int kind);
 
+/* 1 when a cost of flops + bytes_fused is little work: over 0, under
+ * PN_MIN_WORK. */
+int pn_little_work(double flops, double bytes_fused);
+
 /* The kind of the cut g (decoded from its canonical bytes, every value
- * typed) whose cost model gave flops and bytes_fused. */
-int pn_cut_kind(const pn_graph *g, double flops, double bytes_fused);
+ * typed) whose cost model gave flops and bytes_fused; cost_known: every
+ * value had static dims where the profile costed it. */
+int pn_cut_kind(const pn_graph *g, double flops, double bytes_fused, int cost_known);
 
 /* (time - bound) x occurrences, 0 when time <= bound or either is not a
  * positive finite number. */

@@ -27,7 +27,10 @@
 #include "report/rank.h"
 #include "report/svg.h"
 #include "passnet.pb-c.h"
+#include "runtime/infer.h"
+#include "runtime/session.h"
 #include "store/query.h"
+#include "store/subgraphs.h"
 #include "store/records.h"
 #include "store/structures.h"
 #include "store/tables.h"
@@ -464,6 +467,31 @@ static int pattern_order(const void *a, const void *b)
 	return memcmp(x->pattern, y->pattern, 16);
 }
 
+/* Whether every value of g has static dims as the profiler typed it: its
+ * inputs at the shapes the models' runs showed (or the assumed size), as
+ * exec/profile.c does, then inferred.  Else the cost counted some values as
+ * no bytes. */
+static int cost_known(report *r, const rsub *s, const pn_graph *g)
+{
+	int n_ranges;
+	pn_range *ranges = pn_subgraph_ranges_in(r->t, s->hash, &n_ranges);
+	pn_type *decl = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
+	char err[PN_ERRLEN];
+	int64_t size;
+	pn_infer_result res;
+	int known = decl && pn_concrete_input_types(g, ranges, n_ranges, decl, &size, err) >= 0 &&
+		    !pn_infer_graph(g, NULL, decl, &res, err);
+	if (known) {
+		for (int v = 0; v < g->n_values && known; v++)
+			known = res.v[v].type.kind != PN_KIND_TENSOR ||
+				pn_type_is_static(&res.v[v].type);
+		pn_infer_result_free(&res);
+	}
+	free(decl);
+	free(ranges);
+	return known;
+}
+
 /* The kind of a measured pattern (report/rank.h), judged on its variant
  * with the most work: a pattern has little work only when every measured
  * variant has.  Its ops are the same in every variant. */
@@ -477,7 +505,8 @@ static int pattern_kind(report *r, const rpattern *p)
 	int kind = PN_CUT_WORK;   /* a record that does not decode stays ranked */
 	if (sg && sg->has_canonical &&
 	    !pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err))
-		kind = pn_cut_kind(m->graph, s->flops, s->bytes);
+		kind = pn_cut_kind(m->graph, s->flops, s->bytes,
+				   pn_little_work(s->flops, s->bytes) && cost_known(r, s, m->graph));
 	pn_model_free(m);
 	pn_subgraphs_free(sg);
 	return kind;
