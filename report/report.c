@@ -95,6 +95,7 @@ typedef struct report {
 	size_t n_measured;
 	double median;         /* of ratios */
 	int64_t models, occurrences, profiled, orphans, flags[PN_N_FLAGS];
+	int64_t denormal;      /* profiles whose inputs or outputs held subnormals */
 	pn_tally other_flags, builds, threads, thresholds, reasons;
 	pn_tally machine_profiles;   /* machine id -> profiles measured there; "": not recorded */
 	size_t cur;            /* occurrence walk: subs index of the current key */
@@ -238,6 +239,7 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profi
 	}
 	s->profiled = 1;
 	r->profiled++;
+	r->denormal += p->denormal_inputs > 0 || p->denormal_outputs > 0;
 	profile_flags(r, s, p);
 	int failed = (s->flags >> PN_FLAG_FAILED) & 1;
 	s->time = p->has_median_us ? p->median_us : 0;
@@ -633,6 +635,7 @@ static void write_headline(FILE *f, const report *r)
 	card_int(f, "n-measured", "measured", (int64_t)r->n_measured);
 	card_int(f, "n-failed", "failed", r->flags[PN_FLAG_FAILED]);
 	card_int(f, "n-slow", "slow", r->flags[PN_FLAG_SLOW]);
+	card_int(f, "n-denormal", "on denormal values", r->denormal);
 	fmt_num(r->median, buf, sizeof buf);
 	card(f, "median-ratio", "median time / bound", buf);
 	fputs("</dl>\n", f);

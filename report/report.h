@@ -16,6 +16,8 @@
  *   flops, bytes_fused  the cut's work, by which little-work cuts are set
  *                   apart from the ranking by excess time (report/rank.h;
  *                   absent, the subgraph record's);
+ *   denormal_inputs, denormal_outputs: profiles with either counted as
+ *                   run on denormal values;
  *   executor_build, threads, thresholds: shown as how it was measured;
  *   ort             the ONNX Runtime baseline (exec/baseline.h): the
  *                   compiler-regression share, its distribution by size and

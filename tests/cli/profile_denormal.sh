@@ -2,7 +2,7 @@
 # Mul by 1e-39 makes every value after it subnormal gives cuts whose inputs
 # (drawn in the ranges the model's run showed) or outputs are denormal, and
 # `passnet show` says so with the counts; a model of ordinary values says
-# "no".  `stats` counts the profiles that did, and every profile says its
+# "no".  `stats` and the report count the profiles that did, and every profile says its
 # inputs did not come from a run on real weights (the range record does not
 # mark that yet).
 . "$ROOT/tests/cli/lib.sh"
@@ -77,4 +77,8 @@ pn --db "$db" --json stats
 expect_contains "$out" "\"profile_denormal\":$denormal,\"profile_real_inputs\":0," "stats --json"
 pn --db "$db" stats
 expect_contains "$out" "values      $denormal profiles ran on or gave denormal values; 0 drew" "stats"
+pn --db "$db" report --out "$TEST_TMP/report"
+[ "$status" -eq 0 ] || fail "report: $out"
+grep -qF "id=\"n-denormal\">$denormal<" "$TEST_TMP/report/index.html" ||
+	fail "the report's count of profiles on denormal values is not $denormal"
 echo "profile_denormal: $denormal denormal profiles reported"
