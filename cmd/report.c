@@ -18,7 +18,7 @@ static int top = INT_MIN;   /* INT_MIN: not given, the page's default */
 
 static const pn_option options[] = {
 	PN_REQUIRED(0, "out", "DIR", &ro.out_dir, "where to write (created if missing)"),
-	PN_INT(0, "top", "N", &top, "25", "rows in the slow-pattern table"),
+	PN_INT(0, "top", "N", &top, "25", "rows in the table of patterns by excess time"),
 	PN_OPT_TABLE_END,
 };
 
@@ -61,14 +61,17 @@ const pn_cmd_spec pn_cmd_report = {
 	.summary = "write an HTML report of the profiled subgraphs",
 	.description = "write DIR/index.html, a self-contained page (inline SVG, no script) on the "
 		       "profiled subgraphs: headline figures, histogram of time / fused roofline "
-		       "bound, flag shares, time against bound, the slowest patterns with ops and "
-		       "shapes, a summary per source",
+		       "bound, flag shares, time against bound, the patterns with the most excess "
+		       "time over their bound (control-flow, shape-only and little-work cuts in a "
+		       "table apart) with ops and shapes, a summary per source",
 	.details = "Writes DIR/index.html, one self-contained page (inline CSS and SVG, no\n"
 		   "script, nothing fetched) on the store's profiled subgraphs: headline\n"
 		   "figures and the machine calibration, a histogram of time / fused roofline\n"
-		   "bound, the share of each flag, time against bound (log-log), the slowest\n"
-		   "patterns with their ops and shapes, and a summary per source.  The same\n"
-		   "store gives the same page byte for byte.\n",
+		   "bound, the share of each flag, time against bound (log-log), the patterns\n"
+		   "with their ops and shapes ranked by excess time, (time - bound) x\n"
+		   "occurrences, with control-flow, shape-only and little-work cuts (under\n"
+		   "4096 flops + bytes) in a short table of their own, and a summary per\n"
+		   "source.  The same store gives the same page byte for byte.\n",
 	.check = check,
 	.run = run,
 };

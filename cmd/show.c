@@ -341,6 +341,22 @@ static void print_ort_baseline(const Passnet__OrtBaseline *b)
 		       b->diff ? b->diff : "");
 }
 
+/* What the subgraph ran on: where its input ranges came from, and whether
+ * any input or output held subnormal values (a slow path on many CPUs, so
+ * the time may not be that of values of a normal scale). */
+static void print_profile_values(const Passnet__Profile *p)
+{
+	if (p->has_inputs_from_real_run || p->has_ranged_inputs)
+		printf("  inputs     %u drawn in recorded ranges, %s\n", p->ranged_inputs,
+		       p->inputs_from_real_run ? "from the model's run on its real weights"
+					       : "not from a run on real weights");
+	if (p->has_denormal_inputs || p->has_denormal_outputs)
+		printf("  denormals  %s: %llu in the inputs, %llu in the outputs\n",
+		       p->denormal_inputs || p->denormal_outputs ? "yes" : "no",
+		       (unsigned long long)p->denormal_inputs,
+		       (unsigned long long)p->denormal_outputs);
+}
+
 static void print_profile(pn_rtxn *t, const pn_key *key)
 {
 	Passnet__Profile *p;
@@ -367,6 +383,7 @@ static void print_profile(pn_rtxn *t, const pn_key *key)
 	if (p->has_assumed_dims)
 		printf("  assumed    %u input dim%s unknown in the model, run at %u\n", p->assumed_dims,
 		       p->assumed_dims == 1 ? "" : "s", p->assumed_size);
+	print_profile_values(p);
 	printf("  flags     ");
 	for (size_t i = 0; i < p->n_flags; i++)
 		printf(" %s", p->flags[i]);

@@ -55,6 +55,8 @@ typedef struct stats {
 	pn_strmap pattern_index;     /* pattern hex -> index in patterns */
 	/* profiles */
 	int64_t profiled, prof_failed, prof_unstable, flags[PN_N_FLAGS];
+	int64_t prof_denormal;       /* profiles whose inputs or outputs held subnormals */
+	int64_t prof_real_inputs;    /* profiles whose input ranges came from a real-weight run */
 	pn_tally prof_machines;      /* machine id -> profiles; "" for none recorded */
 	/* the ONNX Runtime baselines (passnet baseline) */
 	int64_t ort_total, ort_ok, ort_refused, ort_disagree, ort_regress;
@@ -452,6 +454,8 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profi
 		pn_tally_add(&s->prof_reasons, reason_kind(p->reason, kind, sizeof kind), 1);
 	}
 	s->prof_unstable += p->status && !strcmp(p->status, "unstable");
+	s->prof_denormal += p->denormal_inputs > 0 || p->denormal_outputs > 0;
+	s->prof_real_inputs += p->inputs_from_real_run;
 	pn_tally_add(&s->prof_machines, p->machine ? p->machine : "", 1);
 	if (p->ort)
 		count_ort(s, p);
@@ -473,7 +477,9 @@ static void print_profile_stats(stats *s)
 	       (long long)s->prof_unstable, measured ? 100.0 * (double)s->flags[0] / (double)measured : 0.0);
 	for (int f = 0; f < pn_n_flags; f++)
 		printf(" %s %lld", pn_flag_names[f], (long long)s->flags[f]);
-	printf("\n");
+	printf("\nvalues      %lld profiles ran on or gave denormal values; %lld drew their inputs "
+	       "from a real-weight run\n", (long long)s->prof_denormal,
+	       (long long)s->prof_real_inputs);
 	if (!s->brief)
 		pn_tally_print(&s->prof_reasons, "profile failures by reason:", 0, stdout);
 }
@@ -771,7 +777,8 @@ static void print_json(stats *s)
 	       (long long)s->profiled, (long long)s->prof_failed, (long long)s->prof_unstable);
 	for (int f = 0; f < pn_n_flags; f++)
 		printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flags[f]);
-	printf("},");
+	printf("},\"profile_denormal\":%lld,\"profile_real_inputs\":%lld,",
+	       (long long)s->prof_denormal, (long long)s->prof_real_inputs);
 	pn_tally_json(&s->prof_reasons, "profile_failures", stdout);
 	printf(",\"ort\":{\"baselines\":%lld,\"timed\":%lld,\"refused\":%lld,\"disagree\":%lld,"
 	       "\"compiler_regression\":%lld,\"compiler_regression_share\":%.4f,"

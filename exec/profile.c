@@ -66,6 +66,8 @@ struct pn_measure {
 	int assumed_dims;        /* unknown input dims, run at assumed_size */
 	int64_t assumed_size;
 	int ranged;              /* float inputs drawn in their recorded range */
+	int64_t denormal_inputs; /* subnormal values in the inputs ... */
+	int64_t denormal_outputs; /* ... and in the first correctness run's outputs */
 	int threads_total;       /* the profile's thread count (o->threads or the calibration's) */
 	double bytes;            /* what its values hold, summed: the memory it keeps */
 	char err[PN_ERRLEN];
@@ -101,6 +103,70 @@ static int run_once(measure *ms, int threads)
 	free_outputs(ms);
 	pn_session_set_threads(ms->s, threads);
 	return pn_session_run(ms->s, ms->in, ms->m->graph->n_inputs, ms->out, ms->err);
+}
+
+/* --- subnormal values ------------------------------------------------------------------ */
+
+/* Subnormals by bit pattern: a zero exponent field with a nonzero fraction
+ * (zeros have both zero; a normal number has a nonzero exponent).  Read as
+ * integers, so no floating-point operation on them takes the slow path
+ * being counted. */
+static int64_t subnormals_16(const uint16_t *x, int64_t n, uint16_t exp_mask, uint16_t frac_mask)
+{
+	int64_t k = 0;
+	for (int64_t i = 0; i < n; i++)
+		k += !(x[i] & exp_mask) && (x[i] & frac_mask);
+	return k;
+}
+
+static int64_t subnormals_32(const uint32_t *x, int64_t n)
+{
+	int64_t k = 0;
+	for (int64_t i = 0; i < n; i++)
+		k += !(x[i] & 0x7f800000u) && (x[i] & 0x007fffffu);
+	return k;
+}
+
+static int64_t subnormals_64(const uint64_t *x, int64_t n)
+{
+	int64_t k = 0;
+	for (int64_t i = 0; i < n; i++)
+		k += !(x[i] & 0x7ff0000000000000ull) && (x[i] & 0x000fffffffffffffull);
+	return k;
+}
+
+int64_t pn_tensor_subnormals(const pn_tensor *t)
+{
+	if (!t || t->none)
+		return 0;
+	if (t->kind != PN_KIND_TENSOR) {   /* a sequence or an optional: its items */
+		int64_t k = 0;
+		for (int32_t i = 0; i < t->n_items; i++)
+			k += pn_tensor_subnormals(t->items[i]);
+		return k;
+	}
+	if (!t->data)
+		return 0;
+	switch (t->dtype) {
+	case PN_FLOAT16:
+		return subnormals_16(t->data, t->numel, 0x7c00u, 0x03ffu);
+	case PN_BFLOAT16:
+		return subnormals_16(t->data, t->numel, 0x7f80u, 0x007fu);
+	case PN_FLOAT:
+		return subnormals_32(t->data, t->numel);
+	case PN_DOUBLE:
+		return subnormals_64(t->data, t->numel);
+	default:
+		return 0;
+	}
+}
+
+static int64_t subnormals_in(pn_tensor *const *ts, int n)
+{
+	int64_t k = 0;
+	for (int i = 0; ts && i < n; i++)
+		k += pn_tensor_subnormals(ts[i]);
+	return k;
 }
 
 /* --- preparing a subgraph -------------------------------------------------------- */
@@ -145,6 +211,7 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range
 		if (!(ms->in[i] = pn_input_for(g, i, &ms->types[g->inputs[i]], o->seed, r, ms->err)))
 			return -1;
 	}
+	ms->denormal_inputs = subnormals_in(ms->in, g->n_inputs);
 	tm->inputs += pn_now() - t0;
 	pn_exec_opts eo = {.seed = o->seed, .threads = o->threads};
 	ms->threads = o->threads;
@@ -202,6 +269,8 @@ static int check_outputs(measure *ms, int threads)
 	int inf_ok = has_infinite_constant(g);
 	pn_tensor **first = calloc((size_t)g->n_outputs + 1, sizeof(void *));
 	int rc = first ? run_once(ms, threads) : pn_fail(ms->err, "out of memory");
+	if (!rc)
+		ms->denormal_outputs = subnormals_in(ms->out, g->n_outputs);
 	for (int i = 0; !rc && i < g->n_outputs; i++) {
 		if (!all_finite(ms->out[i], inf_ok))
 			rc = pn_fail(ms->err, "non-finite output: %s on the seeded inputs",
@@ -431,6 +500,9 @@ pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *r
 		double weights = pn_session_weight_seconds(ms->s);
 		tm->weights += weights;
 		tm->correct += pn_now() - t0 - weights;
+		p->has_denormal_inputs = p->has_denormal_outputs = 1;
+		p->denormal_inputs = (uint64_t)ms->denormal_inputs;
+		p->denormal_outputs = (uint64_t)ms->denormal_outputs;
 	}
 	if (rc) {
 		fail(p, ms->err);
@@ -463,6 +535,12 @@ void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibrat
 	}
 	pn_profile_drop(ms);
 	tm->cost += pn_now() - t1;
+}
+
+void pn_profile_input_source(Passnet__Profile *p, int from_real_run)
+{
+	p->has_inputs_from_real_run = 1;
+	p->inputs_from_real_run = from_real_run != 0;
 }
 
 double pn_measure_bytes(const pn_measure *ms)

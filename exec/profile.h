@@ -9,7 +9,8 @@
  *   2. seeded inputs (pn_input_for: floats in the ranges their models showed,
  *      exec/ranges.h), weights regenerated from metadata;
  *   3. a correctness run: every output finite, bitwise equal on a second
- *      run and with 1 thread against the timing thread count;
+ *      run and with 1 thread against the timing thread count; subnormal
+ *      values in the inputs and in the first run's outputs are counted;
  *   4. W warm-up runs, then T timed runs; median and IQR; when
  *      IQR/median > PN_UNSTABLE_IQR the trials are measured again, up to
  *      max_repeats times, then the profile is marked unstable;
@@ -115,6 +116,16 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
 		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p);
 void pn_profile_clear(Passnet__Profile *p);
+
+/* Records where p's inputs' ranges came from: the model's run on its real
+ * weights (from_real_run 1) or not. */
+void pn_profile_input_source(Passnet__Profile *p, int from_real_run);
+
+/* Subnormal (denormal) float16, bfloat16, float32 and float64 values in t,
+ * and in the items of a sequence or optional; zeros, normals, infinities,
+ * NaNs and other types count none.  Read as bit patterns: one pass, no
+ * float arithmetic.  Profiles record it (denormal_inputs, _outputs). */
+int64_t pn_tensor_subnormals(const pn_tensor *t);
 
 /*
  * pn_profile_one in two halves, so that the half that is not timed can run

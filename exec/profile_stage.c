@@ -222,6 +222,11 @@ typedef struct pslot {
 	size_t len;
 	pn_range *ranges;
 	int n_ranges;
+	/* 1 when the range record says its ranges came from the model's run on
+	 * its real weights (exec/ranges.c); 0 otherwise, and until the range
+	 * record carries that mark.  Copied to the profile's
+	 * inputs_from_real_run. */
+	int from_real_run;
 	Passnet__Profile p;
 	pn_measure *m;       /* ready to be timed; NULL: p is final (failed) */
 } pslot;
@@ -262,6 +267,7 @@ static void *check_worker(void *ud)
 		pslot *sl = &b->s[i];
 		sl->m = pn_profile_check(sl->canon, sl->len, sl->ranges, sl->n_ranges, b->o, b->cal,
 					 &sl->p, &b->tm[w->id]);
+		pn_profile_input_source(&sl->p, sl->from_real_run);
 		free_input(sl);
 		atomic_fetch_add(&b->kept_kb, (long long)(pn_measure_bytes(sl->m) / 1024));
 	}

@@ -24,9 +24,13 @@
 #include "exec/calibrate.h"
 #include "exec/profile.h"
 #include "export/groups.h"
+#include "report/rank.h"
 #include "report/svg.h"
 #include "passnet.pb-c.h"
+#include "runtime/infer.h"
+#include "runtime/session.h"
 #include "store/query.h"
+#include "store/subgraphs.h"
 #include "store/records.h"
 #include "store/structures.h"
 #include "store/tables.h"
@@ -34,6 +38,7 @@
 _Static_assert(PN_N_FLAGS <= 8, "rsub.flags has a bit for every flag");
 
 #define DEFAULT_TOP 25
+#define SET_APART_TOP 10   /* rows of the table of cuts with nothing to win */
 #define MAX_OPS_SHOWN 12
 #define MAX_SHAPES_SHOWN 6
 
@@ -41,6 +46,7 @@ typedef struct rsub {
 	uint8_t hash[16], pattern[16];
 	int64_t occurrences;
 	double time, bound;    /* median_us, bound_fused_us */
+	double flops, bytes;   /* the profile's cost: flops, bytes_fused */
 	uint8_t profiled, measured, flags;   /* flags: bit k is pn_flag_names[k] */
 } rsub;
 
@@ -60,8 +66,11 @@ typedef struct mplace {
 typedef struct rpattern {
 	uint8_t pattern[16];
 	size_t example;        /* subs index of the measured variant with the worst ratio */
+	size_t most_work;      /* subs index of the measured variant with the most work */
 	int64_t variants, measured, occurrences, slow;
 	double time, bound;
+	double excess;         /* summed over measured variants (report/rank.h) */
+	int kind;              /* enum pn_cut_kind, of measured patterns */
 } rpattern;
 
 /* A baseline ORT timed (exec/baseline.h): its 1-thread medians. */
@@ -86,6 +95,7 @@ typedef struct report {
 	size_t n_measured;
 	double median;         /* of ratios */
 	int64_t models, occurrences, profiled, orphans, flags[PN_N_FLAGS];
+	int64_t denormal;      /* profiles whose inputs or outputs held subnormals */
 	pn_tally other_flags, builds, threads, thresholds, reasons;
 	pn_tally machine_profiles;   /* machine id -> profiles measured there; "": not recorded */
 	size_t cur;            /* occurrence walk: subs index of the current key */
@@ -132,6 +142,8 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subg
 		memcpy(s->hash, key.data, 16);
 		if (sg->has_pattern && sg->pattern.len == 16)
 			memcpy(s->pattern, sg->pattern.data, 16);
+		s->flops = sg->flops;
+		s->bytes = sg->bytes_fused;
 	}
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
@@ -227,10 +239,15 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profi
 	}
 	s->profiled = 1;
 	r->profiled++;
+	r->denormal += p->denormal_inputs > 0 || p->denormal_outputs > 0;
 	profile_flags(r, s, p);
 	int failed = (s->flags >> PN_FLAG_FAILED) & 1;
 	s->time = p->has_median_us ? p->median_us : 0;
 	s->bound = p->has_bound_fused_us ? p->bound_fused_us : 0;
+	if (p->has_flops && p->has_bytes_fused) {   /* else the subgraph record's */
+		s->flops = p->flops;
+		s->bytes = p->bytes_fused;
+	}
 	s->measured = !failed && s->time > 0 && s->bound > 0 && isfinite(s->time) &&
 		      isfinite(s->bound);
 	for (int k = 0; k < PN_N_FLAGS; k++)
@@ -433,20 +450,68 @@ static void pattern_add(rpattern *p, const rsub *s, size_t idx, const rsub *subs
 	p->slow += (s->flags >> PN_FLAG_SLOW) & 1;
 	p->time += s->time;
 	p->bound += s->bound;
+	p->excess += pn_excess_us(s->time, s->bound, s->occurrences);
 	/* Variants arrive in hash order: the first of equal ratios stays. */
-	const rsub *e = &subs[p->example];
+	const rsub *e = &subs[p->example], *w = &subs[p->most_work];
+	if (!p->measured || s->flops + s->bytes > w->flops + w->bytes)
+		p->most_work = idx;
 	if (!p->measured++ || s->time / s->bound > e->time / e->bound)
 		p->example = idx;
 }
 
-/* Worst ratio first; equal ratios by pattern hash, so the order is total. */
+/* Most excess time first; equal ones by pattern hash, so the order is
+ * total. */
 static int pattern_order(const void *a, const void *b)
 {
 	const rpattern *x = a, *y = b;
-	double rx = x->time / x->bound, ry = y->time / y->bound;
-	if (rx != ry)
-		return rx < ry ? 1 : -1;
+	if (x->excess != y->excess)
+		return x->excess < y->excess ? 1 : -1;
 	return memcmp(x->pattern, y->pattern, 16);
+}
+
+/* Whether every value of g has static dims as the profiler typed it: its
+ * inputs at the shapes the models' runs showed (or the assumed size), as
+ * exec/profile.c does, then inferred.  Else the cost counted some values as
+ * no bytes. */
+static int cost_known(report *r, const rsub *s, const pn_graph *g)
+{
+	int n_ranges;
+	pn_range *ranges = pn_subgraph_ranges_in(r->t, s->hash, &n_ranges);
+	pn_type *decl = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
+	char err[PN_ERRLEN];
+	int64_t size;
+	pn_infer_result res;
+	int known = decl && pn_concrete_input_types(g, ranges, n_ranges, decl, &size, err) >= 0 &&
+		    !pn_infer_graph(g, NULL, decl, &res, err);
+	if (known) {
+		for (int v = 0; v < g->n_values && known; v++)
+			known = res.v[v].type.kind != PN_KIND_TENSOR ||
+				pn_type_is_static(&res.v[v].type);
+		pn_infer_result_free(&res);
+	}
+	free(decl);
+	free(ranges);
+	return known;
+}
+
+/* The kind of a measured pattern (report/rank.h), judged on its variant
+ * with the most work: a pattern has little work only when every measured
+ * variant has.  Its ops are the same in every variant. */
+static int pattern_kind(report *r, const rpattern *p)
+{
+	const rsub *s = &r->subs[p->most_work];
+	Passnet__Subgraph *sg;
+	pn_subgraphs_get(r->t, s->hash, 16, &sg);
+	pn_model *m = NULL;
+	char err[PN_ERRLEN];
+	int kind = PN_CUT_WORK;   /* a record that does not decode stays ranked */
+	if (sg && sg->has_canonical &&
+	    !pn_subgraph_model(sg->canonical.data, sg->canonical.len, &m, err))
+		kind = pn_cut_kind(m->graph, s->flops, s->bytes,
+				   pn_little_work(s->flops, s->bytes) && cost_known(r, s, m->graph));
+	pn_model_free(m);
+	pn_subgraphs_free(sg);
+	return kind;
 }
 
 static int build_patterns(report *r)
@@ -473,7 +538,7 @@ static int build_patterns(report *r)
 }
 
 /* Only patterns with a measured variant can be ranked; they go first,
- * worst ratio first. */
+ * most excess time first, each with its kind. */
 static size_t rank_patterns(report *r)
 {
 	size_t m = 0;
@@ -485,6 +550,8 @@ static size_t rank_patterns(report *r)
 		}
 	if (m)
 		qsort(r->pats, m, sizeof(*r->pats), pattern_order);
+	for (size_t i = 0; i < m; i++)
+		r->pats[i].kind = pattern_kind(r, &r->pats[i]);
 	return m;
 }
 
@@ -568,6 +635,7 @@ static void write_headline(FILE *f, const report *r)
 	card_int(f, "n-measured", "measured", (int64_t)r->n_measured);
 	card_int(f, "n-failed", "failed", r->flags[PN_FLAG_FAILED]);
 	card_int(f, "n-slow", "slow", r->flags[PN_FLAG_SLOW]);
+	card_int(f, "n-denormal", "on denormal values", r->denormal);
 	fmt_num(r->median, buf, sizeof buf);
 	card(f, "median-ratio", "median time / bound", buf);
 	fputs("</dl>\n", f);
@@ -770,48 +838,105 @@ static void write_example(FILE *f, report *r, const rsub *s)
 	pn_subgraphs_free(sg);
 }
 
-static void write_pattern_row(FILE *f, report *r, size_t rank, const rpattern *p)
+static void write_pattern_row(FILE *f, report *r, size_t rank, const rpattern *p, int kind)
 {
 	const rsub *e = &r->subs[p->example];
-	char pat[33], hash[33], t[32], b[32], q[32];
+	char pat[33], hash[33], t[32], b[32], q[32], x[32];
 	pn_hex(e->pattern, 16, pat);
 	pn_hex(e->hash, 16, hash);
 	fmt_num(p->time, t, sizeof t);
 	fmt_num(p->bound, b, sizeof b);
 	fmt_num(p->time / p->bound, q, sizeof q);
+	fmt_num(p->excess, x, sizeof x);
 	fprintf(f, "<tr><td class=\"n\">%zu</td><td><code title=\"%s\">%.12s</code><br>"
 		"<small>e.g. <code title=\"%s\">%.12s</code></small></td>",
 		rank, pat, pat, hash, hash);
+	if (kind)
+		fprintf(f, "<td class=\"kind\">%s</td>", pn_cut_kind_name(p->kind));
 	write_example(f, r, e);
-	fprintf(f, "<td class=\"n\">%lld / %lld</td><td class=\"n\">%lld</td><td class=\"n\">%s</td>"
-		"<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n",
-		(long long)p->measured, (long long)p->variants, (long long)p->occurrences, t, b, q,
-		(long long)p->slow);
+	fprintf(f, "<td class=\"n\">%lld / %lld</td><td class=\"n\">%lld</td>"
+		"<td class=\"n excess\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+		"<td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n",
+		(long long)p->measured, (long long)p->variants, (long long)p->occurrences, x, t, b,
+		q, (long long)p->slow);
+}
+
+static void pattern_table_head(FILE *f, const char *id, int kind)
+{
+	fprintf(f, "<table id=\"%s\"><thead><tr><th class=\"n\">#</th><th>pattern</th>%s"
+		"<th>ops</th><th>example shapes (inputs &rarr; outputs)</th>"
+		"<th class=\"n\">variants measured / all</th><th class=\"n\">occurrences</th>"
+		"<th class=\"n\">excess time (&micro;s)</th>"
+		"<th class=\"n\">time (&micro;s)</th><th class=\"n\">bound (&micro;s)</th>"
+		"<th class=\"n\">time / bound</th><th class=\"n\">slow variants</th></tr></thead>"
+		"<tbody>\n", id, kind ? "<th>kind</th>" : "");
+}
+
+/* Rows for the first `max` ranked patterns whose kind is (work) or is not
+ * (!work) PN_CUT_WORK, in rank order; returns how many such there are. */
+static size_t write_pattern_rows(FILE *f, report *r, size_t ranked, int work, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ranked; i++) {
+		const rpattern *p = &r->pats[i];
+		if ((p->kind == PN_CUT_WORK) != work)
+			continue;
+		if (n < max)
+			write_pattern_row(f, r, n + 1, p, !work);
+		n++;
+	}
+	return n;
+}
+
+/* The patterns with nothing a compiler could win, by kind, most excess
+ * time first. */
+static void write_set_apart(FILE *f, report *r, size_t ranked)
+{
+	int64_t by_kind[PN_CUT_KINDS] = {0};
+	for (size_t i = 0; i < ranked; i++)
+		by_kind[r->pats[i].kind]++;
+	int64_t apart = (int64_t)ranked - by_kind[PN_CUT_WORK];
+	fprintf(f, "<h3>Set apart: nothing to win</h3>\n<p class=\"note\" id=\"set-apart-note\">"
+		"%lld measured patterns are control flow (%lld), shape-only (%lld) or do less than "
+		"%.0f flops + bytes of work (%lld): however far above its bound, such a cut's time is "
+		"the interpreter's or the per-node dispatch, which no pass over the cut wins back. "
+		"The first %d by excess time:</p>\n", (long long)apart,
+		(long long)by_kind[PN_CUT_CONTROL], (long long)by_kind[PN_CUT_SHAPE_ONLY], PN_MIN_WORK,
+		(long long)by_kind[PN_CUT_LITTLE], SET_APART_TOP);
+	if (!apart)
+		return;
+	pattern_table_head(f, "set-apart-patterns", 1);
+	write_pattern_rows(f, r, ranked, 0, SET_APART_TOP);
+	fputs("</tbody></table>\n", f);
 }
 
 static void write_patterns(FILE *f, report *r)
 {
 	size_t ranked = rank_patterns(r);
-	size_t top = (size_t)r->top < ranked ? (size_t)r->top : ranked;
-	fprintf(f, "<section id=\"patterns\"><h2>Top slow patterns</h2>\n<p class=\"note\">The %zu "
-		"patterns (of %lld with a measured variant) whose measured variants are furthest "
-		"above their bound: time and bound are sums over the measured variants, ratio is "
-		"their quotient. Ops and shapes are those of the worst variant (<code>passnet show "
-		"HASH</code> shows it); occurrences count every variant in every model.</p>\n",
-		top, (long long)patterns_profiled(r));
+	size_t work = 0;
+	for (size_t i = 0; i < ranked; i++)
+		work += r->pats[i].kind == PN_CUT_WORK;
+	size_t top = (size_t)r->top < work ? (size_t)r->top : work;
+	fprintf(f, "<section id=\"patterns\"><h2>Top patterns by excess time</h2>\n"
+		"<p class=\"note\" id=\"rank-rule\">Ranked by what a compiler could win: excess "
+		"time, (time &minus; bound) &times; occurrences summed over the measured variants, "
+		"with control-flow, shape-only and little-work (under %.0f flops + bytes) cuts set "
+		"apart in the table below.</p>\n<p class=\"note\">The %zu patterns (of %zu "
+		"with real work, %lld with a measured variant) with the most excess time: time and "
+		"bound are sums over the measured variants, ratio is their quotient. Ops and shapes "
+		"are those of the worst variant (<code>passnet show HASH</code> shows it); "
+		"occurrences count every variant in every model.</p>\n",
+		PN_MIN_WORK, top, work, (long long)patterns_profiled(r));
 	if (!top) {
-		fputs("<p class=\"note\">No measured subgraph yet.</p></section>\n", f);
-		return;
+		fputs("<p class=\"note\">No measured subgraph with real work yet.</p>\n", f);
+	} else {
+		pattern_table_head(f, "slow-patterns", 0);
+		write_pattern_rows(f, r, ranked, 1, top);
+		fputs("</tbody></table>\n", f);
 	}
-	fputs("<table id=\"slow-patterns\"><thead><tr><th class=\"n\">#</th><th>pattern</th>"
-	      "<th>ops</th><th>example shapes (inputs &rarr; outputs)</th>"
-	      "<th class=\"n\">variants measured / all</th><th class=\"n\">occurrences</th>"
-	      "<th class=\"n\">time (&micro;s)</th><th class=\"n\">bound (&micro;s)</th>"
-	      "<th class=\"n\">time / bound</th><th class=\"n\">slow variants</th></tr></thead>"
-	      "<tbody>\n", f);
-	for (size_t i = 0; i < top; i++)
-		write_pattern_row(f, r, i + 1, &r->pats[i]);
-	fputs("</tbody></table></section>\n", f);
+	if (ranked)
+		write_set_apart(f, r, ranked);
+	fputs("</section>\n", f);
 }
 
 static int cmp_src_name(const void *a, const void *b)

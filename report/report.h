@@ -13,6 +13,11 @@
  *                   failed, unstable (others are listed apart);
  *   status          "failed" or "unstable" count as those flags too, so a
  *                   profiler that sets only the status is still counted;
+ *   flops, bytes_fused  the cut's work, by which little-work cuts are set
+ *                   apart from the ranking by excess time (report/rank.h;
+ *                   absent, the subgraph record's);
+ *   denormal_inputs, denormal_outputs: profiles with either counted as
+ *                   run on denormal values;
  *   executor_build, threads, thresholds: shown as how it was measured;
  *   ort             the ONNX Runtime baseline (exec/baseline.h): the
  *                   compiler-regression share, its distribution by size and
@@ -30,7 +35,7 @@
 
 typedef struct pn_report_opts {
 	const char *out_dir;   /* created if missing (mkdir -p) */
-	int top;               /* rows of the slow-pattern table (0: 25) */
+	int top;               /* rows of the table by excess time (0: 25) */
 } pn_report_opts;
 
 typedef struct pn_report_summary {
