@@ -110,7 +110,8 @@ typedef struct pn_binding {
 } pn_binding;
 
 /* The model's own test_data_set_0 inputs (input_K.pb bytes, K in graph
- * input order), when it has one. */
+ * input order), when it holds every input of the model (one with fewer is
+ * not a binding source: the model binds as it would alone). */
 typedef struct pn_bind_testset {
 	int n;
 	const void *const *bytes;

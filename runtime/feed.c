@@ -69,12 +69,18 @@ static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t see
 	return rc;
 }
 
+int pn_feed_has_testset(const pn_model *m)
+{
+	return m->n_testsets && m->testsets[0].n_inputs == m->graph->n_inputs &&
+	       m->graph->n_inputs > 0;
+}
+
 int pn_feed_prepare(const pn_model *m, const char *dir, const pn_dimbind *bind, uint64_t seed,
 		    pn_feed *f, char *err)
 {
 	const pn_graph *g = m->graph;
 	memset(f, 0, sizeof *f);
-	if (!dir && m->n_testsets && m->testsets[0].n_inputs) {
+	if (!dir && pn_feed_has_testset(m)) {
 		f->from_testset = 1;
 		f->v = m->testsets[0].inputs;
 		f->n = m->testsets[0].n_inputs;
