@@ -36,6 +36,7 @@ enum pn_input_role {
 	PN_IR_MASK,
 	PN_IR_STATE,
 	PN_IR_CONFIG,        /* an integer scalar that configures the model */
+	PN_IR_LENGTHS,       /* a sequence length per batch element (runtime/inputs.h) */
 	PN_IR_OTHER,
 	PN_N_INPUT_ROLES
 };
