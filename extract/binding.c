@@ -417,8 +417,8 @@ static int conclude(chooser *c, int found)
 }
 
 /* The kind of each entry of the chosen binding, for the shape variants:
- * only dims the rule chose or the test set showed vary, never a --dim value
- * or a configuring scalar. */
+ * only dims the rule chose or the test set showed vary, never a --dim value,
+ * a configuring scalar or a length a traced export baked in. */
 static int set_kinds(chooser *c)
 {
 	pn_binding *o = c->out;
@@ -429,7 +429,7 @@ static int set_kinds(chooser *c)
 		o->kinds[i] = -1;
 		for (int k = 0; k < c->n_vars; k++)
 			if (!strcmp(c->vars[k].name, o->bind.names[i]) && c->vars[k].given < 0 &&
-			    c->vars[k].group < PN_N_DIM_KINDS)
+			    !c->vars[k].traced && c->vars[k].group < PN_N_DIM_KINDS)
 				o->kinds[i] = c->vars[k].group;
 	}
 	return 0;
