@@ -26,8 +26,8 @@
  * Reshape, Unsqueeze, Expand, ReduceMax, ...; up to 4 deep):
  *
  *   meaning    recognised by                                 values
- *   mask       bool or int named *mask*                      1: every position kept, as in an
- *                                                            unpadded example
+ *   mask       bool or int named *mask*                      0 or 1, drawn: both branches of what
+ *                                                            it selects run (a check compares them)
  *   lengths    int, rank 1, named *length*, *lens or *_len,  the length of the sequence axis of the
  *              or the limit of a Range, or compared (Less,   input it describes, every element (the
  *              Greater, ...) with what a Range makes         first other input of rank >= 2 with as
@@ -37,7 +37,7 @@
  *              with R rows on its axis
  *   rate       int, one element, compared (Equal, Greater,   that constant (the first compared)
  *              ...) with a constant
- *   mask       bool or int: the condition of a Where, or     1, as above
+ *   mask       bool or int: the condition of a Where, or     0 or 1, as above
  *              (int) a factor of a Mul
  *
  * The first rule that matches, in this order, wins.  Before any of them,
@@ -244,7 +244,7 @@ static int fill_by_meaning(const pn_graph *g, int v, pn_tensor *t, pn_rng *r)
 	for (int64_t i = 0; i < t->numel; i++)
 		pn_tensor_set_f64(t, i, m == PN_IM_TOKENS ? (double)(pn_rng_next(r) % (uint64_t)x)
 					: m == PN_IM_RATE  ? (double)x
-							   : 1.0);
+							   : (double)(pn_rng_next(r) & 1));
 	return 1;
 }
 
@@ -320,8 +320,8 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 		 * computes stay finite whatever ops the cut starts with */
 		for (int64_t i = 0; i < t->numel; i++)
 			pn_tensor_set_f64(t, i, 0.1 + pn_rng_uniform(&r));
-	} else if (ty->dtype == PN_BOOL) {
-		for (int64_t i = 0; !fill_by_meaning(g, v, t, &r) && i < t->numel; i++)
+	} else if (ty->dtype == PN_BOOL) {   /* a mask or not: 0 or 1 */
+		for (int64_t i = 0; i < t->numel; i++)
 			pn_tensor_set_f64(t, i, (double)(pn_rng_next(&r) & 1));
 	} else if (range && range->n_ints > 0 && range->n_ints == t->numel) {
 		/* a shape, an axis or an index computed upstream: as the model had it */

@@ -239,7 +239,8 @@ static void test_input_meanings(void **state)
 		double id = pn_tensor_get_f64(in[3], i);
 		assert_true(id >= 0 && id < 5);
 		seen[(int)id] = 1;
-		assert_int_equal(pn_tensor_get_f64(in[2], i), 1);
+		double c = pn_tensor_get_f64(in[2], i);
+		assert_true(c == 0 || c == 1);
 	}
 	assert_true(seen[0] + seen[1] + seen[2] + seen[3] + seen[4] >= 3);   /* spread */
 	assert_int_equal(pn_tensor_get_f64(in[4], 0), 7);
