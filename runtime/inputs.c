@@ -13,8 +13,6 @@
 #include "runtime/rng.h"
 #include "schemas/ops.h"
 
-/* --- inputs of a subgraph ----------------------------------------------------- */
-
 /* --- what an input means: the rule table ----------------------------------------
  *
  * An integer (or bool) input whose values steer the computation must hold
@@ -247,6 +245,8 @@ static int fill_by_meaning(const pn_graph *g, int v, pn_tensor *t, pn_rng *r)
 							   : (double)(pn_rng_next(r) & 1));
 	return 1;
 }
+
+/* --- inputs of a subgraph ----------------------------------------------------- */
 
 enum int_role { INT_DATA, INT_INDEX, INT_COUNT };
 
