@@ -212,7 +212,7 @@ static pn_bind_testset feed_as_testset(const pn_feed *f, pn_arena *a)
  * chosen binding. */
 static int bind_file(const run_opts *o, pn_model *m, pn_feed *feed, run_binding *rb, char *err)
 {
-	int from_files = o->inputs || m->n_testsets;
+	int from_files = o->inputs || pn_feed_has_testset(m);
 	pn_bind_testset ts = {0};
 	if (from_files) {
 		if (pn_feed_prepare(m, o->inputs, &o->bind, o->seed, feed, err))

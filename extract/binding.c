@@ -36,6 +36,7 @@
 #include "runtime/session.h"
 #include "runtime/feed.h"
 #include "runtime/infer.h"
+#include "runtime/inputs.h"
 
 #define ERR_SHOWN 160       /* chars of a try's error kept in the record */
 /* Weights above this (bytes) are not regenerated for a validation run: the
@@ -49,6 +50,7 @@ typedef struct var {
 	int given;              /* index in the --dim list, or -1 */
 	int from_ts;            /* value shown by the test set */
 	int64_t ts_value;
+	int64_t traced;         /* the sequence length a traced export baked in, or 0 */
 } var;
 
 typedef struct chooser {
@@ -133,6 +135,28 @@ static int collect_input(chooser *c, int i)
 	return 0;
 }
 
+/* A lengths input compared with a constant arange (runtime/inputs.h): the
+ * sequence axis it describes is bound to that arange's length before its
+ * kind's base, the only length the traced model runs at. */
+static void pin_traced_lengths(chooser *c)
+{
+	const pn_graph *g = c->m->graph;
+	char buf[256];
+	for (int i = 0; i < g->n_inputs; i++) {
+		int axis, p;
+		int64_t n = pn_lengths_traced(g, i);
+		if (!n || (p = pn_lengths_described(g, i, NULL, &axis)) < 0)
+			continue;
+		const pn_value *val = &g->values[g->inputs[p]];
+		if (val->type.dims[axis] >= 0)
+			continue;
+		const char *name = pn_dim_bind_name(val->name, &val->type, axis, buf, sizeof buf);
+		for (int k = 0; k < c->n_vars; k++)
+			if (!strcmp(c->vars[k].name, name) && !c->vars[k].traced)
+				c->vars[k].traced = n;
+	}
+}
+
 static void set_bases(chooser *c)
 {
 	for (int k = 0; k < N_GROUPS && k < PN_N_DIM_KINDS + pn_n_scalar_rules; k++)
@@ -177,7 +201,8 @@ static int make_bind(chooser *c, int vary, int64_t v, pn_dimbind *b)
 		if (x->given >= 0)
 			continue;
 		b->names[b->n] = x->name;
-		b->values[b->n++] = x->from_ts ? x->ts_value : x->group == vary ? v : c->base[x->group];
+		b->values[b->n++] = x->from_ts ? x->ts_value : x->group == vary ? v
+				  : x->traced ? x->traced : c->base[x->group];
 	}
 	return 0;
 }
@@ -380,6 +405,10 @@ static int conclude(chooser *c, int found)
 					 c->tries, c->kept);
 	else
 		o->how = pn_arena_printf(c->a, "none of %d tries passes inference; kept the base", c->tries);
+	for (int k = 0; found && o->how && k < c->n_vars; k++)
+		if (c->vars[k].traced && c->vars[k].given < 0 && !c->vars[k].from_ts)
+			o->how = pn_arena_printf(c->a, "%s; %s=%lld as the export traced it", o->how,
+						 c->vars[k].name, (long long)c->vars[k].traced);
 	if (found && c->not_run && o->how)
 		o->how = pn_arena_printf(c->a, "%s; inference only, not run: %s", o->how, c->not_run);
 	if (!found)
@@ -388,8 +417,8 @@ static int conclude(chooser *c, int found)
 }
 
 /* The kind of each entry of the chosen binding, for the shape variants:
- * only dims the rule chose or the test set showed vary, never a --dim value
- * or a configuring scalar. */
+ * only dims the rule chose or the test set showed vary, never a --dim value,
+ * a configuring scalar or a length a traced export baked in. */
 static int set_kinds(chooser *c)
 {
 	pn_binding *o = c->out;
@@ -400,7 +429,7 @@ static int set_kinds(chooser *c)
 		o->kinds[i] = -1;
 		for (int k = 0; k < c->n_vars; k++)
 			if (!strcmp(c->vars[k].name, o->bind.names[i]) && c->vars[k].given < 0 &&
-			    c->vars[k].group < PN_N_DIM_KINDS)
+			    !c->vars[k].traced && c->vars[k].group < PN_N_DIM_KINDS)
 				o->kinds[i] = c->vars[k].group;
 	}
 	return 0;
@@ -466,6 +495,7 @@ int pn_binding_choose(const pn_model *m, const pn_dimbind *given, const pn_bind_
 		return 0;
 	c.stride = pn_graph_stride(g);
 	set_bases(&c);
+	pin_traced_lengths(&c);
 	read_testset(&c, ts);
 	pn_dimbind base;
 	if (make_bind(&c, -1, 0, &base))

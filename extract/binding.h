@@ -36,6 +36,7 @@ enum pn_input_role {
 	PN_IR_MASK,
 	PN_IR_STATE,
 	PN_IR_CONFIG,        /* an integer scalar that configures the model */
+	PN_IR_LENGTHS,       /* a sequence length per batch element (runtime/inputs.h) */
 	PN_IR_OTHER,
 	PN_N_INPUT_ROLES
 };
@@ -110,7 +111,8 @@ typedef struct pn_binding {
 } pn_binding;
 
 /* The model's own test_data_set_0 inputs (input_K.pb bytes, K in graph
- * input order), when it has one. */
+ * input order), when it holds every input of the model (one with fewer is
+ * not a binding source: the model binds as it would alone). */
 typedef struct pn_bind_testset {
 	int n;
 	const void *const *bytes;

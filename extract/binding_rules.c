@@ -10,6 +10,7 @@
  *   audio           last samples, 0 batch (rank 2-3)      input[batch,samples]
  *   token ids/mask  0 batch (rank >= 2), others sequence  input_ids[batch,seq]
  *   state           all state                             state[2,batch,128]
+ *   lengths         0 batch                               lengths[batch]
  *   other           0 batch (rank >= 2), others by name   (seq/len/time -> sequence,
  *                   (batch* / N -> batch everywhere)        height/width -> spatial,
  *                                                           sample -> samples, else other)
@@ -25,7 +26,11 @@
  *   multiple of 32, the stride of common backbones (roles.c rounds it up to
  *   the graph's own stride when that does not divide it).  Alternatives:
  *   the other common crops, small ones first for OCR/detection heads.
- * - sequence 128: the usual fine-tuning length of BERT-style encoders.
+ * - sequence 128: the usual fine-tuning length of BERT-style encoders;
+ *   except the axis a lengths input describes when the graph compares it
+ *   with a constant arange of n (runtime/inputs.c's rule table): torch's
+ *   tracer bakes arange(max(lengths)) at its example's length, so n is the
+ *   only length such a model (a Conformer) runs at, and the axis starts at n.
  * - samples 16000: one second at 16 kHz, the rate of speech models (VAD,
  *   wake words, ASR front ends); alternatives: the chunk sizes such models
  *   stream (256/512 at 8/16 kHz, openWakeWord's 1280) and 0.5 s / 2 s.

@@ -258,13 +258,18 @@ static int record_bind(ctx *c, const pn_dimbind *bind)
 	return 0;
 }
 
-/* test_data_set_0's inputs, for the binding to read (folder order). */
+/* test_data_set_0's inputs, for the binding to read (folder order), when it
+ * holds every input of the model: a set with fewer (a folder not filled
+ * yet) would bind the model as no input it takes, so the model binds as it
+ * would alone (as runtime/feed.c feeds it). */
 static pn_bind_testset first_testset(ctx *c)
 {
 	pn_bind_testset ts = {0};
 	const Passnet__TestSet *t = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
-	const void **bytes = t ? pn_arena_alloc(c->a, sizeof(void *) * (t->n_inputs + 1)) : NULL;
-	size_t *len = t ? pn_arena_alloc(c->a, sizeof(size_t) * (t->n_inputs + 1)) : NULL;
+	if (!t || !t->n_inputs || t->n_inputs != (size_t)c->m->graph->n_inputs)
+		return ts;
+	const void **bytes = pn_arena_alloc(c->a, sizeof(void *) * (t->n_inputs + 1));
+	size_t *len = pn_arena_alloc(c->a, sizeof(size_t) * (t->n_inputs + 1));
 	if (!bytes || !len)
 		return ts;
 	for (size_t i = 0; i < t->n_inputs; i++) {

@@ -7,12 +7,14 @@
 #include <strings.h>
 
 #include "extract/binding.h"
+#include "runtime/inputs.h"
 #include "schemas/ops.h"
 
 static const char *const role_names[PN_N_INPUT_ROLES] = {
 	[PN_IR_NONE] = "none", [PN_IR_IMAGE_NCHW] = "image NCHW", [PN_IR_IMAGE_NHWC] = "image NHWC",
 	[PN_IR_AUDIO] = "audio", [PN_IR_TOKENS] = "token ids", [PN_IR_MASK] = "mask",
-	[PN_IR_STATE] = "state", [PN_IR_CONFIG] = "config scalar", [PN_IR_OTHER] = "other",
+	[PN_IR_STATE] = "state", [PN_IR_CONFIG] = "config scalar", [PN_IR_LENGTHS] = "lengths",
+	[PN_IR_OTHER] = "other",
 };
 
 const char *pn_input_role_name(int role)
@@ -150,6 +152,9 @@ int pn_input_role(const pn_graph *g, int i)
 		return PN_IR_NONE;
 	if (has_word(name, "mask"))
 		return PN_IR_MASK;
+	/* one source for what a lengths input is: the seeded inputs' rules */
+	if (pn_input_meaning(g, i) == PN_IM_LENGTHS)
+		return PN_IR_LENGTHS;
 	if (int_type(t->dtype) && t->rank <= 2 &&
 	    (has_word(name, "ids") || has_word(name, "token") || (reads_of(g, v, 3) & READ_GATHER)))
 		return PN_IR_TOKENS;
@@ -194,6 +199,8 @@ int pn_dim_kind(const pn_graph *g, int i, int role, int axis)
 		return axis == 0 && t->rank >= 2 ? PN_DK_BATCH : PN_DK_SEQUENCE;
 	case PN_IR_STATE:
 		return PN_DK_STATE;
+	case PN_IR_LENGTHS:   /* one length per batch element */
+		return PN_DK_BATCH;
 	default:
 		if (named >= 0)
 			return named;

@@ -9,6 +9,7 @@
 #include "common/util.h"
 #include "runtime/session.h"
 #include "runtime/feed.h"
+#include "runtime/inputs.h"
 #include "runtime/infer.h"
 #include "model/onnx.h"
 
@@ -50,23 +51,32 @@ static void bound_scalar(const pn_graph *g, int i, const pn_dimbind *bind, pn_te
 		}
 }
 
-/* Random inputs need static types: inference binds the symbolic dims. */
+/* Random inputs need static types: inference binds the symbolic dims.
+ * They follow what each input means (runtime/inputs.c: lengths, token ids,
+ * masks, rates), and a scalar the binding names takes its bound value. */
 static int random_inputs(const pn_graph *g, const pn_dimbind *bind, uint64_t seed, pn_tensor **in,
 			 char *err)
 {
 	pn_infer_result r;
 	if (pn_infer_graph(g, bind, NULL, &r, err))
 		return -1;
-	int rc = 0;
-	for (int i = 0; i < g->n_inputs && !rc; i++) {
-		in[i] = pn_input_for(g, i, &r.v[g->inputs[i]].type, seed, NULL, err);
-		if (!in[i])
-			rc = -1;
-		else
-			bound_scalar(g, i, bind, in[i]);
-	}
+	pn_type *types = malloc(sizeof(pn_type) * (size_t)(g->n_inputs + 1));
+	int rc = types ? 0 : pn_fail(err, "out of memory");
+	for (int i = 0; !rc && i < g->n_inputs; i++)
+		types[i] = r.v[g->inputs[i]].type;
+	if (!rc)
+		rc = pn_model_inputs(g, types, seed, in, err);
+	for (int i = 0; !rc && i < g->n_inputs; i++)
+		bound_scalar(g, i, bind, in[i]);
+	free(types);
 	pn_infer_result_free(&r);
 	return rc;
+}
+
+int pn_feed_has_testset(const pn_model *m)
+{
+	return m->n_testsets && m->testsets[0].n_inputs == m->graph->n_inputs &&
+	       m->graph->n_inputs > 0;
 }
 
 int pn_feed_prepare(const pn_model *m, const char *dir, const pn_dimbind *bind, uint64_t seed,
@@ -74,7 +84,7 @@ int pn_feed_prepare(const pn_model *m, const char *dir, const pn_dimbind *bind, 
 {
 	const pn_graph *g = m->graph;
 	memset(f, 0, sizeof *f);
-	if (!dir && m->n_testsets && m->testsets[0].n_inputs) {
+	if (!dir && pn_feed_has_testset(m)) {
 		f->from_testset = 1;
 		f->v = m->testsets[0].inputs;
 		f->n = m->testsets[0].n_inputs;

@@ -58,8 +58,9 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
  * (the values it took when its models ran, exec/ranges.h), else in
  * [0.1, 1.1) so that what follows stays finite; a small integer tensor the
  * range recorded by value (a shape computed upstream) as it was; other
- * integers chosen by what reads them (indices 0, counts and steps 1, data
- * in [0, 4)); bools alternating by generator.  range may be NULL. */
+ * integers by what they mean (token ids, rates, masks: runtime/inputs.c),
+ * else by what reads them (indices 0, counts and steps 1, data in [0, 4));
+ * bools alternating by generator.  range may be NULL. */
 pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed,
 			const pn_range *range, char *err);
 

@@ -3,7 +3,9 @@
  * (pn_concrete_input_types, pn_input_for): unknown dims take the shape a
  * model's run showed, else one assumed size bounded by an element budget;
  * float inputs are drawn in their recorded range, else in [0.1, 1.1);
- * small integer inputs recorded by value are fed as they were.
+ * small integer inputs recorded by value are fed as they were; integer
+ * and bool inputs follow what they mean (runtime/inputs.c's rule table),
+ * read from the graph alone, without names to go by.
  *
  * The graphs are ONNX models built with protobuf-c (onnx_builder.h) and
  * decoded like any model file.
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "runtime/inputs.h"
 #include "runtime/session.h"
 #include "model/onnx.h"
 #include "onnx_builder.h"
@@ -171,6 +174,81 @@ static void test_input_ints(void **state)
 	pn_model_free(m);
 }
 
+/* A model whose inputs mean something only the graph says (their names say
+ * nothing): a limit of a Range through ReduceMax (lengths), a Where's
+ * condition (a mask), a Gather's indices into 5 rows (token ids), a scalar
+ * compared with 7 (a rate). */
+static pn_model *meaning_model(void)
+{
+	builder b;
+	memset(&b, 0, sizeof(b));
+	pn_arena_init(&b.a, 0);
+	int64_t xd[] = {-1, -1, 4}, ad[] = {-1}, cd[] = {-1, -1}, ed[] = {5, 4}, one[] = {1};
+	int64_t zero = 0, step = 1, seven = 7;
+	b.inputs[b.nin++] = vinfo_t(&b, "x", PN_FLOAT, 3, xd);
+	b.inputs[b.nin++] = vinfo_t(&b, "a", PN_INT64, 1, ad);
+	b.inputs[b.nin++] = vinfo_t(&b, "c", PN_BOOL, 2, cd);
+	b.inputs[b.nin++] = vinfo_t(&b, "t", PN_INT64, 2, cd);
+	b.inputs[b.nin++] = vinfo_t(&b, "k", PN_INT64, 0, one);
+	b.inits[b.ni++] = tensor_i64(&b, "zero", 0, one, &zero);
+	b.inits[b.ni++] = tensor_i64(&b, "step", 0, one, &step);
+	b.inits[b.ni++] = tensor_i64(&b, "seven", 0, one, &seven);
+	b.inits[b.ni++] = tensor(&b, "emb", 2, ed);
+	attr_int(&b, node(&b, "ReduceMax", "a", "amax"), "keepdims", 0);
+	node(&b, "Range", "zero,amax,step", "r");
+	node(&b, "ReduceSum", "x", "xs");
+	node(&b, "Where", "c,xs,xs", "w");
+	node(&b, "Gather", "emb,t", "e");
+	node(&b, "Equal", "k,seven", "q");
+	const char *outs[] = {"r", "w", "e", "q"};
+	for (int i = 0; i < 4; i++)
+		b.outputs[b.nout++] = vout(&b, outs[i]);
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+static void test_input_meanings(void **state)
+{
+	(void)state;
+	pn_model *m = meaning_model();
+	assert_non_null(m);
+	const pn_graph *g = m->graph;
+	assert_int_equal(pn_input_meaning(g, 0), PN_IM_NONE);
+	assert_int_equal(pn_input_meaning(g, 1), PN_IM_LENGTHS);
+	assert_int_equal(pn_input_meaning(g, 2), PN_IM_MASK);
+	assert_int_equal(pn_input_meaning(g, 3), PN_IM_TOKENS);
+	assert_int_equal(pn_input_meaning(g, 4), PN_IM_RATE);
+	int axis = -1;
+	assert_int_equal(pn_lengths_described(g, 1, NULL, &axis), 0);
+	assert_int_equal(axis, 1);
+	assert_int_equal(pn_lengths_traced(g, 1), 0);   /* a Range, not a baked arange */
+	pn_type types[5];
+	for (int i = 0; i < 5; i++)
+		types[i] = g->values[g->inputs[i]].type;
+	int64_t dims[][3] = {{2, 6, 4}, {2}, {2, 6}, {2, 6}, {0}};
+	for (int i = 0; i < 4; i++)
+		memcpy(types[i].dims, dims[i], sizeof(int64_t) * (size_t)types[i].rank);
+	pn_tensor *in[5];
+	char err[PN_ERRLEN];
+	assert_int_equal(pn_model_inputs(g, types, 7, in, err), 0);
+	for (int64_t i = 0; i < in[1]->numel; i++)
+		assert_int_equal(pn_tensor_get_f64(in[1], i), 6);   /* x's sequence */
+	int seen[5] = {0};
+	for (int64_t i = 0; i < in[3]->numel; i++) {
+		double id = pn_tensor_get_f64(in[3], i);
+		assert_true(id >= 0 && id < 5);
+		seen[(int)id] = 1;
+		double c = pn_tensor_get_f64(in[2], i);
+		assert_true(c == 0 || c == 1);
+	}
+	assert_true(seen[0] + seen[1] + seen[2] + seen[3] + seen[4] >= 3);   /* spread */
+	assert_int_equal(pn_tensor_get_f64(in[4], 0), 7);
+	for (int i = 0; i < 5; i++)
+		pn_tensor_free(in[i]);
+	pn_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_seen_shapes),
 		cmocka_unit_test(test_input_ranges),
 		cmocka_unit_test(test_input_ints),
+		cmocka_unit_test(test_input_meanings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
