@@ -41,14 +41,7 @@ int pn_call_cut_and_dedup(pn_ctx *ctx, const char *strategies)
 		pn_stage_stats more;
 		if (pn_dedup_stage(ctx->store, ctx->threads, NULL, &more, err))
 			return pn_die("dedup: %s", err);
-		hashed.candidates += more.candidates;
-		hashed.structures += more.structures;
-		hashed.models += more.models;
-		hashed.new_subgraphs += more.new_subgraphs;
-		hashed.collisions += more.collisions;
-		hashed.approximate += more.approximate;
-		hashed.failed += more.failed;
-		hashed.seconds += more.seconds;
+		pn_stage_stats_add(&hashed, &more);
 	}
 	pn_print_stage("dedup", &hashed, ctx->json);
 	return 0;

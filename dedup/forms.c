@@ -196,90 +196,38 @@ static void pack_records(pn_dd_job *j)
 /* --- the subgraphs seen -------------------------------------------------------------- */
 
 struct pn_dd_seen {
-	pn_key *keys;         /* all-zero: an empty slot (a real key of zeros is not kept) */
-	uint64_t *checks;
-	size_t cap, n;
+	pn_keymap map;        /* subgraph hash -> XXH3-64 of its record */
 };
 
 #define SEEN_CHECK_SEED 0x7061737365656e31ull   /* any constant but XXH3-128's 0 */
 
 pn_dd_seen *pn_dd_seen_new(void)
 {
-	pn_dd_seen *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
-	s->cap = 1024;
-	s->keys = calloc(s->cap, sizeof *s->keys);
-	s->checks = calloc(s->cap, sizeof *s->checks);
-	if (!s->keys || !s->checks) {
-		pn_dd_seen_free(s);
-		return NULL;
-	}
-	return s;
+	return calloc(1, sizeof(pn_dd_seen));
 }
 
 void pn_dd_seen_free(pn_dd_seen *s)
 {
 	if (!s)
 		return;
-	free(s->keys);
-	free(s->checks);
+	pn_keymap_free(&s->map);
 	free(s);
-}
-
-static int key_is_zero(const pn_key *k)
-{
-	static const pn_key zero;
-	return !memcmp(k->b, zero.b, 16);
-}
-
-/* The slot of k: where it is, or the empty one where it would go. */
-static size_t seen_slot(const pn_dd_seen *s, const pn_key *k)
-{
-	uint64_t h;
-	memcpy(&h, k->b, sizeof h);   /* a hash already */
-	size_t i = h & (s->cap - 1);
-	while (!key_is_zero(&s->keys[i]) && memcmp(s->keys[i].b, k->b, 16))
-		i = (i + 1) & (s->cap - 1);
-	return i;
 }
 
 static int seen_has(const pn_dd_seen *s, const pn_key *k, uint64_t check)
 {
-	if (!s || key_is_zero(k))
-		return 0;
-	size_t i = seen_slot(s, k);
-	return !key_is_zero(&s->keys[i]) && s->checks[i] == check;
+	const uint64_t *v = s ? pn_keymap_find(&s->map, k) : NULL;
+	return v && *v == check;
 }
 
 static void seen_add(pn_dd_seen *s, const pn_key *k, uint64_t check)
 {
-	if (!s || key_is_zero(k) || s->n >= PN_DD_SEEN_MAX)
+	if (!s || s->map.n >= PN_DD_SEEN_MAX)
 		return;
-	if (2 * (s->n + 1) > s->cap) {   /* grow: rehash into twice the slots */
-		pn_dd_seen g = {calloc(2 * s->cap, sizeof *g.keys), calloc(2 * s->cap, sizeof *g.checks),
-				2 * s->cap, 0};
-		if (!g.keys || !g.checks) {
-			free(g.keys);
-			free(g.checks);
-			return;   /* no room: this one is read back next time */
-		}
-		for (size_t i = 0; i < s->cap; i++)
-			if (!key_is_zero(&s->keys[i])) {
-				size_t t = seen_slot(&g, &s->keys[i]);
-				g.keys[t] = s->keys[i];
-				g.checks[t] = s->checks[i];
-			}
-		free(s->keys);
-		free(s->checks);
-		s->keys = g.keys;
-		s->checks = g.checks;
-		s->cap = g.cap;
-	}
-	size_t i = seen_slot(s, k);
-	s->n += key_is_zero(&s->keys[i]);
-	s->keys[i] = *k;
-	s->checks[i] = check;
+	int added;
+	uint64_t *v = pn_keymap_put(&s->map, k, &added);
+	if (v)   /* else no room: this one is read back next time */
+		*v = check;
 }
 
 /* 1 = new, 0 = the same computation is stored, -1 = error, -2 = collision. */

@@ -38,6 +38,21 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *s
 	return 21 + l;
 }
 
+void pn_stage_stats_add(pn_stage_stats *a, const pn_stage_stats *b)
+{
+	a->models += b->models;
+	a->variants += b->variants;
+	a->structures += b->structures;
+	a->candidates += b->candidates;
+	for (int s = 0; s < PN_N_STRATEGIES; s++)
+		a->per_strategy[s] += b->per_strategy[s];
+	a->new_subgraphs += b->new_subgraphs;
+	a->collisions += b->collisions;
+	a->approximate += b->approximate;
+	a->failed += b->failed;
+	a->seconds += b->seconds;
+}
+
 /* --- candidates without a hash ------------------------------------------------------- */
 
 static const char unhashed_key[] = "candidates_unhashed";
@@ -67,9 +82,7 @@ int pn_unhashed_marked(pn_rtxn *t)
 
 struct pn_claims {
 	pthread_mutex_t lock;
-	pn_key *keys;
-	unsigned *mask;        /* strategies claimed; 0: empty slot */
-	size_t cap, n;
+	pn_keymap mask;        /* structure -> the strategies claimed */
 };
 
 static pn_claims *claims_new(void)
@@ -85,43 +98,8 @@ static void claims_free(pn_claims *c)
 	if (!c)
 		return;
 	pthread_mutex_destroy(&c->lock);
-	free(c->keys);
-	free(c->mask);
+	pn_keymap_free(&c->mask);
 	free(c);
-}
-
-static size_t claim_slot(const pn_claims *c, const pn_key *k)
-{
-	uint64_t h;
-	memcpy(&h, k->b, sizeof h);
-	size_t i = h & (c->cap - 1);
-	while (c->mask[i] && memcmp(c->keys[i].b, k->b, 16))
-		i = (i + 1) & (c->cap - 1);
-	return i;
-}
-
-static int claims_grow(pn_claims *c)
-{
-	pn_claims g = {.cap = c->cap ? 2 * c->cap : 1024};
-	g.keys = malloc(sizeof(pn_key) * g.cap);
-	g.mask = calloc(g.cap, sizeof(unsigned));
-	if (!g.keys || !g.mask) {
-		free(g.keys);
-		free(g.mask);
-		return -1;
-	}
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->mask[i]) {
-			size_t k = claim_slot(&g, &c->keys[i]);
-			g.keys[k] = c->keys[i];
-			g.mask[k] = c->mask[i];
-		}
-	free(c->keys);
-	free(c->mask);
-	c->keys = g.keys;
-	c->mask = g.mask;
-	c->cap = g.cap;
-	return 0;
 }
 
 /* Claims the strategies of want for structure k: returns those no one had
@@ -131,14 +109,11 @@ static unsigned claim(pn_claims *c, const pn_key *k, unsigned want)
 	if (!want)
 		return 0;
 	pthread_mutex_lock(&c->lock);
-	unsigned mine = ~0u;
-	if (2 * (c->n + 1) <= c->cap || !claims_grow(c)) {
-		size_t i = claim_slot(c, k);
-		c->n += !c->mask[i];
-		c->keys[i] = *k;
-		mine = want & ~c->mask[i];
-		c->mask[i] |= want;
-	}
+	int added;
+	uint64_t *v = pn_keymap_put(&c->mask, k, &added);
+	unsigned mine = v ? want & ~(unsigned)*v : ~0u;
+	if (v)
+		*v |= want;
 	pthread_mutex_unlock(&c->lock);
 	return mine;
 }
@@ -157,62 +132,24 @@ int pn_part_plan_init(pn_part_plan *p, pn_store *st, unsigned strategies, const 
 /* --- what is left to do ------------------------------------------------------------- */
 
 
-static int seen_find(const pn_seen_set *ss, const pn_key *k, size_t *slot)
-{
-	uint64_t h;
-	memcpy(&h, k->b, sizeof h);
-	for (size_t i = h & (ss->cap - 1);; i = (i + 1) & (ss->cap - 1)) {
-		*slot = i;
-		if (ss->jobs[i] < 0)
-			return -1;
-		if (!memcmp(ss->keys[i].b, k->b, 16))
-			return ss->jobs[i];
-	}
-}
-
-static int seen_grow(pn_seen_set *ss)
-{
-	pn_seen_set g = {calloc(ss->cap ? ss->cap * 2 : 1024, sizeof(pn_key)), NULL,
-		      ss->cap ? ss->cap * 2 : 1024, ss->n};
-	g.jobs = malloc(sizeof(int) * g.cap);
-	if (!g.keys || !g.jobs) {
-		free(g.keys);
-		free(g.jobs);
-		return -1;
-	}
-	for (size_t i = 0; i < g.cap; i++)
-		g.jobs[i] = -1;
-	for (size_t i = 0; i < ss->cap; i++) {
-		size_t slot;
-		if (ss->jobs[i] >= 0 && seen_find(&g, &ss->keys[i], &slot) < 0) {
-			g.keys[slot] = ss->keys[i];
-			g.jobs[slot] = ss->jobs[i];
-		}
-	}
-	free(ss->keys);
-	free(ss->jobs);
-	*ss = g;
-	return 0;
-}
-
+/* The plan's record keys -> the job that cuts them, kept as job + 2 so
+ * that NO_CUTTER is 0. */
 #define UNSEEN (-1)     /* not seen in this plan */
 #define NO_CUTTER (-2)  /* seen, and nothing to cut: its candidates are stored */
 
-static int seen_get(const pn_seen_set *ss, const pn_key *k)
+static int seen_get(const pn_keymap *seen, const pn_key *k)
 {
-	size_t slot;
-	return ss->cap ? seen_find(ss, k, &slot) : UNSEEN;
+	const uint64_t *v = pn_keymap_find(seen, k);
+	return v ? (int)*v + NO_CUTTER : UNSEEN;
 }
 
-static int seen_record(pn_seen_set *ss, const pn_key *k, int job)
+static int seen_record(pn_keymap *seen, const pn_key *k, int job)
 {
-	size_t slot;
-	if (2 * (ss->n + 1) > ss->cap && seen_grow(ss))
+	int added;
+	uint64_t *v = pn_keymap_put(seen, k, &added);
+	if (!v)
 		return -1;
-	if (seen_find(ss, k, &slot) == UNSEEN)
-		ss->n++;
-	ss->keys[slot] = *k;
-	ss->jobs[slot] = job;
+	*v = (uint64_t)(job - NO_CUTTER);
 	return 0;
 }
 
@@ -310,18 +247,14 @@ void pn_part_plan_clear(pn_part_plan *p)
 	for (int i = 0; i < p->n; i++)
 		pn_part_job_free(&p->jobs[i]);
 	p->n = 0;
-	if (p->seen.cap)
-		for (size_t i = 0; i < p->seen.cap; i++)
-			p->seen.jobs[i] = UNSEEN;
-	p->seen.n = 0;
+	pn_keymap_clear(&p->seen);
 }
 
 void pn_part_plan_free(pn_part_plan *p)
 {
 	pn_part_plan_clear(p);
 	free(p->jobs);
-	free(p->seen.keys);
-	free(p->seen.jobs);
+	pn_keymap_free(&p->seen);
 	claims_free(p->claims);
 	memset(p, 0, sizeof(*p));
 }

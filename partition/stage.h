@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "common/keymap.h"
 #include "common/shard.h"
 #include "common/util.h"
 #include "extract/ingest.h"
@@ -33,6 +34,9 @@ typedef struct pn_stage_stats {
 	uint64_t failed;          /* models that could not be processed */
 	double seconds;
 } pn_stage_stats;
+
+/* Adds every count (and the seconds) of b to a: one stage run apart. */
+void pn_stage_stats_add(pn_stage_stats *a, const pn_stage_stats *b);
 
 /* strategies: a mask of schemas/strategies.def entries (0 = all); shard
  * (NULL: all) keeps the structures whose key falls in it (common/shard.h). */
@@ -75,14 +79,6 @@ typedef struct pn_part_job {
 	int failed;
 } pn_part_job;
 
-/* Record keys seen in the plan -> the job that cuts them: open
- * addressing over the keys' first bytes (they are hashes). */
-typedef struct pn_seen_set {
-	pn_key *keys;
-	int *jobs;
-	size_t cap, n;
-} pn_seen_set;
-
 /* The (structure, strategy) pairs some job of the run has taken to cut, so
  * that two record keys of one structure (a re-export and its original) in
  * one run cut it once; shared by the worker threads. */
@@ -96,7 +92,7 @@ typedef struct pn_part_plan {
 	pn_rtxn *t;               /* while planning */
 	pn_part_job *jobs;
 	int n, cap;
-	pn_seen_set seen;
+	pn_keymap seen;           /* record keys planned -> their cutter (stage.c) */
 } pn_part_plan;
 
 /* Sets up an empty plan for a run: 0, or -1 (out of memory). */
