@@ -1,0 +1,69 @@
+/*
+ * weight_scale.h - regenerated weights checked against the real ones at
+ * extract, and rescaled until they stay on the real model's scale.
+ *
+ * The store keeps large weights as statistics (model/onnx_weights.c) and
+ * every later stage runs on weights regenerated from them
+ * (runtime/weights.c).  Where the real bytes are at hand, at extract, the
+ * model runs twice on the same inputs (test_data_set_0 when the model has
+ * a complete one, else the seeded inputs of seed 1 that the binding's
+ * validation run used): once with its real weights, once with the
+ * regenerated ones.  Both runs' value ranges go on the model record (the
+ * real run's for every float value of the main graph, which the ranges
+ * phase uses, exec/ranges.h; the regenerated run's for the outputs).
+ *
+ * The rule: every float output whose real largest magnitude R is nonzero
+ * must have a regenerated largest magnitude G with R/10 <= G <= 10 R.  While
+ * one does not (at most PN_WS_ROUNDS corrections), each layer that reads a
+ * weight linearly (Conv, ConvTranspose, MatMul, Gemm, Mul; the scale of
+ * BatchNormalization, LayerNormalization, InstanceNormalization,
+ * GroupNormalization) gets a correction factor: its real gain (largest
+ * output magnitude over largest data-input magnitude) over its regenerated
+ * gain, multiplied into the weight's WeightMeta.scale, which
+ * pn_weight_regen applies.  Gains, not magnitudes: a layer's factor does
+ * not depend on what the layers before it were corrected by, so one round
+ * corrects them all at once (up to biases and nonlinearities, which the next
+ * rounds take up).  Factors within 10% of 1 are left out, so that a model
+ * already on scale keeps scale 1 everywhere.
+ *
+ * Where some weight's bytes were never present (a missing external data
+ * file: WeightMeta.has_stats false), there is no real run: the model record
+ * counts those weights, and each layer reading one is scaled so that its
+ * gain is 1 (its output's largest magnitude that of its data input), which
+ * keeps activations finite and out of the denormal range whatever the depth.
+ *
+ * Not checked: models whose binding did not pass (they do not run), and
+ * models with more than PN_WS_MAX_WEIGHT_BYTES of weights (their runs
+ * would dominate extract).  Values in nested graphs (Loop, If, Scan bodies)
+ * are not observed, so their layers are never rescaled.
+ */
+#ifndef PN_WEIGHT_SCALE_H
+#define PN_WEIGHT_SCALE_H
+
+#include "common/arena.h"
+#include "passnet.pb-c.h"
+#include "schemas/ir.h"
+
+#define PN_WS_RULE 10.0           /* outputs within this factor of the real magnitude */
+#define PN_WS_ROUNDS 4
+#define PN_WS_MAX_WEIGHT_BYTES ((double)(256u << 20))
+
+typedef struct pn_weight_check {
+	uint32_t n_absent;                 /* weights without statistics */
+	Passnet__ValueRange **real;        /* the real run: every float value */
+	size_t n_real;
+	Passnet__ValueRange **regen;       /* the regenerated run: the outputs */
+	size_t n_regen;
+	const char *how;                   /* one line: what was found and done */
+} pn_weight_check;
+
+/* Checks m (decoded with weights as statistics from the unstripped mp)
+ * against mp's real weights on the inputs above (testset: the record's
+ * first test set, or NULL), sets the correction scales on m's weight
+ * statistics, and fills out (allocated in a).  -1 only when out of memory;
+ * a model that cannot be checked says why in out->how. */
+int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimbind *bind,
+			  const Passnet__TestSet *testset, pn_arena *a, pn_weight_check *out,
+			  char *err);
+
+#endif
