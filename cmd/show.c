@@ -281,7 +281,8 @@ static void print_ranges(pn_rtxn *t, const pn_key *key, const pn_graph *g)
 			printf(d ? ",%lld" : "%lld", (long long)r[i].dims[d]);
 		printf(r[i].rank < 0 ? "?]" : "]");
 		if (r[i].known)
-			printf(", values in [%.6g, %.6g]", r[i].lo, r[i].hi);
+			printf(", values in [%.6g, %.6g]%s", r[i].lo, r[i].hi,
+			       r[i].real ? " (the real weights' run)" : "");
 		printf("\n");
 	}
 	free(r);

@@ -61,9 +61,10 @@ static int add_meta(ctx *c, const pn_value *v)
 		w->channel_mean = v->meta->ch_mean;
 		w->n_channel_std = v->meta->ch_std ? (size_t)v->meta->n_channels : 0;
 		w->channel_std = v->meta->ch_std;
-		w->has_scale = v->meta->scale != 0 && v->meta->scale != 1;
-		w->scale = v->meta->scale;
 	}
+	/* a blind draw has a correction scale too (extract/weight_scale.h) */
+	w->has_scale = v->meta->scale != 0 && v->meta->scale != 1;
+	w->scale = v->meta->scale;
 	Passnet__WeightMeta **list = pn_arena_alloc(c->a, sizeof(void *) * (c->rec->n_weights + 1));
 	if (!list)
 		return -1;

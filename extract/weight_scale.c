@@ -219,6 +219,14 @@ static double factor(double want, double have)
 
 /* One correction round: real (NULL in the blind case: target gain 1 for the
  * weights without statistics) against regen.  Returns the layers changed. */
+/* The two runs gave a value of one sign each, not the same one (a logit
+ * that the real weights keep negative, whose sigmoid says "no speech"). */
+static int opposite(const seen *a, const seen *b)
+{
+	return a->known && b->known &&
+	       ((a->hi < 0 && b->lo > 0) || (a->lo > 0 && b->hi < 0));
+}
+
 static int correct_graph(const graphs *gs, int gi, const seen *real, const seen *regen)
 {
 	const pn_graph *g = gs->g[gi];
@@ -236,6 +244,8 @@ static int correct_graph(const graphs *gs, int gi, const seen *real, const seen 
 		if (!(gin > 0) || !(rin > 0))
 			continue;
 		double f = factor(rout / rin, gout / gin);
+		if (real && opposite(seen_of(gs, real, gi, o), seen_of(gs, regen, gi, o)))
+			f = -f;
 		if (f != 1) {
 			meta->scale = (meta->scale != 0 ? meta->scale : 1) * f;
 			changed++;

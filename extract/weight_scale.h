@@ -24,7 +24,11 @@
  * not depend on what the layers before it were corrected by, so one round
  * corrects them all at once (up to biases and nonlinearities, which the next
  * rounds take up).  Factors within 10% of 1 are left out, so that a model
- * already on scale keeps scale 1 everywhere.
+ * already on scale keeps scale 1 everywhere.  A layer whose output the real
+ * run keeps of one sign and the regenerated run of the other (the logit of
+ * a "no speech" sigmoid: Silero VAD, wake-word heads) gets a negative
+ * factor: magnitudes alone cannot bring a probability of 0.9999 back to
+ * 1e-4.
  *
  * Where some weight's bytes were never present (a missing external data
  * file: WeightMeta.has_stats false), there is no real run: the model record

@@ -66,6 +66,10 @@ int pn_weight_by_value(int dtype, int64_t numel);
  * of a weight: a record holds at most 2 floats per channel per weight. */
 #define PN_WEIGHT_CHANNELS_MAX 4096
 
+/* The axis a weight's channels run along: its first axis longer than 1
+ * (dims before it are 1, so channel c is elements [c*inner, (c+1)*inner)),
+ * or -1 (a single element). */
+int pn_weight_channel_axis(int rank, const int64_t *dims);
 /* The statistics of tensor t (its bytes at hand) into w: whole-tensor
  * moments and range, and per-channel mean and std (arrays in a). */
 int pn_weight_stats(const pn_tensor *t, pn_arena *a, pn_wmeta *w);

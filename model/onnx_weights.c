@@ -23,8 +23,10 @@
  * and x*2.0 stay different computations.
  *
  * Statistics: mean, std, min and max of the whole tensor, and mean and std
- * of each of its first PN_WEIGHT_CHANNELS_MAX dim-0 channels (a conv's or
- * Gemm's output channels, a norm's scale and shift element by element),
+ * of each of its first PN_WEIGHT_CHANNELS_MAX channels, along its first
+ * axis longer than 1 (a conv's or Gemm's output channels, a norm's scale
+ * and shift element by element, the channels of an NCHW-broadcast [1,C,1,1]
+ * scale),
  * because trained models fold batch-norm into per-channel conv scales that
  * differ by orders of magnitude: drawn at the whole tensor's std, the
  * channels that carry a small scale explode (issue 26: outputs of 1e7
@@ -57,15 +59,24 @@ int pn_weight_by_value(int dtype, int64_t numel)
 
 /* --- statistics ---------------------------------------------------------------------- */
 
-/* How many dim-0 channels of t get statistics of their own: float weights
- * only (integer ones are indices or quantized codes, whose range the
+int pn_weight_channel_axis(int rank, const int64_t *dims)
+{
+	for (int a = 0; a < rank; a++)
+		if (dims[a] > 1)
+			return a;
+	return -1;
+}
+
+/* How many channels of t get statistics of their own: float weights only
+ * (integer ones are indices or quantized codes, whose range the
  * whole-tensor min/max already keeps), 2 or more channels, at most
  * PN_WEIGHT_CHANNELS_MAX. */
 static int64_t stat_channels(const pn_tensor *t)
 {
-	if (!pn_dtype_is_float(t->dtype) || t->rank < 1 || t->dims[0] < 2 || !t->numel)
+	int a = pn_weight_channel_axis(t->rank, t->dims);
+	if (!pn_dtype_is_float(t->dtype) || a < 0 || !t->numel)
 		return 0;
-	return t->dims[0] < PN_WEIGHT_CHANNELS_MAX ? t->dims[0] : PN_WEIGHT_CHANNELS_MAX;
+	return t->dims[a] < PN_WEIGHT_CHANNELS_MAX ? t->dims[a] : PN_WEIGHT_CHANNELS_MAX;
 }
 
 /* mean and std of t's elements [from, from + n), in double. */
@@ -98,7 +109,7 @@ int pn_weight_stats(const pn_tensor *t, pn_arena *a, pn_wmeta *w)
 	int64_t nc = stat_channels(t);
 	if (!nc)
 		return 0;
-	int64_t per = t->numel / t->dims[0];
+	int64_t per = t->numel / t->dims[pn_weight_channel_axis(t->rank, t->dims)];
 	w->ch_mean = pn_arena_alloc(a, sizeof(float) * (size_t)nc);
 	w->ch_std = per > 1 ? pn_arena_alloc(a, sizeof(float) * (size_t)nc) : NULL;
 	if (!w->ch_mean || (per > 1 && !w->ch_std))
@@ -117,6 +128,7 @@ int pn_weight_stats(const pn_tensor *t, pn_arena *a, pn_wmeta *w)
 void pn_weight_meta_from_record(const Passnet__WeightMeta *wm, pn_wmeta *w)
 {
 	memset(w, 0, sizeof *w);
+	w->scale = wm && wm->has_scale ? wm->scale : 0;
 	if (!wm || !wm->has_stats)
 		return;
 	w->has_stats = 1;
@@ -124,7 +136,6 @@ void pn_weight_meta_from_record(const Passnet__WeightMeta *wm, pn_wmeta *w)
 	w->std = wm->std;
 	w->min = wm->min;
 	w->max = wm->max;
-	w->scale = wm->has_scale ? wm->scale : 0;
 	if (wm->n_channel_mean && wm->n_channel_mean <= PN_WEIGHT_CHANNELS_MAX &&
 	    (!wm->n_channel_std || wm->n_channel_std == wm->n_channel_mean)) {
 		w->n_channels = (int32_t)wm->n_channel_mean;

@@ -8,7 +8,7 @@
  * weights stay in their integer range.  Uniform rather than normal: it
  * matches the two moments the store keeps, and needs no transcendental per
  * element (a 90-million-weight model regenerates in a fraction of a second).
- * Each of the first channels (dim 0) is drawn from its own mean and std
+ * Each of the first channels (model/onnx_weights.c says which) is drawn from its own mean and std
  * when the statistics keep them (model/onnx_weights.c: a batch-norm folded
  * into a conv makes channel scales differ by orders of magnitude), and the
  * whole tensor is multiplied by its correction scale, chosen at extract
@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "model/onnx.h"
 #include "runtime/session.h"
 #include "runtime/rng.h"
 #include "schemas/ops.h"
@@ -137,7 +138,8 @@ static void fill(pn_tensor *t, pn_rng *r, draw d, const pn_wmeta *m)
 {
 	int is_int = !pn_dtype_is_float(t->dtype);
 	double scale = m && m->scale != 0 ? m->scale : 1;
-	int64_t per = t->rank >= 1 && t->dims[0] > 0 ? t->numel / t->dims[0] : t->numel;
+	int a = pn_weight_channel_axis(t->rank, t->dims);
+	int64_t per = a >= 0 ? t->numel / t->dims[a] : t->numel;
 	for (int64_t c = 0, i = 0; i < t->numel; c++) {
 		draw dc = channel_draw(m, d, c);
 		for (int64_t k = 0; k < per && i < t->numel; k++, i++)

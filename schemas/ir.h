@@ -41,6 +41,7 @@ typedef struct pn_type {
 typedef struct pn_range {
 	double lo, hi;
 	int known;
+	int real;            /* lo/hi are a run's with the model's real weights */
 	int32_t rank;
 	int64_t dims[PN_MAX_RANK];
 	int32_t n_ints;
