@@ -400,7 +400,10 @@ static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen 
 			break;
 		layers += changed;
 	}
-	const char *head = real ? "outputs within 10x of the real run" : "outputs finite and normal";
+	const char *head = real ? pn_arena_printf(a, "outputs within %gx of the real run", PN_WS_RULE)
+				: "outputs finite and normal";
+	if (!head)
+		return NULL;
 	if (worst > PN_WS_RULE)
 		return pn_arena_printf(a, "%s: NO, output %s off by %.3gx after %d rounds (%d layer "
 				       "corrections; %.3gx before)", head,
