@@ -36,10 +36,17 @@
  * gain is 1 (its output's largest magnitude that of its data input), which
  * keeps activations finite and out of the denormal range whatever the depth.
  *
+ * Layers in nested graphs (If branches, Loop and Scan bodies, which read
+ * the main graph's weights as captured values) are observed and rescaled
+ * alike (pn_exec_opts.observe_all); only the main graph's values go on the
+ * record, since the ranges phase maps cuts of the main graph.
+ *
  * Not checked: models whose binding did not pass (they do not run), and
  * models with more than PN_WS_MAX_WEIGHT_BYTES of weights (their runs
- * would dominate extract).  Values in nested graphs (Loop, If, Scan bodies)
- * are not observed, so their layers are never rescaled.
+ * would dominate extract).  Measured on the 23 trained npm models of
+ * data-manifest.txt: 25 of their 30 float outputs were within 10x before
+ * (PP-OCRv4 detection 1.8e5x off), all 30 after, the worst 7.05x
+ * (tests/cli/weights_scale_trained.sh).
  */
 #ifndef PN_WEIGHT_SCALE_H
 #define PN_WEIGHT_SCALE_H
