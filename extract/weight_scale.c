@@ -376,23 +376,82 @@ static int run_real(const Onnx__ModelProto *mp, const graphs *gs, const inputs *
 	return rc;
 }
 
-/* Regenerated runs, corrected until the outputs keep the rule.  Returns the
- * one line saying what happened, NULL when out of memory. */
+/* The correction scales of every weight of the model, and a copy of them:
+ * the check keeps the best round's, since a round may make things worse
+ * (a recurrent refinement whose gains no single factor fits). */
+typedef struct scales {
+	pn_wmeta **meta;
+	double *kept;
+	int n;
+} scales;
+
+static int collect_scales(const graphs *gs, scales *sc)
+{
+	int cap = 0;
+	for (int i = 0; i < gs->n; i++)
+		cap += gs->g[i]->n_values;
+	sc->n = 0;
+	sc->meta = malloc(sizeof(pn_wmeta *) * (size_t)(cap + 1));
+	sc->kept = malloc(sizeof(double) * (size_t)(cap + 1));
+	if (!sc->meta || !sc->kept)
+		return -1;
+	for (int i = 0; i < gs->n; i++)
+		for (int v = 0; v < gs->g[i]->n_values; v++)
+			if (gs->g[i]->values[v].meta)
+				sc->meta[sc->n++] = gs->g[i]->values[v].meta;
+	return 0;
+}
+
+static void keep_scales(scales *sc)
+{
+	for (int i = 0; i < sc->n; i++)
+		sc->kept[i] = sc->meta[i]->scale;
+}
+
+static void restore_scales(const scales *sc)
+{
+	for (int i = 0; i < sc->n; i++)
+		sc->meta[i]->scale = sc->kept[i];
+}
+
+/* The best round so far: its worst output, its number, the corrections up
+ * to it, and its regenerated run. */
+typedef struct best {
+	double worst;
+	int round, layers;
+	seen *regen;
+} best;
+
+/* Regenerated runs, corrected until the outputs keep the rule (or, blind,
+ * until every layer's gain is near 1); the scales of the best round (the
+ * least worst output, the later of equals) stay, and regen holds its run.
+ * Returns the one line saying what happened, NULL when out of memory. */
 static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen *regen,
 			   pn_arena *a)
 {
 	const pn_graph *g = gs->g[0];
 	char why[PN_ERRLEN];
 	int layers = 0, rounds = 0, which = -1;
-	double first = 0, worst = 0;
+	double first = 0;
+	scales sc = {0};
+	best b = {.worst = INFINITY, .round = -1,
+		  .regen = malloc(sizeof(seen) * (size_t)(gs->n_values + 1))};
+	const char *res = NULL;
+	if (!b.regen || collect_scales(gs, &sc))
+		goto done;
 	for (;; rounds++) {
-		if (run_seen(gs, input_v(in), input_n(in), regen, why))
-			return pn_arena_printf(a, "not run: regenerated weights: %s", why);
-		worst = worst_output(g, real, regen, &which);
+		if (run_seen(gs, input_v(in), input_n(in), regen, why)) {
+			res = pn_arena_printf(a, "not run: regenerated weights: %s", why);
+			goto done;
+		}
+		double worst = worst_output(g, real, regen, &which);
 		if (!rounds)
 			first = worst;
-		/* with the real run: until the outputs keep the rule; blind: until
-		 * every layer's gain is near 1 */
+		if (worst <= b.worst) {
+			b = (best){worst, rounds, layers, b.regen};
+			keep_scales(&sc);
+			memcpy(b.regen, regen, sizeof(seen) * (size_t)gs->n_values);
+		}
 		if ((real && worst <= PN_WS_RULE) || rounds == PN_WS_ROUNDS)
 			break;
 		int changed = correct(gs, real, regen);
@@ -400,18 +459,28 @@ static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen 
 			break;
 		layers += changed;
 	}
+	restore_scales(&sc);
+	memcpy(regen, b.regen, sizeof(seen) * (size_t)gs->n_values);
+	worst_output(g, real, regen, &which);
 	const char *head = real ? pn_arena_printf(a, "outputs within %gx of the real run", PN_WS_RULE)
 				: "outputs finite and normal";
 	if (!head)
-		return NULL;
-	if (worst > PN_WS_RULE)
-		return pn_arena_printf(a, "%s: NO, output %s off by %.3gx after %d rounds (%d layer "
-				       "corrections; %.3gx before)", head,
-				       g->values[g->outputs[which]].name, worst, rounds, layers, first);
-	if (!rounds)
-		return pn_arena_printf(a, "%s: yes, worst %.3gx, no rescaling", head, worst);
-	return pn_arena_printf(a, "%s: yes after %d rounds (%d layer corrections), worst %.3gx "
-			       "(%.3gx before)", head, rounds, layers, worst, first);
+		goto done;
+	if (b.worst > PN_WS_RULE)
+		res = pn_arena_printf(a, "%s: NO, output %s off by %.3gx, kept round %d of %d "
+				      "(%d layer corrections; %.3gx before)", head,
+				      g->values[g->outputs[which]].name, b.worst, b.round, rounds,
+				      b.layers, first);
+	else if (!b.round)
+		res = pn_arena_printf(a, "%s: yes, worst %.3gx, no rescaling", head, b.worst);
+	else
+		res = pn_arena_printf(a, "%s: yes after %d rounds (%d layer corrections), worst "
+				      "%.3gx (%.3gx before)", head, b.round, b.layers, b.worst, first);
+done:
+	free(sc.meta);
+	free(sc.kept);
+	free(b.regen);
+	return res;
 }
 
 int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimbind *bind,
