@@ -306,6 +306,7 @@ static int check_weights(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 	pn_weight_check wc;
 	if (!bound) {
 		memset(&wc, 0, sizeof wc);
+		wc.n_absent = pn_weights_absent(c->m->graph);
 		wc.how = "not run: the binding did not pass";
 	} else if (pn_weight_scale_check(c->m, mp, bind, c->rec->n_testsets ? c->rec->testsets[0] : NULL,
 					 c->a, &wc, c->err)) {

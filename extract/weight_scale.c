@@ -349,6 +349,14 @@ static void count_weights(const pn_graph *g, uint32_t *absent, double *bytes)
 		}
 }
 
+uint32_t pn_weights_absent(const pn_graph *g)
+{
+	uint32_t absent = 0;
+	double bytes = 0;
+	count_weights(g, &absent, &bytes);
+	return absent;
+}
+
 /* The real model's run into real[]: mp decoded again with every byte. */
 static int run_real(const Onnx__ModelProto *mp, const graphs *gs, const inputs *in, seen *real,
 		    char *err)

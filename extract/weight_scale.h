@@ -77,4 +77,8 @@ int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimb
 			  const Passnet__TestSet *testset, pn_arena *a, pn_weight_check *out,
 			  char *err);
 
+/* How many weights of g (nested graphs included) have no statistics: their
+ * bytes were never present. */
+uint32_t pn_weights_absent(const pn_graph *g);
+
 #endif
