@@ -430,8 +430,8 @@ typedef struct best {
 	seen *regen;
 } best;
 
-/* Regenerated runs, corrected until the outputs keep the rule (or, blind,
- * until every layer's gain is near 1); the scales of the best round (the
+/* Regenerated runs, corrected until the outputs keep the rule (blind:
+ * finite and normal); the scales of the best round (the
  * least worst output, the later of equals) stay, and regen holds its run.
  * Returns the one line saying what happened, NULL when out of memory. */
 static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen *regen,
@@ -460,7 +460,7 @@ static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen 
 			keep_scales(&sc);
 			memcpy(b.regen, regen, sizeof(seen) * (size_t)gs->n_values);
 		}
-		if ((real && worst <= PN_WS_RULE) || rounds == PN_WS_ROUNDS)
+		if (worst <= PN_WS_RULE || rounds == PN_WS_ROUNDS)
 			break;
 		int changed = correct(gs, real, regen);
 		if (!changed)

@@ -32,9 +32,15 @@
  *
  * Where some weight's bytes were never present (a missing external data
  * file: WeightMeta.has_stats false), there is no real run: the model record
- * counts those weights, and each layer reading one is scaled so that its
- * gain is 1 (its output's largest magnitude that of its data input), which
- * keeps activations finite and out of the denormal range whatever the depth.
+ * counts those weights.  Their draw keeps each layer's output spread near
+ * its input's by construction (runtime/weights.c: std 1/sqrt(fan_in)); the
+ * regenerated run checks that every float output is finite and free of
+ * denormals (largest magnitude 0 or at least FLT_MIN), and while one is
+ * not, each layer reading such a weight is scaled so that its gain is 1
+ * (its output's largest magnitude that of its data input), which the
+ * nonlinearities between layers would otherwise shrink or grow with depth.
+ * Either way the scales of the best round are kept: a round may make a
+ * model worse (RAFT's recurrent refinement went non-finite).
  *
  * Layers in nested graphs (If branches, Loop and Scan bodies, which read
  * the main graph's weights as captured values) are observed and rescaled
