@@ -10,6 +10,7 @@
 
 #include "common/err.h"
 #include "common/shard.h"
+#include "common/strmap.h"
 #include "common/util.h"
 #include "canon/form.h"
 #include "runtime/session.h"
@@ -124,6 +125,37 @@ static int run_model(const pn_model *m, const Passnet__Model *rec, int threads, 
 	return rc;
 }
 
+/* The float values' lo/hi of the run with the real weights that extract
+ * recorded (extract/weight_scale.h) in place of this run's, so that cuts
+ * are fed what the trained model computes: the regenerated weights only
+ * approximate its scale.  Shapes and integer values stay this run's (the
+ * real run saw the same ones at the base binding; a variant's are its
+ * own). */
+static int use_real_ranges(const pn_model *m, const Passnet__Model *rec, pn_range *vr)
+{
+	const pn_graph *g = m->graph;
+	if (!rec->n_real_ranges)
+		return 0;
+	pn_arena a;
+	pn_arena_init(&a, 0);
+	pn_strmap names;
+	int rc = pn_strmap_init(&names, &a, (uint32_t)g->n_values);
+	for (int v = 0; !rc && v < g->n_values; v++)
+		rc = pn_strmap_put(&names, g->values[v].name, v);
+	for (size_t i = 0; !rc && i < rec->n_real_ranges; i++) {
+		const Passnet__ValueRange *r = rec->real_ranges[i];
+		int32_t v = r->name ? pn_strmap_get(&names, r->name) : -1;
+		if (v < 0 || !r->has_lo || !r->has_hi)
+			continue;
+		vr[v].lo = r->lo;
+		vr[v].hi = r->hi;
+		vr[v].known = 1;
+		vr[v].real = 1;
+	}
+	pn_arena_free(&a);
+	return rc;
+}
+
 /* n ranges with nothing seen yet. */
 static pn_range *unseen(int n)
 {
@@ -214,14 +246,17 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	size_t cap = (size_t)n + 1, nd = 0, ni = 0;
 	double *lo = malloc(sizeof(double) * cap), *hi = malloc(sizeof(double) * cap);
 	protobuf_c_boolean *known = malloc(sizeof(protobuf_c_boolean) * cap);
+	protobuf_c_boolean *real = malloc(sizeof(protobuf_c_boolean) * cap);
 	int32_t *rank = malloc(sizeof(int32_t) * cap), *counts = malloc(sizeof(int32_t) * cap);
 	int64_t *dims = malloc(sizeof(int64_t) * cap * PN_MAX_RANK);
 	int64_t *ints = malloc(sizeof(int64_t) * cap * PN_SEEN_INTS);
-	int rc = lo && hi && known && rank && counts && dims && ints ? 0 : pn_fail(err, "out of memory");
+	int rc = lo && hi && known && real && rank && counts && dims && ints ? 0
+		 : pn_fail(err, "out of memory");
 	for (int i = 0; !rc && i < n; i++) {
 		lo[i] = r[i].known ? r[i].lo : 0;
 		hi[i] = r[i].known ? r[i].hi : 0;
 		known[i] = r[i].known;
+		real[i] = r[i].known && r[i].real;
 		rank[i] = r[i].rank;
 		for (int d = 0; d < r[i].rank; d++)
 			dims[nd++] = r[i].dims[d];
@@ -233,6 +268,8 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	rec.lo = lo;
 	rec.hi = hi;
 	rec.known = known;
+	rec.n_real_run = (size_t)n;
+	rec.real_run = real;
 	rec.rank = rank;
 	rec.n_dims = nd;
 	rec.dims = dims;
@@ -248,6 +285,7 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	free(lo);
 	free(hi);
 	free(known);
+	free(real);
 	free(rank);
 	free(counts);
 	free(dims);
@@ -255,6 +293,7 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	return rc;
 }
 
+/* A union is from the real run when every range in it is. */
 static void union_into(pn_range *acc, const pn_range *add)
 {
 	if (!add->known)
@@ -263,8 +302,10 @@ static void union_into(pn_range *acc, const pn_range *add)
 		acc->lo = add->lo;
 		acc->hi = add->hi;
 		acc->known = 1;
+		acc->real = add->real;
 		return;
 	}
+	acc->real = acc->real && add->real;
 	acc->lo = add->lo < acc->lo ? add->lo : acc->lo;
 	acc->hi = add->hi > acc->hi ? add->hi : acc->hi;
 }
@@ -419,7 +460,7 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 		pn_model_free(m);
 		return rc;
 	} else if (!(vr = unseen(m->graph->n_values)) ||
-	    run_model(m, rec, threads, seed, vr, &inputs, why) ||
+	    run_model(m, rec, threads, seed, vr, &inputs, why) || use_real_ranges(m, rec, vr) ||
 	    pn_infer_graph(m->graph, &m->bind, NULL, &r, why)) {
 		if (!why[0])
 			snprintf(why, sizeof why, "out of memory");

@@ -10,6 +10,7 @@
 #include "extract/binding.h"
 #include "extract/generalize.h"
 #include "extract/variants.h"
+#include "extract/weight_scale.h"
 #include "runtime/infer.h"
 #include "store/store.h"
 
@@ -56,7 +57,14 @@ static int add_meta(ctx *c, const pn_value *v)
 		w->std = v->meta->std;
 		w->min = v->meta->min;
 		w->max = v->meta->max;
+		w->n_channel_mean = (size_t)v->meta->n_channels;
+		w->channel_mean = v->meta->ch_mean;
+		w->n_channel_std = v->meta->ch_std ? (size_t)v->meta->n_channels : 0;
+		w->channel_std = v->meta->ch_std;
 	}
+	/* a blind draw has a correction scale too (extract/weight_scale.h) */
+	w->has_scale = v->meta->scale != 0 && v->meta->scale != 1;
+	w->scale = v->meta->scale;
 	Passnet__WeightMeta **list = pn_arena_alloc(c->a, sizeof(void *) * (c->rec->n_weights + 1));
 	if (!list)
 		return -1;
@@ -294,6 +302,31 @@ static void record_choice(ctx *c, const pn_binding *b)
 		pn_model_warn(c->m, "%s", b->warning);
 }
 
+/* The regenerated weights checked against the real ones, their correction
+ * scales set on m's statistics before strip_graph copies them, and what the
+ * check saw on the record.  A model whose binding did not pass does not
+ * run: it says so. */
+static int check_weights(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind, int bound)
+{
+	pn_weight_check wc;
+	if (!bound) {
+		memset(&wc, 0, sizeof wc);
+		wc.n_absent = pn_weights_absent(c->m->graph);
+		wc.how = "not run: the binding did not pass";
+	} else if (pn_weight_scale_check(c->m, mp, bind, c->rec->n_testsets ? c->rec->testsets[0] : NULL,
+					 c->a, &wc, c->err)) {
+		return -1;
+	}
+	c->rec->has_weights_absent = wc.n_absent > 0;
+	c->rec->weights_absent = wc.n_absent;
+	c->rec->n_real_ranges = wc.n_real;
+	c->rec->real_ranges = wc.real;
+	c->rec->n_regen_ranges = wc.n_regen;
+	c->rec->regen_ranges = wc.regen;
+	c->rec->weight_check = (char *)wc.how;
+	return 0;
+}
+
 /* --- shape variants ------------------------------------------------------------------ */
 
 pn_key pn_variant_key(const pn_key *base, const char *text)
@@ -406,7 +439,8 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	if (!inferred)
 		pn_model_warn(c->m, "shape inference stopped: %s", ierr);
 	record_header(c, mp, source, path, len);
-	int rc = record_bind(c, bind) || strip_graph(c, mp->graph, c->m->graph);
+	int rc = record_bind(c, bind) || check_weights(c, mp, bind, !chosen.warning && inferred) ||
+		 strip_graph(c, mp->graph, c->m->graph);
 	if (!rc && inferred)
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);
 	if (!rc) {

@@ -62,6 +62,20 @@ Onnx__ModelProto *pn_onnx_unpack(const void *bytes, size_t len, pn_arena *a, cha
  * pn_wmeta statistics (see onnx_weights.c for the thresholds and why). */
 int pn_weight_by_value(int dtype, int64_t numel);
 
+/* Per-channel statistics are kept for the first this many channels (dim 0)
+ * of a weight: a record holds at most 2 floats per channel per weight. */
+#define PN_WEIGHT_CHANNELS_MAX 4096
+
+/* The axis a weight's channels run along: its first axis longer than 1
+ * (dims before it are 1, so channel c is elements [c*inner, (c+1)*inner)),
+ * or -1 (a single element). */
+int pn_weight_channel_axis(int rank, const int64_t *dims);
+/* The statistics of tensor t (its bytes at hand) into w: whole-tensor
+ * moments and range, and per-channel mean and std (arrays in a). */
+int pn_weight_stats(const pn_tensor *t, pn_arena *a, pn_wmeta *w);
+/* The statistics a stored record keeps into w (borrowing its arrays). */
+void pn_weight_meta_from_record(const Passnet__WeightMeta *wm, pn_wmeta *w);
+
 typedef struct pn_decode_opts {
 	int weights_as_meta;   /* apply pn_weight_by_value; 0 keeps every byte */
 	/* Statistics of tensors whose bytes were stripped (a model read back

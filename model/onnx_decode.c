@@ -165,28 +165,6 @@ static Passnet__WeightMeta *find_meta(decoder *d, const char *name)
 	return NULL;
 }
 
-/* Summary statistics of a numeric tensor, accumulated in double. */
-static void tensor_stats(const pn_tensor *t, pn_wmeta *w)
-{
-	double sum = 0, sq = 0, lo = 0, hi = 0;
-	int64_t n = t->numel;
-	for (int64_t i = 0; i < n; i++) {
-		double x = pn_tensor_get_f64(t, i);
-		if (i == 0 || x < lo)
-			lo = x;
-		if (i == 0 || x > hi)
-			hi = x;
-		sum += x;
-		sq += x * x;
-	}
-	w->has_stats = 1;
-	w->mean = n ? sum / (double)n : 0;
-	double var = n ? sq / (double)n - w->mean * w->mean : 0;
-	w->std = var > 0 ? __builtin_sqrt(var) : 0;
-	w->min = lo;
-	w->max = hi;
-}
-
 /* Attaches tensor tp to value v: by value, or as metadata per the policy or
  * because its bytes are missing. */
 static int attach_tensor(decoder *d, pn_value *v, const Onnx__TensorProto *tp)
@@ -210,16 +188,10 @@ static int attach_tensor(decoder *d, pn_value *v, const Onnx__TensorProto *tp)
 	if (!v->meta)
 		return pn_fail(d->err, "out of memory");
 	if (rc == 0 && t->dtype != PN_STRING) {
-		tensor_stats(t, v->meta);
+		if (pn_weight_stats(t, d->a, v->meta))
+			return pn_fail(d->err, "out of memory");
 	} else {
-		const Passnet__WeightMeta *wm = find_meta(d, v->name);
-		if (wm && wm->has_stats) {
-			v->meta->has_stats = 1;
-			v->meta->mean = wm->mean;
-			v->meta->std = wm->std;
-			v->meta->min = wm->min;
-			v->meta->max = wm->max;
-		}
+		pn_weight_meta_from_record(find_meta(d, v->name), v->meta);
 	}
 	return 0;
 }

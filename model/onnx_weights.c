@@ -21,8 +21,25 @@
  *
  * So two fine-tunes of one architecture share their subgraphs, while x*0.5
  * and x*2.0 stay different computations.
+ *
+ * Statistics: mean, std, min and max of the whole tensor, and mean and std
+ * of each of its first PN_WEIGHT_CHANNELS_MAX channels, along its first
+ * axis longer than 1 (a conv's or Gemm's output channels, a norm's scale
+ * and shift element by element, the channels of an NCHW-broadcast [1,C,1,1]
+ * scale),
+ * because trained models fold batch-norm into per-channel conv scales that
+ * differ by orders of magnitude: drawn at the whole tensor's std, the
+ * channels that carry a small scale explode (issue 26: outputs of 1e7
+ * where the real model gives +-115).  The cap bounds a record at 32 KiB per
+ * weight; 4096 covers the channels of every conv and norm of the corpus,
+ * and an embedding table keeps its first 4096 rows.  The statistics are
+ * not part of a model's structure key (store/records.c), so fine-tunes
+ * still share their subgraphs.
  */
 #include "model/onnx.h"
+
+#include <math.h>
+#include <string.h>
 
 #define PN_BYVALUE_MAX_INDEX 4096
 #define PN_BYVALUE_MAX_WEIGHT 16
@@ -37,5 +54,92 @@ int pn_weight_by_value(int dtype, int64_t numel)
 		return numel <= PN_BYVALUE_MAX_INDEX;
 	default:
 		return numel <= PN_BYVALUE_MAX_WEIGHT;
+	}
+}
+
+/* --- statistics ---------------------------------------------------------------------- */
+
+int pn_weight_channel_axis(int rank, const int64_t *dims)
+{
+	for (int a = 0; a < rank; a++)
+		if (dims[a] > 1)
+			return a;
+	return -1;
+}
+
+/* How many channels of t get statistics of their own: float weights only
+ * (integer ones are indices or quantized codes, whose range the
+ * whole-tensor min/max already keeps), 2 or more channels, at most
+ * PN_WEIGHT_CHANNELS_MAX. */
+static int64_t stat_channels(const pn_tensor *t)
+{
+	int a = pn_weight_channel_axis(t->rank, t->dims);
+	if (!pn_dtype_is_float(t->dtype) || a < 0 || !t->numel)
+		return 0;
+	return t->dims[a] < PN_WEIGHT_CHANNELS_MAX ? t->dims[a] : PN_WEIGHT_CHANNELS_MAX;
+}
+
+/* mean and std of t's elements [from, from + n), in double. */
+static void moments(const pn_tensor *t, int64_t from, int64_t n, double *mean, double *std)
+{
+	double sum = 0, sq = 0;
+	for (int64_t i = from; i < from + n; i++) {
+		double x = pn_tensor_get_f64(t, i);
+		sum += x;
+		sq += x * x;
+	}
+	*mean = n ? sum / (double)n : 0;
+	double var = n ? sq / (double)n - *mean * *mean : 0;
+	*std = var > 0 ? sqrt(var) : 0;
+}
+
+int pn_weight_stats(const pn_tensor *t, pn_arena *a, pn_wmeta *w)
+{
+	memset(w, 0, sizeof *w);
+	double lo = 0, hi = 0;
+	for (int64_t i = 0; i < t->numel; i++) {
+		double x = pn_tensor_get_f64(t, i);
+		lo = i == 0 || x < lo ? x : lo;
+		hi = i == 0 || x > hi ? x : hi;
+	}
+	w->has_stats = 1;
+	w->min = lo;
+	w->max = hi;
+	moments(t, 0, t->numel, &w->mean, &w->std);
+	int64_t nc = stat_channels(t);
+	if (!nc)
+		return 0;
+	int64_t per = t->numel / t->dims[pn_weight_channel_axis(t->rank, t->dims)];
+	w->ch_mean = pn_arena_alloc(a, sizeof(float) * (size_t)nc);
+	w->ch_std = per > 1 ? pn_arena_alloc(a, sizeof(float) * (size_t)nc) : NULL;
+	if (!w->ch_mean || (per > 1 && !w->ch_std))
+		return -1;
+	for (int64_t c = 0; c < nc; c++) {
+		double m, s;
+		moments(t, c * per, per, &m, &s);
+		w->ch_mean[c] = (float)m;
+		if (w->ch_std)
+			w->ch_std[c] = (float)s;
+	}
+	w->n_channels = (int32_t)nc;
+	return 0;
+}
+
+void pn_weight_meta_from_record(const Passnet__WeightMeta *wm, pn_wmeta *w)
+{
+	memset(w, 0, sizeof *w);
+	w->scale = wm && wm->has_scale ? wm->scale : 0;
+	if (!wm || !wm->has_stats)
+		return;
+	w->has_stats = 1;
+	w->mean = wm->mean;
+	w->std = wm->std;
+	w->min = wm->min;
+	w->max = wm->max;
+	if (wm->n_channel_mean && wm->n_channel_mean <= PN_WEIGHT_CHANNELS_MAX &&
+	    (!wm->n_channel_std || wm->n_channel_std == wm->n_channel_mean)) {
+		w->n_channels = (int32_t)wm->n_channel_mean;
+		w->ch_mean = wm->channel_mean;
+		w->ch_std = wm->n_channel_std ? wm->channel_std : NULL;
 	}
 }

@@ -498,6 +498,9 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 	for (int i = 0; !rc && o->observe && !r->parent && i < n->n_out; i++)
 		if (n->out[i] >= 0)
 			o->observe(o->observe_ud, n->out[i], out[i]);
+	for (int i = 0; !rc && o->observe_all && i < n->n_out; i++)
+		if (n->out[i] >= 0)
+			o->observe_all(o->observe_ud, r->g, n->out[i], out[i]);
 	for (int i = 0; i < n->n_out && out; i++) {
 		int v = n->out[i];
 		if (!rc && v >= 0) {

@@ -22,6 +22,9 @@ typedef struct pn_exec_opts {
 	/* Called with every value a node of the top-level graph produces, right
 	 * after the node ran (for shape checks and debugging). */
 	void (*observe)(void *ud, int value, const pn_tensor *t);
+	/* The same for every node of every graph, nested ones included (a Loop
+	 * body's once per iteration), with the graph it belongs to. */
+	void (*observe_all)(void *ud, const pn_graph *g, int value, const pn_tensor *t);
 	void *observe_ud;
 } pn_exec_opts;
 

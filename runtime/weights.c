@@ -8,16 +8,25 @@
  * weights stay in their integer range.  Uniform rather than normal: it
  * matches the two moments the store keeps, and needs no transcendental per
  * element (a 90-million-weight model regenerates in a fraction of a second).
+ * Each of the first channels (model/onnx_weights.c says which) is drawn from its own mean and std
+ * when the statistics keep them (model/onnx_weights.c: a batch-norm folded
+ * into a conv makes channel scales differ by orders of magnitude), and the
+ * whole tensor is multiplied by its correction scale, chosen at extract
+ * against the real weights (extract/weight_scale.h).
  * Without statistics (the bytes were never available) the value's role
  * decides: a variance is drawn around 1 in [0.5, 1.5], a scale near 1, an
  * integer tensor is all zeros (a valid index for every gather), and other
- * floats get std 1/sqrt(fan_in) like a freshly initialised layer.
+ * floats get std 1/sqrt(fan_in) like a freshly initialised layer (fan_in:
+ * the axis a MatMul or Gemm sums over, all but dim 0 of a conv weight), so
+ * each layer's output keeps about its input's spread; extract's per-layer
+ * scale corrects what the nonlinearities between layers change.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
+#include "model/onnx.h"
 #include "runtime/session.h"
 #include "runtime/rng.h"
 #include "schemas/ops.h"
@@ -63,6 +72,24 @@ static int role_draw(const pn_graph *g, int v, int depth, draw *d)
 	return 0;
 }
 
+/* The axis a MatMul or Gemm reading v as its B sums over (MatMul: the
+ * second to last; Gemm: 0, or 1 with transB), or -1: conv weights
+ * [out, in, k...] sum over every axis but 0. */
+static int contraction_axis(const pn_graph *g, int v)
+{
+	const pn_value *val = &g->values[v];
+	for (int c = 0; c < val->n_consumers; c++) {
+		const pn_node *n = &g->nodes[val->consumers[c]];
+		if (n->n_in < 2 || n->in[1] != v)
+			continue;
+		if (n->op == PN_OP_MatMul && val->type.rank >= 2)
+			return val->type.rank - 2;
+		if (n->op == PN_OP_Gemm)
+			return pn_attr_int(n, "transB", 0) ? 1 : 0;
+	}
+	return -1;
+}
+
 /* How to draw weight v without stats: by its role, else like a freshly
  * initialised layer. */
 static draw default_draw(const pn_graph *g, int v)
@@ -70,8 +97,11 @@ static draw default_draw(const pn_graph *g, int v)
 	const pn_value *val = &g->values[v];
 	draw d = {0, 0.05, -INFINITY, INFINITY};
 	int64_t fan_in = 1;
+	int k_axis = contraction_axis(g, v);
 	for (int i = 1; i < val->type.rank; i++)
 		fan_in *= val->type.dims[i] > 0 ? val->type.dims[i] : 1;
+	if (k_axis >= 0 && k_axis < val->type.rank && val->type.dims[k_axis] > 0)
+		fan_in = val->type.dims[k_axis];
 	if (val->type.rank >= 2)
 		d.std = 1.0 / sqrt((double)fan_in);
 	role_draw(g, v, 0, &d);
@@ -84,18 +114,36 @@ static double draw_one(pn_rng *r, const draw *d)
 	return x < d->lo ? d->lo : x > d->hi ? d->hi : x;
 }
 
-static void fill(pn_tensor *t, pn_rng *r, draw d)
+static void put(pn_tensor *t, int64_t i, double x, int is_int)
 {
-	if (t->dtype == PN_FLOAT) {   /* the common case, without the generic setter */
-		float *p = t->data;
-		for (int64_t i = 0; i < t->numel; i++)
-			p[i] = (float)draw_one(r, &d);
-		return;
-	}
-	int is_int = !pn_dtype_is_float(t->dtype);
-	for (int64_t i = 0; i < t->numel; i++) {
-		double x = draw_one(r, &d);
+	if (t->dtype == PN_FLOAT)   /* the common case, without the generic setter */
+		((float *)t->data)[i] = (float)x;
+	else
 		pn_tensor_set_f64(t, i, is_int ? nearbyint(x) : x);
+}
+
+/* The draw of dim-0 channel c: its own mean and std when the statistics
+ * keep them (model/onnx_weights.c), clamped to the whole tensor's range,
+ * else the whole tensor's. */
+static draw channel_draw(const pn_wmeta *m, draw whole, int64_t c)
+{
+	if (!m || c >= m->n_channels)
+		return whole;
+	return (draw){m->ch_mean[c], m->ch_std ? m->ch_std[c] : 0, whole.lo, whole.hi};
+}
+
+/* Draws t channel by channel, each element times m's correction scale (a
+ * blind draw has no channels, only its per-layer scale). */
+static void fill(pn_tensor *t, pn_rng *r, draw d, const pn_wmeta *m)
+{
+	int is_int = !pn_dtype_is_float(t->dtype);
+	double scale = m && m->scale != 0 ? m->scale : 1;
+	int a = pn_weight_channel_axis(t->rank, t->dims);
+	int64_t per = a >= 0 ? t->numel / t->dims[a] : t->numel;
+	for (int64_t c = 0, i = 0; i < t->numel; c++) {
+		draw dc = channel_draw(m, d, c);
+		for (int64_t k = 0; k < per && i < t->numel; k++, i++)
+			put(t, i, scale * draw_one(r, &dc), is_int);
 	}
 }
 
@@ -111,12 +159,13 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
 	pn_rng r;
 	pn_rng_seed(&r, seed, v->name);
 	draw d;
-	if (v->meta && v->meta->has_stats)
-		d = (draw){v->meta->mean, v->meta->std, v->meta->min, v->meta->max};
+	const pn_wmeta *m = v->meta;
+	if (m && m->has_stats)
+		d = (draw){m->mean, m->std, m->min, m->max};
 	else if (!pn_dtype_is_float(v->type.dtype))
 		d = (draw){0, 0, 0, 0};
 	else
 		d = default_draw(g, value);
-	fill(t, &r, d);
+	fill(t, &r, d, m);
 	return t;
 }

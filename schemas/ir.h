@@ -41,6 +41,7 @@ typedef struct pn_type {
 typedef struct pn_range {
 	double lo, hi;
 	int known;
+	int real;            /* lo/hi are a run's with the model's real weights */
 	int32_t rank;
 	int64_t dims[PN_MAX_RANK];
 	int32_t n_ints;
@@ -51,6 +52,9 @@ typedef struct pn_range {
 typedef struct pn_wmeta {
 	double mean, std, min, max;
 	uint8_t has_stats;   /* 0: bytes were absent (missing external file) */
+	int32_t n_channels;  /* per dim-0 channel statistics (model/onnx_weights.c) */
+	float *ch_mean, *ch_std;   /* ch_std NULL: every channel's std is 0 */
+	double scale;        /* the regenerated tensor is multiplied by it; 0 means 1 */
 } pn_wmeta;
 
 enum pn_value_role {

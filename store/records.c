@@ -276,6 +276,7 @@ static int keep_model_field(uint64_t f)
 	case 2: case 3: case 4: case 7: case 9: case 12:   /* source .. test sets */
 	case 17: case 18: case 19:                          /* how the binding was found */
 	case 20: case 21: case 24: case 25: case 26:        /* the variant's place, notes */
+	case 28: case 29: case 30: case 31:                 /* the weights' check: values */
 		return DROP;
 	case 10: case 11:
 		return SUB;

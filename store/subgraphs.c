@@ -95,7 +95,8 @@ int pn_ranges_decode(const Passnet__InputRanges *r, pn_range *out)
 	int shapes = r->n_rank == n, ints = r->n_int_counts == n;
 	size_t d = 0, k = 0;
 	for (size_t i = 0; i < n; i++) {
-		out[i] = (pn_range){.lo = r->lo[i], .hi = r->hi[i], .known = r->known[i], .rank = -1};
+		out[i] = (pn_range){.lo = r->lo[i], .hi = r->hi[i], .known = r->known[i], .rank = -1,
+				    .real = r->n_real_run == n && r->real_run[i]};
 		int32_t rank = shapes ? r->rank[i] : -1;
 		if (rank > PN_MAX_RANK || (rank > 0 && d + (size_t)rank > r->n_dims))
 			return -1;
