@@ -28,6 +28,7 @@ static struct {
 	int nme;
 	int offline;
 	int variants;
+	int no_weight_check;
 } xo = {.variants = PN_VARIANTS_DEFAULT};
 
 const pn_option pn_extract_options[] = {
@@ -44,6 +45,10 @@ const pn_option pn_extract_options[] = {
 	       "shape variants made of each new model: the same model at up to N further "
 	       "bindings (symbolic dims), or at other batches (a fixed batch generalized), each "
 	       "validated and stored as a model of its own; 0 for none (at most 9)"),
+	PN_FLAG(0, "no-weight-check", &xo.no_weight_check,
+		"do not run each new model to check its regenerated weights against its real "
+		"ones (extract/weight_scale.h): much faster on a hub of fine-tunes, but the "
+		"regenerated values go unchecked and unrescaled"),
 	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every file",
 		    "only the model files whose place (source, path) falls in shard K of N "
 		    "(docs/machines.md); build then partitions and dedups all this "
@@ -124,8 +129,9 @@ int pn_check_extract(pn_ctx *ctx)
 int pn_call_extract(pn_ctx *ctx)
 {
 	char err[PN_ERRLEN] = "";
-	pn_extract_opts o = {.offline = xo.offline, .threads = ctx->threads, .bind = &xo.bind,
-			     .variants = xo.variants, .shard = &pn_cmd_shard};
+	pn_extract_opts o = {.offline = xo.offline, .threads = ctx->threads,
+			     .ingest = {&xo.bind, xo.variants, xo.no_weight_check},
+			     .shard = &pn_cmd_shard};
 	pn_extract_stats stats;
 	int rc = pn_fetch_and_extract(ctx->store, xo.src, xo.n, &o, &stats, err);
 	pn_dimbind_free(&xo.bind);

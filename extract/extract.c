@@ -41,8 +41,7 @@ typedef struct extractor {
 	int n;
 	size_t bytes;
 	pn_extract_stats *stats;
-	const pn_dimbind *bind;
-	int variants;
+	const pn_ingest_opts *ingest;
 	const pn_shard *shard;   /* the model files this run takes */
 	pn_progress progress;
 	uint64_t ok, failed;       /* of this source, for its record */
@@ -223,8 +222,8 @@ static void decode_batch(extractor *x)
 		if (it->fate != FATE_DECODE)
 			continue;
 		pn_fileio io = {folder_read, folder_list, it->u->folder};
-		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path, x->bind,
-				x->variants, &it->result);
+		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path,
+				x->ingest, &it->result);
 	}
 }
 
@@ -371,8 +370,8 @@ static int extract_source(extractor *x)
 }
 
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       const pn_dimbind *bind, int variants, const pn_shard *shard,
-	       pn_extract_stats *stats, char *err)
+	       const pn_ingest_opts *ingest, const pn_shard *shard, pn_extract_stats *stats,
+	       char *err)
 {
 	extractor *x = calloc(1, sizeof(*x));
 	if (!x)
@@ -381,8 +380,7 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	x->st = st;
 	x->threads = pn_stage_threads(threads);
 	x->stats = stats;
-	x->bind = bind;
-	x->variants = variants;
+	x->ingest = ingest;
 	x->shard = shard;
 	x->err = err;
 	double t0 = pn_now();

@@ -16,6 +16,7 @@
 
 #include "common/shard.h"
 #include "extract/fetch.h"
+#include "extract/ingest.h"
 #include "schemas/ir.h"
 #include "store/store.h"
 
@@ -45,15 +46,16 @@ typedef struct pn_extract_stats {
 	double seconds;
 } pn_extract_stats;
 
-/* bind (may be NULL) binds symbolic input dims for shape inference; it is
- * recorded with every model this run stores.  Each new model gets up to
- * `variants` shape variants (extract/variants.h), stored with it.  shard
+/* ingest says what is made of each new model (extract/ingest.h): the
+ * binding of symbolic input dims for shape inference (recorded with every
+ * model this run stores), up to `variants` shape variants
+ * (extract/variants.h) stored with it, the weights' check.  shard
  * (NULL: all) takes only the model files whose place key falls in it
  * (common/shard.h); every shard walks every source, and records a source's
  * own errors (a checksum, an unreadable archive), so the shard stores of
  * one job merge into what one run would have stored. */
 int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
-	       const pn_dimbind *bind, int variants, const pn_shard *shard,
-	       pn_extract_stats *stats, char *err);
+	       const pn_ingest_opts *ingest, const pn_shard *shard, pn_extract_stats *stats,
+	       char *err);
 
 #endif

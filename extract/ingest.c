@@ -20,6 +20,7 @@ typedef struct ctx {
 	Passnet__Model *rec;
 	char *err;
 	int max_variants;
+	int no_weight_check;
 	pn_ingest *out;
 	const Onnx__ModelProto *proto;   /* as decoded, before stripping: for copies */
 } ctx;
@@ -309,10 +310,10 @@ static void record_choice(ctx *c, const pn_binding *b)
 static int check_weights(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind, int bound)
 {
 	pn_weight_check wc;
-	if (!bound) {
+	if (!bound || c->no_weight_check) {
 		memset(&wc, 0, sizeof wc);
 		wc.n_absent = pn_weights_absent(c->m->graph);
-		wc.how = "not run: the binding did not pass";
+		wc.how = !bound ? "not run: the binding did not pass" : "not run: --no-weight-check";
 	} else if (pn_weight_scale_check(c->m, mp, bind, c->rec->n_testsets ? c->rec->testsets[0] : NULL,
 					 c->a, &wc, c->err)) {
 		return -1;
@@ -461,21 +462,22 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 }
 
 void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		     const char *path, const pn_dimbind *bind, int variants, pn_ingest *out)
+		     const char *path, const pn_ingest_opts *o, pn_ingest *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->key = pn_key_of(bytes, len);
 	pn_model *m = pn_model_new();
 	Passnet__Model rec;
 	passnet__model__init(&rec);
-	ctx c = {.m = m, .rec = &rec, .err = out->err, .max_variants = variants, .out = out};
+	ctx c = {.m = m, .rec = &rec, .err = out->err, .max_variants = o->variants,
+		 .no_weight_check = o->no_weight_check, .out = out};
 	if (!m) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
 		pn_fail(out->err, "out of memory");
 		return;
 	}
 	c.a = &m->arena;
-	if (ingest(&c, bytes, len, io, source, path, bind)) {
+	if (ingest(&c, bytes, len, io, source, path, o->bind)) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
 	} else {
 		out->status = (int)rec.status;

@@ -36,11 +36,18 @@ typedef struct pn_ingest {
 	char err[PN_ERRLEN];   /* why it failed */
 } pn_ingest;
 
-/* Ingests one model and makes up to `variants` shape variants of it
- * (0: none); never fails as a call: problems end up in out->status and
- * out->err.  io reads files beside the model (may be NULL). */
+/* What extract makes of each model. */
+typedef struct pn_ingest_opts {
+	const pn_dimbind *bind;   /* symbolic input dims (may be NULL) */
+	int variants;             /* shape variants made of it (0: none) */
+	int no_weight_check;      /* skip extract/weight_scale.h's runs */
+} pn_ingest_opts;
+
+/* Ingests one model as o says; never fails as a call: problems end up in
+ * out->status and out->err.  io reads files beside the model (may be
+ * NULL). */
 void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const char *source,
-		     const char *path, const pn_dimbind *bind, int variants, pn_ingest *out);
+		     const char *path, const pn_ingest_opts *o, pn_ingest *out);
 /* The key of a variant of model `base` with binding text `text`. */
 pn_key pn_variant_key(const pn_key *base, const char *text);
 void pn_ingest_clear(pn_ingest *in);

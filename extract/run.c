@@ -67,7 +67,7 @@ int pn_fetch_and_extract(pn_store *st, pn_source_spec *src, int n, const pn_extr
 		return pn_fail(err, "out of memory");
 	/* failures are reported and recorded by pn_extract, source by source */
 	pn_fetch_remote(src, n, o->offline, NULL, fetched);
-	int rc = pn_extract(st, src, n, o->threads, o->bind, o->variants, o->shard, stats, err);
+	int rc = pn_extract(st, src, n, o->threads, &o->ingest, o->shard, stats, err);
 	for (int i = 0; i < n; i++)
 		pn_fetched_clear(&fetched[i]);
 	free(fetched);

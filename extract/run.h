@@ -30,8 +30,7 @@ int pn_fetch_remote(pn_source_spec *src, int n, int offline, pn_fetch_report_fn 
 typedef struct pn_extract_opts {
 	int offline;               /* remote sources from the cache only */
 	int threads;
-	const pn_dimbind *bind;
-	int variants;
+	pn_ingest_opts ingest;
 	const pn_shard *shard;
 } pn_extract_opts;
 

@@ -6,7 +6,8 @@
 # partition and dedup as three processes instead of one `build`), VARIANTS=V
 # (build with --variants V instead of the default; rows are named
 # build-vV), VARIANTS0=1 (also build with --variants 0 into a second store),
-# EXEC=0 (skip exec and export), KEEP=1 (keep the stores in build/scale/).
+# EXEC=0 (skip exec and export), KEEP=1 (keep the stores in build/scale/),
+# NO_WEIGHT_CHECK=1 (build with --no-weight-check; rows are named ...-nwc).
 #
 # The corpus is generated once per (N, SEED, generator source, seed paths)
 # into build/scale/n<N>-s<SEED>/.  Every stage runs as its own cold process
@@ -39,6 +40,9 @@ echo "corpus: $corpus, $(ls "$corpus"/*.tar.gz | wc -l) archives, $(du -sh "$cor
 main=build main_args=
 if [ -n "${VARIANTS:-}" ]; then
 	main=build-v$VARIANTS main_args="--variants $VARIANTS"
+fi
+if [ "${NO_WEIGHT_CHECK:-0}" = 1 ]; then
+	main=$main-nwc main_args="$main_args --no-weight-check"
 fi
 db=build/scale/store-n$N-s$SEED${VARIANTS:+-v$VARIANTS}
 log=build/scale/log-n$N-s$SEED${VARIANTS:+-v$VARIANTS}
@@ -127,7 +131,7 @@ build_rows() {  # NAME STORE [build args]
 	fi
 }
 
-# shellcheck disable=SC2086 # main_args is empty or two words
+# shellcheck disable=SC2086 # main_args is empty or a few words
 build_rows "$main" "$db" $main_args
 if [ "${VARIANTS0:-0}" = 1 ]; then
 	build_rows build-v0 "$db-v0" --variants 0

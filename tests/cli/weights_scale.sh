@@ -115,4 +115,11 @@ for f in folded compensated noweights; do
 	pn --db "$db1" show "$(key_of "$db1" "$f.onnx")"
 	expect_eq "$(printf '%s\n' "$out" | grep "check")" "$a" "$f: the check with 1 and 2 threads"
 done
+
+# --no-weight-check: the model is stored without the runs, and says so
+dbn="$TEST_TMP/nocheck"
+pn --db "$dbn" build --no-weight-check "$fx/compensated.onnx"
+[ "$status" -eq 0 ] || fail "build --no-weight-check: $out"
+pn --db "$dbn" show "$(key_of "$dbn" compensated.onnx)"
+expect_contains "$out" "not run: --no-weight-check" "--no-weight-check: the check is not run"
 echo "weights_scale: ok"
