@@ -222,10 +222,9 @@ typedef struct pslot {
 	size_t len;
 	pn_range *ranges;
 	int n_ranges;
-	/* 1 when the range record says its ranges came from the model's run on
-	 * its real weights (exec/ranges.c); 0 otherwise, and until the range
-	 * record carries that mark.  Copied to the profile's
-	 * inputs_from_real_run. */
+	/* 1 when the range record says every input's range came from the
+	 * models' runs on their real weights (exec/ranges.c); copied to the
+	 * profile's inputs_from_real_run. */
 	int from_real_run;
 	Passnet__Profile p;
 	pn_measure *m;       /* ready to be timed; NULL: p is final (failed) */
@@ -334,6 +333,10 @@ static int read_batch(pn_store *st, pbatch *b, const pitem *items, int64_t *next
 			break;
 		}
 		sl->ranges = pn_subgraph_ranges_in(t, sl->key, &sl->n_ranges);
+		/* every input drawn in what the trained model computed */
+		sl->from_real_run = sl->ranges && sl->n_ranges > 0;
+		for (int i = 0; i < sl->n_ranges && sl->from_real_run; i++)
+			sl->from_real_run = sl->ranges[i].real;
 		b->n++;
 	}
 	pn_rtxn_end(t);

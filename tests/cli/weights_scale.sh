@@ -116,6 +116,20 @@ for f in folded compensated noweights; do
 	expect_eq "$(printf '%s\n' "$out" | grep "check")" "$a" "$f: the check with 1 and 2 threads"
 done
 
+# profiles say whether their inputs were drawn in the real run's ranges
+pn --db "$db" exec --limit 40 --warmup 0 --trials 1 --repeats 1
+[ "$status" -eq 0 ] || fail "exec: $out"
+preal=0 pother=0
+for h in $(printf '%s\n' "$subgraphs" | cut -d' ' -f1); do
+	pn --db "$db" show "$h"
+	case $out in
+	*"from the model's run on its real weights"*) preal=$((preal + 1)) ;;
+	*"not from a run on real weights"*) pother=$((pother + 1)) ;;
+	esac
+done
+echo "profiles with inputs from the real run: $preal, others: $pother"
+[ "$preal" -gt 0 ] && [ "$pother" -gt 0 ] || fail "profiles: $preal from the real run, $pother not"
+
 # --no-weight-check: the model is stored without the runs, and says so
 dbn="$TEST_TMP/nocheck"
 pn --db "$dbn" build --no-weight-check "$fx/compensated.onnx"
