@@ -280,7 +280,9 @@ static int check_alias(void *ud, pn_bytes key, pn_bytes val, const Passnet__Alia
 		problem(d, "alias %s does not decode", hex);
 		return 0;
 	}
-	uint32_t *sorted = malloc(sizeof(uint32_t) * (a->n_nodes + 1));
+	if (!a->n_nodes)
+		return 0;   /* a graph without compute nodes */
+	uint32_t *sorted = malloc(sizeof(uint32_t) * a->n_nodes);
 	if (!sorted)
 		return 0;
 	memcpy(sorted, a->nodes, sizeof(uint32_t) * a->n_nodes);
