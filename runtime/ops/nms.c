@@ -45,18 +45,61 @@ static void corners(const float *b, int center, float *o)
 	o[3] = b[1] < b[3] ? b[3] : b[1];
 }
 
-/* IoU(a, b) > threshold; degenerate boxes never suppress. */
-static int suppresses(const float *a, const float *b, float threshold)
+/* The boxes of one batch as corners and areas, computed once: a detector's
+ * batched NMS keeps thousands of boxes of random scores, and the greedy
+ * loop below compares each candidate with every box kept so far. */
+typedef struct corner_boxes {
+	float *y0, *x0, *y1, *x1, *area;
+} corner_boxes;
+
+static void corner_boxes_fill(corner_boxes *cb, const float *boxes, int64_t n, int center)
 {
-	float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
-	if (area_a <= 0 || area_b <= 0)
+	for (int64_t i = 0; i < n; i++) {
+		float o[4];
+		corners(boxes + i * 4, center, o);
+		cb->y0[i] = o[0];
+		cb->x0[i] = o[1];
+		cb->y1[i] = o[2];
+		cb->x1[i] = o[3];
+		cb->area[i] = (o[2] - o[0]) * (o[3] - o[1]);
+	}
+}
+
+/* The kept boxes, in the order kept. */
+typedef struct kept_boxes {
+	float *y0, *x0, *y1, *x1, *area;
+	int64_t *index;
+	int64_t n;
+} kept_boxes;
+
+/* Whether box i of cb has IoU > threshold with a kept box; degenerate boxes
+ * (no area) never suppress nor are suppressed. */
+static int suppressed(const corner_boxes *cb, int64_t i, const kept_boxes *kb, float threshold)
+{
+	float y0 = cb->y0[i], x0 = cb->x0[i], y1 = cb->y1[i], x1 = cb->x1[i], area = cb->area[i];
+	if (area <= 0)
 		return 0;
-	float ih = (a[2] < b[2] ? a[2] : b[2]) - (a[0] > b[0] ? a[0] : b[0]);
-	float iw = (a[3] < b[3] ? a[3] : b[3]) - (a[1] > b[1] ? a[1] : b[1]);
-	if (ih <= 0 || iw <= 0)
-		return 0;
-	float inter = ih * iw;
-	return inter / (area_a + area_b - inter) > threshold;
+	for (int64_t j = 0; j < kb->n; j++) {
+		float ih = (y1 < kb->y1[j] ? y1 : kb->y1[j]) - (y0 > kb->y0[j] ? y0 : kb->y0[j]);
+		float iw = (x1 < kb->x1[j] ? x1 : kb->x1[j]) - (x0 > kb->x0[j] ? x0 : kb->x0[j]);
+		if (ih <= 0 || iw <= 0 || kb->area[j] <= 0)
+			continue;
+		float inter = ih * iw;
+		if (inter / (area + kb->area[j] - inter) > threshold)
+			return 1;
+	}
+	return 0;
+}
+
+static void keep_box(kept_boxes *kb, const corner_boxes *cb, int64_t i)
+{
+	int64_t j = kb->n++;
+	kb->y0[j] = cb->y0[i];
+	kb->x0[j] = cb->x0[i];
+	kb->y1[j] = cb->y1[i];
+	kb->x1[j] = cb->x1[i];
+	kb->area[j] = cb->area[i];
+	kb->index[j] = i;
 }
 
 static float *as_f32(const pn_tensor *t)
@@ -73,28 +116,23 @@ typedef struct nms_args {
 	int has_score_thr, center;
 } nms_args;
 
-/* Selects the boxes of one (batch, class); appends [b, c, box] rows to sel. */
-static int64_t select_class(const nms_args *a, const float *boxes, const float *scores,
-			    int64_t b, int64_t c, cand *cands, int64_t *picked, int64_t *sel,
+/* Selects the boxes of one (batch, class) of cb (batch b's boxes); appends
+ * [b, c, box] rows to sel. */
+static int64_t select_class(const nms_args *a, const corner_boxes *cb, const float *scores,
+			    int64_t b, int64_t c, cand *cands, kept_boxes *kb, int64_t *sel,
 			    int64_t n_sel)
 {
 	const float *sc = scores + (b * a->C + c) * a->S;
-	int64_t n = 0, n_pick = 0;
+	int64_t n = 0;
 	for (int64_t i = 0; i < a->S; i++)
 		if (!a->has_score_thr || sc[i] > a->score_thr)
 			cands[n++] = (cand){sc[i], i};
 	qsort(cands, (size_t)n, sizeof(*cands), cand_cmp);
-	for (int64_t i = 0; i < n && n_pick < a->max_out; i++) {
-		float bi[4], bj[4];
-		corners(boxes + (b * a->S + cands[i].index) * 4, a->center, bi);
-		int keep = 1;
-		for (int64_t j = 0; j < n_pick && keep; j++) {
-			corners(boxes + (b * a->S + picked[j]) * 4, a->center, bj);
-			keep = !suppresses(bi, bj, a->iou);
-		}
-		if (!keep)
+	kb->n = 0;
+	for (int64_t i = 0; i < n && kb->n < a->max_out; i++) {
+		if (suppressed(cb, cands[i].index, kb, a->iou))
 			continue;
-		picked[n_pick++] = cands[i].index;
+		keep_box(kb, cb, cands[i].index);
 		sel[n_sel * 3] = b;
 		sel[n_sel * 3 + 1] = c;
 		sel[n_sel * 3 + 2] = cands[i].index;
@@ -125,13 +163,24 @@ int pn_kernel_NonMaxSuppression(pn_kctx *k)
 	int64_t cap = a.B * a.C * a.max_out;
 	float *boxes = as_f32(bt), *scores = as_f32(st);
 	cand *cands = malloc(sizeof(cand) * (size_t)(a.S + 1));
-	int64_t *picked = malloc(sizeof(int64_t) * (size_t)(a.S + 1));
+	/* five float arrays of S for the batch's boxes, five for the kept ones */
+	float *f = malloc(sizeof(float) * (size_t)(10 * a.S + 1));
+	int64_t *kept_index = malloc(sizeof(int64_t) * (size_t)(a.S + 1));
 	int64_t *sel = malloc(sizeof(int64_t) * (size_t)(3 * cap + 1));
-	int rc = (!boxes || !scores || !cands || !picked || !sel) ? pn_kfail(k, "out of memory") : 0;
+	int rc = (!boxes || !scores || !cands || !f || !kept_index || !sel) ? pn_kfail(k, "out of memory") : 0;
+	corner_boxes cb = {0};
+	kept_boxes kb = {0};
+	if (!rc) {
+		cb = (corner_boxes){f, f + a.S, f + 2 * a.S, f + 3 * a.S, f + 4 * a.S};
+		kb = (kept_boxes){f + 5 * a.S, f + 6 * a.S, f + 7 * a.S, f + 8 * a.S, f + 9 * a.S,
+				  kept_index, 0};
+	}
 	int64_t n_sel = 0;
-	for (int64_t b = 0; !rc && b < a.B; b++)
+	for (int64_t b = 0; !rc && b < a.B; b++) {
+		corner_boxes_fill(&cb, boxes + b * a.S * 4, a.S, a.center);
 		for (int64_t c = 0; c < a.C; c++)
-			n_sel = select_class(&a, boxes, scores, b, c, cands, picked, sel, n_sel);
+			n_sel = select_class(&a, &cb, scores, b, c, cands, &kb, sel, n_sel);
+	}
 	pn_tensor *y = rc ? NULL : pn_out_alloc(k, 0, PN_INT64, 2, (int64_t[]){n_sel, 3});
 	if (!rc && !y)
 		rc = -1;
@@ -140,7 +189,8 @@ int pn_kernel_NonMaxSuppression(pn_kctx *k)
 	free(boxes);
 	free(scores);
 	free(cands);
-	free(picked);
+	free(f);
+	free(kept_index);
 	free(sel);
 	return rc;
 }

@@ -65,14 +65,21 @@ total=$(cat "$TEST_TMP"/*.patterns | wc -l)
 # a variant left out because constants could pass it is counted by kind in
 # the summary line, which names the listing command; the listing (from the
 # export's left_out.tsv) names each, and so does its task.json's "left_out"
-# unless its task was dropped (this corpus has such variants: Shape-fed
-# subgraphs whose inputs are all pinned); -v prints each as a warning line
-expect_contains "$out" "variants left out (every input is pinned, so constants could pass them): passnet ls --warnings --kind pinned-inputs --export $TEST_TMP/b/set" "the count of pinned variants"
+# unless its task was dropped.  Whether the subgraphs profiled here hold
+# such variants depends on which exec measured first (since token ids are
+# drawn below the embedding's rows, runtime/inputs.c, the Gather-fed ones
+# are no longer pinned): quiet.sh makes both kinds for certain.  -v prints
+# each as a warning line
 case $out in *"passnet: warning:"*) fail "export printed warning lines without -v: $out" ;; esac
-pinned=$(echo "$out" | sed -n 's/.*; \([0-9]*\) variants left out (every input is pinned.*/\1/p')
-pn --db "$db" ls --warnings --kind pinned-inputs --export "$set_dir"
-[ "$status" -eq 0 ] || fail "ls --warnings --export: $out"
-expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *pinned-inputs ')" "$pinned" "pinned variants listed"
+# kind clause: the count in "; N variants left out (...): passnet ls --warnings --kind KIND --export DIR"
+for kind in pinned-inputs constant-outputs; do
+	n=$(echo "$out" | sed -n "s|.*; \([0-9]*\) variants left out ([^)]*): passnet ls --warnings --kind $kind --export $TEST_TMP/b/set.*|\1|p")
+	summary=$out
+	pn --db "$db" ls --warnings --kind "$kind" --export "$set_dir"
+	[ "$status" -eq 0 ] || fail "ls --warnings --kind $kind --export: $out"
+	expect_eq "$(printf '%s\n' "$out" | grep -c "^export  *$kind ")" "${n:-0}" "$kind variants listed"
+	out=$summary
+done
 pn --db "$db" --json ls --warnings --export "$set_dir"
 printf '%s\n' "$out" > "$TEST_TMP/left_out.jsonl"
 "$PY" - "$set_dir" "$TEST_TMP/left_out.jsonl" <<'PYEOF' || fail "left_out notes do not match the listing"
@@ -82,7 +89,6 @@ for line in open(sys.argv[2]):
     w = json.loads(line)
     assert w["stage"] == "export" and w["message"], w
     listed.add(tuple(w["subject"].split("/")))
-assert any("constants could pass it" in json.loads(l)["message"] for l in open(sys.argv[2]))
 noted = set()
 for f in glob.glob(sys.argv[1] + "/tasks/*/task.json"):
     task = os.path.basename(os.path.dirname(f))

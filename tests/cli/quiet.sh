@@ -1,10 +1,12 @@
-# Quiet runs: build, exec and export over a dozen small models with dynamic
+# Quiet runs: build, exec and export over 16 small models with dynamic
 # axes print one summary line a stage, each counting its warnings by kind
 # and naming the command that lists them; the warnings are kept (the store
 # for extract and exec, the export's left_out.tsv for export) and listed by
 # `passnet ls --warnings` (text and --json), a rerun neither repeats nor
 # loses them, and -v prints each one as it happens.  The models, made here:
-# chains whose float16 variants overflow, Shape-fed chains, and models that
+# chains whose float16 variants overflow, chains fed by an index computed
+# upstream (every input of their cuts pinned), chains whose outputs do not
+# follow their inputs (Sign of Abs), and models that
 # run at no binding (a Gather index out of range that inference accepts),
 # which extract stores with a warning and exec's ranges phase cannot run.
 . "$ROOT/tests/cli/lib.sh"
@@ -35,17 +37,28 @@ for i in range(4):
         [nh.from_array(np.full([w], 3e4 + i, np.float32), "a"),
          nh.from_array(np.full([w], 3e4, np.float32), "b"),
          nh.from_array(np.full([w], 7e8, np.float32), "c")])
-    # every input pinned: a subgraph fed by Shape only
+    # every input pinned: cuts fed only by the index ArgMax computes, which
+    # a subgraph is fed as the model's run had it (a Shape-fed chain is
+    # folded once the shapes are bound, so it is no such case)
     save(f"pinned{i}", [
-        h.make_node("Shape", ["x"], ["s"]),
-        h.make_node("Cast", ["s"], ["sf"], to=T.FLOAT),
-        h.make_node("Mul", ["sf", "k"], ["sm"]),
-        h.make_node("Add", ["sm", "k"], ["sa"]),
-        h.make_node("Sqrt", ["sa"], ["z"]),
-        h.make_node("Neg", ["x"], ["y"])],
+        h.make_node("ArgMax", ["x"], ["a"], axis=1, keepdims=0),
+        h.make_node("Gather", ["emb", "a"], ["e"], axis=0),
+        h.make_node("Mul", ["e", "k"], ["em"]),
+        h.make_node("Tanh", ["em"], ["z"])],
         [h.make_tensor_value_info("x", T.FLOAT, ["N", w])],
-        [h.make_tensor_value_info("y", T.FLOAT, ["N", w]), h.make_tensor_value_info("z", T.FLOAT, [2])],
-        [nh.from_array(np.full([2], 2.0 + i, np.float32), "k")])
+        [h.make_tensor_value_info("z", T.FLOAT, ["N", 3])],
+        [nh.from_array(np.arange(3 * w, dtype=np.float32).reshape(w, 3) / 10, "emb"),
+         nh.from_array(np.full([3], 2.0 + i, np.float32), "k")])
+    # outputs that keep their bits on other draws: Sign of Abs is 1 on
+    # every input drawn away from 0
+    save(f"constant{i}", [
+        h.make_node("Abs", ["x"], ["a"]),
+        h.make_node("Sign", ["a"], ["s"]),
+        h.make_node("Mul", ["s", "k"], ["sm"]),
+        h.make_node("Tanh", ["sm"], ["z"])],
+        [h.make_tensor_value_info("x", T.FLOAT, ["N", w])],
+        [h.make_tensor_value_info("z", T.FLOAT, ["N", w])],
+        [nh.from_array(np.full([w], 0.5 + i, np.float32), "k")])
     # runs at no binding: a Gather index out of range (inference accepts it)
     save(f"norun{i}", [
         h.make_node("Gather", ["x", "idx"], ["g"], axis=1),
@@ -56,7 +69,7 @@ for i in range(4):
         [nh.from_array(np.array([0, 50 + i], np.int64), "idx"),
          nh.from_array(np.full([2], 0.5, np.float32), "m")])
 PYEOF
-[ "$(ls "$m" | wc -l)" -eq 12 ] || fail "12 models wanted in $m"
+[ "$(ls "$m" | wc -l)" -eq 16 ] || fail "16 models wanted in $m"
 
 db="$TEST_TMP/db" set="$TEST_TMP/set"
 : > "$TEST_TMP/all.out"
@@ -76,10 +89,14 @@ count() { printf '%s\n' "$all" | sed -n "s/.*; \([0-9]*\) [^;]*: passnet ls --wa
 # the listed warnings of a kind: ls --warnings --kind KIND [ARGS]
 listed() { k=$1; shift; pn --db "$db" ls --warnings --kind "$k" "$@"; [ "$status" -eq 0 ] || fail "ls --warnings --kind $k: $out"; }
 
-norun=$(count ranges-not-run) warned=$(count model) f16=$(count float16-overflow)
+norun=$(count ranges-not-run) warned=$(count model) f16=$(count float16-overflow) pinned=$(count pinned-inputs) constant=$(count constant-outputs)
 expect_eq "${norun:-0}" 4 "exec's summary: the 4 models that did not run for their ranges"
 expect_eq "${warned:-0}" 4 "extract's summary: the 4 models stored with warnings"
 [ "${f16:-0}" -ge 1 ] || fail "export's summary counts no float16 variant left out: $all"
+[ "${pinned:-0}" -ge 1 ] || fail "export's summary counts no variant with every input pinned: $all"
+[ "${constant:-0}" -ge 1 ] || fail "export's summary counts no variant whose outputs keep their bits: $all"
+expect_contains "$all" "variants left out (outputs do not follow the inputs drawn, so constants could pass them): passnet ls --warnings --kind constant-outputs --export $set" "export's constant-outputs reason and command"
+expect_contains "$all" "variants left out (every input is pinned, so constants could pass them): passnet ls --warnings --kind pinned-inputs --export $set" "export's pinned reason and command"
 expect_contains "$all" "models did not run for their value ranges (their subgraphs get generic inputs): passnet ls --warnings --kind ranges-not-run" "the reason and the command"
 expect_contains "$all" "float16 variants left out (outputs overflow float16): passnet ls --warnings --kind float16-overflow --export $set" "export's reason and command"
 
@@ -104,6 +121,10 @@ assert kinds[("extract", "model")] == 4, kinds
 PYEOF
 listed float16-overflow --export "$set"
 expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *float16-overflow  *t[0-9]*-[0-9a-f]*/v[0-9]*-[0-9a-f]*-f16  output 0 overflows float16')" "$f16" "the float16 variants listed"
+listed pinned-inputs --export "$set"
+expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *pinned-inputs  *t[0-9]*-[0-9a-f]*/v[0-9]*-.*every input is pinned')" "$pinned" "the pinned variants listed"
+listed constant-outputs --export "$set"
+expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *constant-outputs  *t[0-9]*-[0-9a-f]*/v[0-9]*-.*keep the same bits')" "$constant" "the constant-outputs variants listed"
 pn --db "$db" --json ls --warnings --export "$set"
 printf '%s\n' "$out" | "$PY" -c '
 import json, sys
