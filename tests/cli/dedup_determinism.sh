@@ -4,6 +4,9 @@
 # dedup is killed with SIGKILL and run again.  `build` runs the two as one
 # streamed pass (dedup/stream.h): its store equals the two stages run apart,
 # and a build after a partition run of its own hashes what that left.
+# (Built with --no-weight-check: what this tests never reads the weight
+# check, weights_scale.sh shows it changes no subgraph, and its runs are
+# most of extract's time on this corpus.)
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 s1="$CORPUS/models"
@@ -12,7 +15,7 @@ dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 build() {   # db threads sources...
 	db=$1 t=$2
 	shift 2
-	pn --db "$db" -j "$t" build "$@"
+	pn --db "$db" -j "$t" build --no-weight-check "$@"
 	[ "$status" -eq 0 ] || fail "build: $out"
 }
 
@@ -32,7 +35,7 @@ cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/c.dump" || fail "adding a source later give
 # kill partition, dedup and build part-way, then finish; each try starts from a
 # copy of the store as the stage before left it (extracted once, partitioned
 # once), which is what a rerun of that stage would find
-pn --db "$TEST_TMP/x" extract "$s1" "$s2"
+pn --db "$TEST_TMP/x" extract --no-weight-check "$s1" "$s2"
 [ "$status" -eq 0 ] || fail "extract: $out"
 cp -r "$TEST_TMP/x" "$TEST_TMP/xp"
 pn --db "$TEST_TMP/xp" partition
@@ -41,7 +44,7 @@ pn --db "$TEST_TMP/xp" partition
 # a build then finds nothing to cut and hashes them (the mark gone after)
 mdb_dump -p -s meta "$TEST_TMP/xp" | grep -q candidates_unhashed || fail "partition left no mark in meta"
 cp -r "$TEST_TMP/xp" "$TEST_TMP/xb"
-pn --db "$TEST_TMP/xb" -j 2 build "$s1" "$s2"
+pn --db "$TEST_TMP/xb" -j 2 build --no-weight-check "$s1" "$s2"
 [ "$status" -eq 0 ] || fail "build after partition: $out"
 expect_contains "$out" "partition: 0 models" "the build after partition cut nothing"
 dump "$TEST_TMP/xb" "$TEST_TMP/xb.dump"
@@ -50,7 +53,7 @@ cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xb.dump" || fail "build after a partition r
 cp -r "$TEST_TMP/x" "$TEST_TMP/xs"
 pn --db "$TEST_TMP/xs" -j 2 partition --strategy sole,fusion
 pn --db "$TEST_TMP/xs" -j 2 dedup
-pn --db "$TEST_TMP/xs" -j 1 build --strategy window,anchor "$s1"
+pn --db "$TEST_TMP/xs" -j 1 build --no-weight-check --strategy window,anchor "$s1"
 [ "$status" -eq 0 ] || fail "build of the other strategies: $out"
 dump "$TEST_TMP/xs" "$TEST_TMP/xs.dump"
 cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xs.dump" || fail "stages apart, then a build of the other strategies, differ from one build"

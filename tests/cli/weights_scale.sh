@@ -130,10 +130,19 @@ done
 echo "profiles with inputs from the real run: $preal, others: $pother"
 [ "$preal" -gt 0 ] && [ "$pother" -gt 0 ] || fail "profiles: $preal from the real run, $pother not"
 
-# --no-weight-check: the model is stored without the runs, and says so
+# --no-weight-check: the model is stored without the runs, and says so;
+# partition and dedup never read the check, so the subgraphs and their
+# occurrences are the same (the tests of partition and dedup alone build
+# with --no-weight-check on the strength of this)
 dbn="$TEST_TMP/nocheck"
-pn --db "$dbn" build --no-weight-check "$fx/compensated.onnx"
+pn --db "$dbn" -j 2 build --no-weight-check "$fx/folded.onnx" "$fx/compensated.onnx" "$fx/noweights.onnx"
 [ "$status" -eq 0 ] || fail "build --no-weight-check: $out"
 pn --db "$dbn" show "$(key_of "$dbn" compensated.onnx)"
 expect_contains "$out" "not run: --no-weight-check" "--no-weight-check: the check is not run"
+pn --db "$dbn" ls --subgraphs
+without=$(printf '%s\n' "$out" | awk '{print $1, $2, $3, $5}')
+pn --db "$db1" ls --subgraphs
+with=$(printf '%s\n' "$out" | awk '{print $1, $2, $3, $5}')
+[ "$(printf '%s\n' "$with" | wc -l)" -gt 10 ] || fail "only a few subgraphs: $with"
+expect_eq "$without" "$with" "the subgraphs and their occurrences with and without the check"
 echo "weights_scale: ok"
