@@ -61,12 +61,12 @@ static void print_summary(const pn_extract_stats *s, int json)
 	if (json) {
 		printf("{\"files\":%llu,\"new\":%llu,\"known\":%llu,\"duplicates\":%llu,"
 		       "\"failed\":%llu,\"source_errors\":%llu,\"bytes\":%llu,\"variants\":%llu,"
-		       "\"warned\":%llu,\"seconds\":%.3f}\n",
+		       "\"warned\":%llu,\"checks_reused\":%llu,\"seconds\":%.3f}\n",
 		       (unsigned long long)s->files, (unsigned long long)s->new_models,
 		       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 		       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
 		       (unsigned long long)s->bytes, (unsigned long long)s->variants,
-		       (unsigned long long)s->warned, s->seconds);
+		       (unsigned long long)s->warned, (unsigned long long)s->checks_reused, s->seconds);
 		return;
 	}
 	printf("extract: %llu model files: %llu new models, %llu already stored, %llu duplicates, "
@@ -76,6 +76,9 @@ static void print_summary(const pn_extract_stats *s, int json)
 	       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 	       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
 	       (unsigned long long)s->variants, (double)s->bytes / 1e6, s->seconds);
+	if (s->checks_reused)
+		printf("; %llu weight checks reused (the same file, less who made it, was checked "
+		       "this run)", (unsigned long long)s->checks_reused);
 	pn_warning_clause(stdout, (int64_t)s->warned, "model", NULL);
 	printf("\n");
 }

@@ -15,6 +15,7 @@
 #include "common/shard.h"
 #include "common/util.h"
 #include "extract/ingest.h"
+#include "extract/weight_memo.h"
 #include "extract/sources.h"
 #include "store/records.h"
 #include "store/tables.h"
@@ -185,6 +186,8 @@ static int commit_ok(extractor *x, item *it)
 	/* its warnings are kept in its record (`passnet ls --warnings`) */
 	if (!have && it->result.status == PASSNET__MODEL_STATUS__MODEL_WARNING)
 		x->stats->warned++;
+	if (!have && it->result.check_reused)
+		x->stats->checks_reused++;
 	x->ok++;
 	if (pn_error_del(x->w, &it->place, "extract", x->err))
 		return -1;
@@ -380,7 +383,10 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	x->st = st;
 	x->threads = pn_stage_threads(threads);
 	x->stats = stats;
-	x->ingest = ingest;
+	pn_ingest_opts with_memo = *ingest;
+	if (!ingest->no_weight_check && !ingest->memo)
+		with_memo.memo = pn_weight_memo_new();   /* NULL: every model checked alone */
+	x->ingest = &with_memo;
 	x->shard = shard;
 	x->err = err;
 	double t0 = pn_now();
@@ -397,6 +403,8 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 			rc = -1;
 	}
 	stats->seconds = pn_now() - t0;
+	if (with_memo.memo != ingest->memo)
+		pn_weight_memo_free(with_memo.memo);
 	free(x);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "extract/binding.h"
 #include "extract/generalize.h"
 #include "extract/variants.h"
+#include "extract/weight_memo.h"
 #include "extract/weight_scale.h"
 #include "runtime/infer.h"
 #include "store/store.h"
@@ -21,6 +22,7 @@ typedef struct ctx {
 	char *err;
 	int max_variants;
 	int no_weight_check;
+	pn_weight_memo *memo;
 	pn_ingest *out;
 	const Onnx__ModelProto *proto;   /* as decoded, before stripping: for copies */
 } ctx;
@@ -303,19 +305,36 @@ static void record_choice(ctx *c, const pn_binding *b)
 		pn_model_warn(c->m, "%s", b->warning);
 }
 
+/* The check of m as weight_scale.h makes it, or as the run's memo
+ * remembers it for the same blind model (weight_memo.h). */
+static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
+		     const pn_dimbind *bind, pn_weight_check *wc)
+{
+	const Passnet__TestSet *ts = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
+	pn_key key;
+	int memo = c->memo && pn_weight_memo_key(c->m, bytes, len, bind, ts != NULL, &key);
+	int found = memo ? pn_weight_memo_get(c->memo, &key, c->m, c->a, wc) : 0;
+	c->out->check_reused = found > 0;
+	if (found)
+		return found < 0 ? pn_fail(c->err, "out of memory") : 0;
+	if (pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err))
+		return -1;
+	return memo && pn_weight_memo_put(c->memo, &key, c->m, wc) ? pn_fail(c->err, "out of memory") : 0;
+}
+
 /* The regenerated weights checked against the real ones, their correction
  * scales set on m's statistics before strip_graph copies them, and what the
  * check saw on the record.  A model whose binding did not pass does not
  * run: it says so. */
-static int check_weights(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind, int bound)
+static int check_weights(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
+			 const pn_dimbind *bind, int bound)
 {
 	pn_weight_check wc;
 	if (!bound || c->no_weight_check) {
 		memset(&wc, 0, sizeof wc);
 		wc.n_absent = pn_weights_absent(c->m->graph);
 		wc.how = !bound ? "not run: the binding did not pass" : "not run: --no-weight-check";
-	} else if (pn_weight_scale_check(c->m, mp, bind, c->rec->n_testsets ? c->rec->testsets[0] : NULL,
-					 c->a, &wc, c->err)) {
+	} else if (run_check(c, mp, bytes, len, bind, &wc)) {
 		return -1;
 	}
 	c->rec->has_weights_absent = wc.n_absent > 0;
@@ -440,7 +459,7 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	if (!inferred)
 		pn_model_warn(c->m, "shape inference stopped: %s", ierr);
 	record_header(c, mp, source, path, len);
-	int rc = record_bind(c, bind) || check_weights(c, mp, bind, !chosen.warning && inferred) ||
+	int rc = record_bind(c, bind) || check_weights(c, mp, bytes, len, bind, !chosen.warning && inferred) ||
 		 strip_graph(c, mp->graph, c->m->graph);
 	if (!rc && inferred)
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);
@@ -470,7 +489,7 @@ void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const c
 	Passnet__Model rec;
 	passnet__model__init(&rec);
 	ctx c = {.m = m, .rec = &rec, .err = out->err, .max_variants = o->variants,
-		 .no_weight_check = o->no_weight_check, .out = out};
+		 .no_weight_check = o->no_weight_check, .memo = o->memo, .out = out};
 	if (!m) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
 		pn_fail(out->err, "out of memory");

@@ -34,6 +34,7 @@ typedef struct pn_ingest {
 	uint8_t *record;       /* packed Passnet__Model (malloc'd); NULL if failed */
 	size_t record_len;
 	char err[PN_ERRLEN];   /* why it failed */
+	int check_reused;      /* its weight check came from the run's memo */
 } pn_ingest;
 
 /* What extract makes of each model. */
@@ -41,6 +42,8 @@ typedef struct pn_ingest_opts {
 	const pn_dimbind *bind;   /* symbolic input dims (may be NULL) */
 	int variants;             /* shape variants made of it (0: none) */
 	int no_weight_check;      /* skip extract/weight_scale.h's runs */
+	struct pn_weight_memo *memo;   /* the run's checks of blind models, shared by its
+				        * workers (extract/weight_memo.h); NULL: none */
 } pn_ingest_opts;
 
 /* Ingests one model as o says; never fails as a call: problems end up in

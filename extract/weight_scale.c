@@ -393,21 +393,44 @@ typedef struct scales {
 	int n;
 } scales;
 
+/* The weight statistics of gs's graphs in their order (values in order):
+ * into out when not NULL; returns how many. */
+static int metas_of(const graphs *gs, pn_wmeta **out)
+{
+	int n = 0;
+	for (int i = 0; i < gs->n; i++)
+		for (int v = 0; v < gs->g[i]->n_values; v++)
+			if (gs->g[i]->values[v].meta) {
+				if (out)
+					out[n] = gs->g[i]->values[v].meta;
+				n++;
+			}
+	return n;
+}
+
 static int collect_scales(const graphs *gs, scales *sc)
 {
-	int cap = 0;
-	for (int i = 0; i < gs->n; i++)
-		cap += gs->g[i]->n_values;
-	sc->n = 0;
+	int cap = metas_of(gs, NULL);
 	sc->meta = malloc(sizeof(pn_wmeta *) * (size_t)(cap + 1));
 	sc->kept = malloc(sizeof(double) * (size_t)(cap + 1));
 	if (!sc->meta || !sc->kept)
 		return -1;
-	for (int i = 0; i < gs->n; i++)
-		for (int v = 0; v < gs->g[i]->n_values; v++)
-			if (gs->g[i]->values[v].meta)
-				sc->meta[sc->n++] = gs->g[i]->values[v].meta;
+	sc->n = metas_of(gs, sc->meta);
 	return 0;
+}
+
+int pn_weight_metas(const pn_graph *g, pn_wmeta ***out)
+{
+	graphs *gs = calloc(1, sizeof(graphs));
+	if (!gs)
+		return -1;
+	add_graphs(gs, g, -1);
+	int n = metas_of(gs, NULL);
+	*out = malloc(sizeof(pn_wmeta *) * (size_t)(n + 1));
+	if (*out)
+		metas_of(gs, *out);
+	free(gs);
+	return *out ? n : -1;
 }
 
 static void keep_scales(scales *sc)

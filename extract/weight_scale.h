@@ -91,4 +91,9 @@ int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimb
  * bytes were never present. */
 uint32_t pn_weights_absent(const pn_graph *g);
 
+/* The weight statistics of g and its nested graphs (the graphs depth first,
+ * each one's values in order: the same order for two decodes of one file),
+ * in *out (malloc'd); returns how many, -1 when out of memory. */
+int pn_weight_metas(const pn_graph *g, pn_wmeta ***out);
+
 #endif

@@ -129,6 +129,7 @@ static int resolve_tensor(resolver *r, Onnx__TensorProto *tp)
 	tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
 	tp->n_external_data = 0;
 	tp->external_data = NULL;
+	r->m->n_external_read++;
 	return 0;
 }
 

@@ -175,6 +175,8 @@ typedef struct pn_model {
 	const char **warnings;
 	int32_t n_testsets;
 	pn_testset *testsets;
+	int32_t n_external_read;   /* tensors whose bytes came from files beside the model
+				    * (pn_onnx_resolve_external) */
 } pn_model;
 
 /* Attribute lookup on a node; defaults are returned when absent. */

@@ -334,17 +334,18 @@ static int hash_fields(XXH3_state_t *x, const uint8_t *p, const uint8_t *end,
 	return walk_fields(p, end, hash_field, &w) == 2 && !w.bad;
 }
 
-pn_key pn_model_record_key(const void *rec, size_t len)
+/* XXH3-128 of the fields of p[0..len) that ff keeps. */
+static pn_key filtered_key(const void *p, size_t len, const field_filter *ff)
 {
 	XXH3_state_t *x = XXH3_createState();
 	int ok = x && XXH3_128bits_reset(x) == XXH_OK &&
-		 hash_fields(x, rec, (const uint8_t *)rec + len, &model_filter);
+		 hash_fields(x, p, (const uint8_t *)p + len, ff);
 	if (!ok) {
 		/* malformed (the stages will refuse the record anyway) or no
 		 * memory for the state: the key of the bytes whole, still a
 		 * function of them alone */
 		XXH3_freeState(x);
-		return pn_key_of(rec, len);
+		return pn_key_of(p, len);
 	}
 	XXH128_canonical_t c;
 	XXH128_canonicalFromHash(&c, XXH3_128bits_digest(x));
@@ -352,6 +353,16 @@ pn_key pn_model_record_key(const void *rec, size_t len)
 	pn_key k;
 	memcpy(k.b, c.digest, 16);
 	return k;
+}
+
+pn_key pn_model_record_key(const void *rec, size_t len)
+{
+	return filtered_key(rec, len, &model_filter);
+}
+
+pn_key pn_onnx_model_key(const void *bytes, size_t len)
+{
+	return filtered_key(bytes, len, &modelproto_filter);
 }
 
 int pn_model_record_whole(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)

@@ -52,6 +52,12 @@ int pn_model_variant_of(pn_bytes val, uint8_t base[16]);
  * structure, store/structures.h), never a wrong result. */
 pn_key pn_model_record_key(const void *rec, size_t len);
 
+/* XXH3-128 of an ONNX file's bytes (an onnx.ModelProto) less the fields
+ * that say who made it (producer name and version, domain, model_version,
+ * doc string, metadata): a re-upload of one model under another version
+ * has the key of the first. */
+pn_key pn_onnx_model_key(const void *bytes, size_t len);
+
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err);
 
 /* Packs msg (any protobuf-c message) and puts it under key. */
