@@ -138,9 +138,8 @@ static void free_job(mjob *j)
  * candidates list.  A position out of its range leaves the cut unhashed. */
 static void find_nodes(pn_rtxn *t, mjob *j)
 {
-	pn_key rk = pn_model_record_key(j->record, j->len);
 	pn_alias a;
-	int got = pn_alias_get(t, &rk, &a);
+	int got = pn_record_alias(t, j->record, j->len, &a);
 	if (got) {
 		j->d.failed = !!pn_fail(j->d.err, got > 0 ? "its record key has no alias"
 							 : "its alias does not decode");

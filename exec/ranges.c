@@ -416,8 +416,7 @@ static int load_model(pn_store *st, const uint8_t key[16], pn_model **m, Passnet
 		 : pn_fail(err, "model record vanished");
 	pn_alias alias = {0};
 	if (!rc) {
-		pn_key rk = pn_model_record_key(whole, len);
-		int got = pn_alias_get(t, &rk, &alias);
+		int got = pn_record_alias(t, whole, len, &alias);
 		rc = got < 0 ? pn_fail(err, "its alias does not decode") : 0;
 		if (!rc)
 			rc = pn_model_from_record(whole, len, m, rec, err);

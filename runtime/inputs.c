@@ -98,29 +98,12 @@ static int is_comparison(int op)
 	       op == PN_OP_GreaterOrEqual || op == PN_OP_LessOrEqual;
 }
 
-/* What a use of a value (node n reads it at slot k) shows; *x gets the
- * number the meaning needs (rows, a constant). */
-typedef int (*use_fn)(const pn_graph *g, const pn_node *n, int k, int64_t *x);
-
 /* The first meaning f finds among the uses of v and of what ops that keep
- * its meaning make of it, or PN_IM_NONE. */
-static int each_use(const pn_graph *g, int v, int depth, use_fn f, int64_t *x)
+ * its meaning make of it (pn_each_use), or PN_IM_NONE; f's ud is the
+ * int64_t that gets the number the meaning needs (rows, a constant). */
+static int each_use(const pn_graph *g, int v, pn_use_fn f, int64_t *x)
 {
-	const pn_value *val = &g->values[v];
-	for (int c = 0; c < val->n_consumers; c++) {
-		const pn_node *n = &g->nodes[val->consumers[c]];
-		for (int k = 0; k < n->n_in; k++) {
-			if (n->in[k] != v)
-				continue;
-			int m = f(g, n, k, x);
-			if (m)
-				return m;
-			if (keeps_meaning(n->op) && k == 0 && depth < MEANING_DEPTH && n->n_out > 0 &&
-			    n->out[0] >= 0 && (m = each_use(g, n->out[0], depth + 1, f, x)))
-				return m;
-		}
-	}
-	return PN_IM_NONE;
+	return pn_each_use(g, v, MEANING_DEPTH, keeps_meaning, f, x);
 }
 
 /* A constant 0, 1, ..., n-1 (n >= 2): an arange a traced export baked at
@@ -159,8 +142,9 @@ static int other_operand(const pn_node *n, int k)
 }
 
 /* *x: the length of a constant arange it is compared with, else -1. */
-static int lengths_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
+static int lengths_use(const pn_graph *g, const pn_node *n, int k, void *ud)
 {
+	int64_t *x = ud;
 	*x = -1;
 	if (n->op == PN_OP_Range && k == 1)
 		return PN_IM_LENGTHS;
@@ -171,8 +155,9 @@ static int lengths_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
 }
 
 /* The rows of the gathered tensor along the Gather's axis. */
-static int tokens_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
+static int tokens_use(const pn_graph *g, const pn_node *n, int k, void *ud)
 {
+	int64_t *x = ud;
 	if (n->op != PN_OP_Gather || k != 1 || n->in[0] < 0)
 		return PN_IM_NONE;
 	const pn_type *t = &g->values[n->in[0]].type;
@@ -184,8 +169,9 @@ static int tokens_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
 	return PN_IM_TOKENS;
 }
 
-static int rate_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
+static int rate_use(const pn_graph *g, const pn_node *n, int k, void *ud)
 {
+	int64_t *x = ud;
 	int o = is_comparison(n->op) ? other_operand(n, k) : -1;
 	const pn_tensor *c = o >= 0 ? g->values[o].data : NULL;
 	if (!c || c->numel < 1 || c->dtype == PN_STRING)
@@ -194,9 +180,9 @@ static int rate_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
 	return PN_IM_RATE;
 }
 
-static int mask_use(const pn_graph *g, const pn_node *n, int k, int64_t *x)
+static int mask_use(const pn_graph *g, const pn_node *n, int k, void *ud)
 {
-	(void)g, (void)x;   /* a bool reaches a Mul only through a Cast */
+	(void)g, (void)ud;   /* a bool reaches a Mul only through a Cast */
 	return (n->op == PN_OP_Where && k == 0) || n->op == PN_OP_Mul ? PN_IM_MASK : PN_IM_NONE;
 }
 
@@ -211,14 +197,14 @@ static int meaning_of(const pn_graph *g, int v, const pn_type *t, int64_t *x)
 	if (contains(name, "mask"))
 		return PN_IM_MASK;
 	if (integer && t->rank == 1 &&
-	    (lengths_name(name) || each_use(g, v, 0, lengths_use, x)))
+	    (lengths_name(name) || each_use(g, v, lengths_use, x)))
 		return PN_IM_LENGTHS;
-	if (integer && (m = each_use(g, v, 0, tokens_use, x)))
+	if (integer && (m = each_use(g, v, tokens_use, x)))
 		return m;
 	if (integer && t->rank >= 0 && pn_numel(t->rank, t->dims) == 1 &&
-	    (m = each_use(g, v, 0, rate_use, x)))
+	    (m = each_use(g, v, rate_use, x)))
 		return m;
-	return each_use(g, v, 0, mask_use, x);
+	return each_use(g, v, mask_use, x);
 }
 
 int pn_input_meaning(const pn_graph *g, int input)
@@ -250,48 +236,42 @@ static int fill_by_meaning(const pn_graph *g, int v, pn_tensor *t, pn_rng *r)
 
 enum int_role { INT_DATA, INT_INDEX, INT_COUNT };
 
+/* What one use says an integer input is for: its role + 1, or 0 when the
+ * use does not say. */
+static int role_use(const pn_graph *g, const pn_node *n, int k, void *ud)
+{
+	(void)g, (void)ud;
+	switch (n->op) {
+	case PN_OP_Gather: case PN_OP_GatherElements: case PN_OP_GatherND:
+	case PN_OP_Scatter: case PN_OP_ScatterElements: case PN_OP_ScatterND:
+	case PN_OP_Compress: case PN_OP_NegativeLogLikelihoodLoss:
+	case PN_OP_SoftmaxCrossEntropyLoss: case PN_OP_MaxUnpool:
+	case PN_OP_RoiAlign:
+		return k >= 1 ? INT_INDEX + 1 : 0;
+	case PN_OP_OneHot: case PN_OP_SequenceAt: case PN_OP_SequenceErase:
+	case PN_OP_SequenceInsert:
+		return 1 + (k == 0 && n->op == PN_OP_OneHot ? INT_INDEX : k >= 1 ? INT_INDEX : INT_DATA);
+	case PN_OP_Slice:
+		return 1 + (k == 4 ? INT_COUNT : INT_INDEX);
+	case PN_OP_Tile: case PN_OP_Expand: case PN_OP_ConstantOfShape:
+	case PN_OP_Reshape: case PN_OP_Range: case PN_OP_TopK: case PN_OP_Resize:
+	case PN_OP_CumSum:   /* its axis: 0 exists in every rank */
+		return k == 1 ? INT_INDEX + 1 : 0;
+	case PN_OP_Upsample: case PN_OP_Loop: case PN_OP_Split: case PN_OP_Pad:
+	case PN_OP_Squeeze: case PN_OP_Unsqueeze:
+		return k >= 1 || n->op == PN_OP_Loop ? INT_COUNT + 1 : 0;
+	default:
+		return 0;
+	}
+}
+
 /* What an integer input is for, from the op and slot that read it: an index
  * (0 is in range of every non-empty axis), a count or step (1 keeps shapes
  * and loops small and valid), or data. */
 static int int_role(const pn_graph *g, int v)
 {
-	const pn_value *val = &g->values[v];
-	for (int c = 0; c < val->n_consumers; c++) {
-		const pn_node *n = &g->nodes[val->consumers[c]];
-		for (int k = 0; k < n->n_in; k++) {
-			if (n->in[k] != v)
-				continue;
-			switch (n->op) {
-			case PN_OP_Gather: case PN_OP_GatherElements: case PN_OP_GatherND:
-			case PN_OP_Scatter: case PN_OP_ScatterElements: case PN_OP_ScatterND:
-			case PN_OP_Compress: case PN_OP_NegativeLogLikelihoodLoss:
-			case PN_OP_SoftmaxCrossEntropyLoss: case PN_OP_MaxUnpool:
-			case PN_OP_RoiAlign:
-				if (k >= 1)
-					return INT_INDEX;
-				break;
-			case PN_OP_OneHot: case PN_OP_SequenceAt: case PN_OP_SequenceErase:
-			case PN_OP_SequenceInsert:
-				return k == 0 && n->op == PN_OP_OneHot ? INT_INDEX : k >= 1 ? INT_INDEX : INT_DATA;
-			case PN_OP_Slice:
-				return k == 4 ? INT_COUNT : INT_INDEX;
-			case PN_OP_Tile: case PN_OP_Expand: case PN_OP_ConstantOfShape:
-			case PN_OP_Reshape: case PN_OP_Range: case PN_OP_TopK: case PN_OP_Resize:
-			case PN_OP_CumSum:   /* its axis: 0 exists in every rank */
-				if (k == 1)
-					return INT_INDEX;
-				break;
-			case PN_OP_Upsample: case PN_OP_Loop: case PN_OP_Split: case PN_OP_Pad:
-			case PN_OP_Squeeze: case PN_OP_Unsqueeze:
-				if (k >= 1 || n->op == PN_OP_ConstantOfShape || n->op == PN_OP_Loop)
-					return INT_COUNT;
-				break;
-			default:
-				break;
-			}
-		}
-	}
-	return INT_DATA;
+	int r = pn_each_use(g, v, 0, NULL, role_use, NULL);
+	return r ? r - 1 : INT_DATA;
 }
 
 pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_t seed,
@@ -372,7 +352,7 @@ int64_t pn_lengths_traced(const pn_graph *g, int input)
 	int v = g->inputs[input];
 	if (pn_input_meaning(g, input) != PN_IM_LENGTHS)
 		return 0;
-	each_use(g, v, 0, lengths_use, &n);
+	each_use(g, v, lengths_use, &n);
 	return n > 0 ? n : 0;
 }
 

@@ -44,32 +44,29 @@ static int passes_values_on(int op)
 	       op == PN_OP_Squeeze || op == PN_OP_Flatten || op == PN_OP_Cast;
 }
 
-/* The draw that v's readers call for (depth: how many pass-on ops were
- * followed), or 0 when none of them says. */
-static int role_draw(const pn_graph *g, int v, int depth, draw *d)
+/* The draw that one reader of a weight calls for (1 and *ud), or 0 when it
+ * does not say. */
+static int role_use(const pn_graph *g, const pn_node *n, int k, void *ud)
 {
-	const pn_value *val = &g->values[v];
-	for (int c = 0; c < val->n_consumers; c++) {
-		const pn_node *n = &g->nodes[val->consumers[c]];
-		for (int k = 0; k < n->n_in; k++) {
-			if (n->in[k] != v)
-				continue;
-			if (n->op == PN_OP_BatchNormalization && k == 4) {
-				*d = (draw){1.0, 0.25, 0.5, 1.5};
-				return 1;
-			}
-			if ((n->op == PN_OP_BatchNormalization && k == 1) ||
-			    ((n->op == PN_OP_LayerNormalization || n->op == PN_OP_InstanceNormalization ||
-			      n->op == PN_OP_GroupNormalization) && k == 1)) {
-				*d = (draw){1.0, 0.05, 0.5, 1.5};
-				return 1;
-			}
-			if (passes_values_on(n->op) && k == 0 && depth < 4 && n->n_out > 0 &&
-			    n->out[0] >= 0 && role_draw(g, n->out[0], depth + 1, d))
-				return 1;
-		}
+	(void)g;
+	draw *d = ud;
+	if (n->op == PN_OP_BatchNormalization && k == 4) {
+		*d = (draw){1.0, 0.25, 0.5, 1.5};
+		return 1;
+	}
+	if ((n->op == PN_OP_BatchNormalization || n->op == PN_OP_LayerNormalization ||
+	     n->op == PN_OP_InstanceNormalization || n->op == PN_OP_GroupNormalization) && k == 1) {
+		*d = (draw){1.0, 0.05, 0.5, 1.5};
+		return 1;
 	}
 	return 0;
+}
+
+/* The draw that v's readers call for, through up to 4 pass-on ops: 1 and
+ * *d, or 0 when none of them says. */
+static int role_draw(const pn_graph *g, int v, draw *d)
+{
+	return pn_each_use(g, v, 4, passes_values_on, role_use, d);
 }
 
 /* The axis a MatMul or Gemm reading v as its B sums over (MatMul: the
@@ -104,7 +101,7 @@ static draw default_draw(const pn_graph *g, int v)
 		fan_in = val->type.dims[k_axis];
 	if (val->type.rank >= 2)
 		d.std = 1.0 / sqrt((double)fan_in);
-	role_draw(g, v, 0, &d);
+	role_draw(g, v, &d);
 	return d;
 }
 

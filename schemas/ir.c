@@ -60,6 +60,33 @@ int pn_graph_find_value(const pn_graph *g, const char *name)
 	return -1;
 }
 
+static int each_use(const pn_graph *g, int v, int depth, int max_depth, int (*through)(int op),
+		    pn_use_fn f, void *ud)
+{
+	const pn_value *val = &g->values[v];
+	for (int c = 0; c < val->n_consumers; c++) {
+		const pn_node *n = &g->nodes[val->consumers[c]];
+		for (int k = 0; k < n->n_in; k++) {
+			if (n->in[k] != v)
+				continue;
+			int r = f(g, n, k, ud);
+			if (r)
+				return r;
+			if (through && through(n->op) && k == 0 && depth < max_depth && n->n_out > 0 &&
+			    n->out[0] >= 0 &&
+			    (r = each_use(g, n->out[0], depth + 1, max_depth, through, f, ud)))
+				return r;
+		}
+	}
+	return 0;
+}
+
+int pn_each_use(const pn_graph *g, int v, int max_depth, int (*through)(int op), pn_use_fn f,
+		void *ud)
+{
+	return v < 0 || v >= g->n_values ? 0 : each_use(g, v, 0, max_depth, through, f, ud);
+}
+
 int64_t pn_model_opset(const pn_model *m, const char *domain)
 {
 	if (!domain || !strcmp(domain, "ai.onnx"))

@@ -189,6 +189,17 @@ int            pn_attr_ints(const pn_node *n, const char *name, int64_t *out, in
 
 /* Finds a value by name in this graph (not its parents); -1 if absent. */
 int pn_graph_find_value(const pn_graph *g, const char *name);
+/* One use of a value: node n reads it at input slot k.  Returns non-zero
+ * to end the walk with that value. */
+typedef int (*pn_use_fn)(const pn_graph *g, const pn_node *n, int k, void *ud);
+/* Calls f on each use of value v (consumers in order, then slots), and,
+ * right after a use by an op that through(op) says passes its input 0 on
+ * to its output 0 (Cast, Reshape, ...; through NULL: none does), on the
+ * uses of that output, up to max_depth such steps.  What a value is for
+ * (an embedding's indices, a norm's scale) is read so.  Returns the first
+ * non-zero f gave, or 0. */
+int pn_each_use(const pn_graph *g, int v, int max_depth, int (*through)(int op), pn_use_fn f,
+		void *ud);
 /* Version of a domain imported by the model, or 0. */
 int64_t pn_model_opset(const pn_model *m, const char *domain);
 

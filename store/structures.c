@@ -79,8 +79,14 @@ int pn_model_alias(pn_rtxn *t, const uint8_t model[16], pn_alias *out)
 	int rc = pn_model_record_copy(t, model, &rec, &len);
 	if (rc)
 		return rc;
-	pn_key rk = pn_model_record_key(rec, len);
+	rc = pn_record_alias(t, rec, len, out);
 	free(rec);
+	return rc;
+}
+
+int pn_record_alias(pn_rtxn *t, const void *rec, size_t len, pn_alias *out)
+{
+	pn_key rk = pn_model_record_key(rec, len);
 	return pn_alias_get(t, &rk, out);
 }
 

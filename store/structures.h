@@ -56,6 +56,9 @@ int  pn_alias_nodes(const pn_alias *a, const uint32_t *pos, size_t n, int32_t *n
  * no such model, a variant's base is missing, or partition has not aliased
  * its record key yet; -1 when out of memory. */
 int pn_model_alias(pn_rtxn *t, const uint8_t model[16], pn_alias *out);
+/* The alias of a whole model record (pn_model_record_whole), as
+ * pn_model_alias. */
+int pn_record_alias(pn_rtxn *t, const void *rec, size_t len, pn_alias *out);
 /* The structure key of a stored model, as pn_model_alias. */
 int pn_model_structure(pn_rtxn *t, const uint8_t model[16], pn_key *out);
 
