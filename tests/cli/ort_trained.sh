@@ -48,32 +48,13 @@
 # difference, then a summary.
 . "$ROOT/tests/cli/lib.sh"
 need_ort_node
-export npm_config_cache="$TEST_TMP/npm-cache"
-cache=${PASSNET_CACHE:-$HOME/.cache/passnet}
 rtol=$(awk 'BEGIN { printf "%.6g", 10 ^ (5.886 * -3 / 5) }') atol=1e-3
-
-m="$TEST_TMP/trained.txt"
-sed -n '/^\[trained-models\]/,/^\[/p' "$ROOT/data-manifest.txt" | sed '$!b;/^\[/d' >"$m"
-n_sources=$(grep -vc '^\[\|^$\|^#' "$m" || true)
-[ "$n_sources" -eq 7 ] || fail "expected 7 [trained-models] sources in data-manifest.txt, found $n_sources"
-
-pn fetch --manifest "$m"
-[ "$status" -eq 0 ] || fail "fetch exited $status: $out"
+need_trained_models   # sets m (the group's manifest) and files (unpacked)
 db="$TEST_TMP/db"
 pn --db "$db" build --manifest "$m"
 [ "$status" -eq 0 ] || fail "build exited $status: $out"
 expect_contains "$out" "30 model files: 23 new models" "23 distinct models in 30 files"
 expect_contains "$out" " 0 failed" "no model failed to extract"
-
-# every tarball unpacked, as the cache holds it (named by the manifest's digest)
-files="$TEST_TMP/files"
-grep -v '^\[\|^$\|^#' "$m" | while read -r name _kind _loc integrity _rest; do
-	hex=$(printf '%s' "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
-	[ -f "$cache/sha512/$hex" ] || fail "$name: not in the cache at $cache/sha512/$hex"
-	mkdir -p "$files/$name"
-	tar -xzf "$cache/sha512/$hex" -C "$files/$name" || fail "$name: tar failed"
-done
-[ "$(find "$files" -name '*.onnx' | wc -l)" -eq 30 ] || fail "expected 30 .onnx files in the tarballs"
 
 # The run's "binding: NAME=V ... (how)" line: the bindings (before the
 # first " (") and how they were chosen

@@ -144,54 +144,15 @@ EOT
 # 6. re-exports
 rx="$TEST_TMP/reexports"
 mkdir -p "$rx"
-"$PY" - "$rx" $seeds <<'EOT' || fail "writing the re-exports failed"
-import os, random, shutil, sys
-import onnx
-out, seeds = sys.argv[1], sys.argv[2:]
-rnd = random.Random(11)
-for s in seeds:
-    s = s.rstrip("/")
-    name = os.path.basename(s)
-    d = os.path.join(out, f"{name}-rx")
-    shutil.copytree(s, d)
-    shutil.rmtree(os.path.join(d, "test_data_set_0"), ignore_errors=True)
-    m = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
-    g = m.graph
-    assert not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                   for n in g.node for a in n.attribute), name
-    names = {}
-    def rn(v):
-        if not v:
-            return v
-        if v not in names:
-            names[v] = f"v{len(names)}_{rnd.randrange(10**6)}"
-        return names[v]
-    for vi in list(g.input) + list(g.output) + list(g.value_info):
-        vi.name = rn(vi.name)
-    for t in g.initializer:
-        t.name = rn(t.name)
-    for n in g.node:
-        n.input[:] = [rn(v) for v in n.input]
-        n.output[:] = [rn(v) for v in n.output]
-        n.name = f"node{rnd.randrange(10**9)}"
-    # another topological order: Kahn's algorithm picking a ready node at random
-    nodes = list(g.node)
-    made = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    deps = [{made[v] for v in n.input if v in made} for n in nodes]
-    done, order = set(), []
-    while len(order) < len(nodes):
-        ready = [i for i in range(len(nodes)) if i not in done and deps[i] <= done]
-        i = rnd.choice(ready)
-        done.add(i)
-        order.append(i)
-    copies = [onnx.NodeProto() for _ in order]
-    for c, i in zip(copies, order):
-        c.CopyFrom(nodes[i])
-    del g.node[:]
-    g.node.extend(copies)
-    m.model_version = 300
-    onnx.save(m, os.path.join(d, "model.onnx"))
-EOT
+# each seed renamed and its nodes listed in another topological order
+# (tests/fixtures/transform_model.py reexport), beside its weights
+for s in $seeds; do
+	d="$rx/$(basename "$s")-rx"
+	cp -r "$s" "$d"
+	rm -rf "$d/test_data_set_0"
+	"$PY" "$ROOT/tests/fixtures/transform_model.py" reexport "$s/model.onnx" "$d/model.onnx" 11 ||
+		fail "writing the re-export of $s failed"
+done
 pn --db "$TEST_TMP/rx" build --variants 0 $seeds "$rx"
 [ "$status" -eq 0 ] || fail "build with re-exports: $out"
 expect_contains "$out" "partition: 6 models (3 new structures) cut into" "re-exports are no new structures"

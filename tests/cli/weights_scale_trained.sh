@@ -12,23 +12,11 @@
 # Prints one line per float output: real and regenerated largest magnitude
 # and how far apart.
 . "$ROOT/tests/cli/lib.sh"
-export npm_config_cache="$TEST_TMP/npm-cache"
-cache=${PASSNET_CACHE:-$HOME/.cache/passnet}
-m="$TEST_TMP/trained.txt"
-sed -n '/^\[trained-models\]/,/^\[/p' "$ROOT/data-manifest.txt" | sed '$!b;/^\[/d' >"$m"
-pn fetch --manifest "$m"
-[ "$status" -eq 0 ] || fail "fetch exited $status: $out"
+need_trained_models   # sets m (the group's manifest) and files (unpacked)
 db="$TEST_TMP/db"
 pn --db "$db" extract --manifest "$m"
 [ "$status" -eq 0 ] || fail "extract exited $status: $out"
 expect_contains "$out" "30 model files: 23 new models" "23 distinct models in 30 files"
-
-files="$TEST_TMP/files"
-grep -v '^\[\|^$\|^#' "$m" | while read -r name _kind _loc integrity _rest; do
-	hex=$(printf '%s' "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
-	mkdir -p "$files/$name"
-	tar -xzf "$cache/sha512/$hex" -C "$files/$name" || fail "$name: tar failed"
-done
 
 pn --db "$db" ls
 printf '%s\n' "$out" >"$TEST_TMP/models.txt"
