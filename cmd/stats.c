@@ -1,6 +1,8 @@
 /*
  * stats.c - `passnet stats`: what the store holds.
  */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,10 @@ typedef struct stats {
 	int64_t profiled, prof_failed, prof_unstable, flags[PN_N_FLAGS];
 	int64_t prof_denormal;       /* profiles whose inputs or outputs held subnormals */
 	int64_t prof_real_inputs;    /* profiles whose input ranges came from a real-weight run */
+	int64_t ranged;              /* subgraphs with input ranges (exec's ranges phase) */
+	int64_t range_inputs;        /* their float inputs with a known range */
+	int64_t range_real;          /* of those, from a run on real weights */
+	int64_t range_abnormal;      /* of those, a bound non-finite or denormal */
 	pn_tally prof_machines;      /* machine id -> profiles; "" for none recorded */
 	/* the ONNX Runtime baselines (passnet baseline) */
 	int64_t ort_total, ort_ok, ort_refused, ort_disagree, ort_regress;
@@ -467,6 +473,38 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profi
 	return 0;
 }
 
+/* A range bound a run should not give: infinite, NaN, or denormal. */
+static int abnormal(double x)
+{
+	return !isfinite(x) || (x != 0 && fabs(x) < FLT_MIN);
+}
+
+static int on_ranges(void *ud, pn_bytes key, pn_bytes val, const Passnet__InputRanges *r)
+{
+	(void)val;
+	stats *s = ud;
+	if (key.len != 16 || !r)
+		return 0;
+	s->ranged++;
+	for (size_t i = 0; i < r->n_known && i < r->n_lo && i < r->n_hi; i++) {
+		if (!r->known[i])
+			continue;
+		s->range_inputs++;
+		s->range_real += i < r->n_real_run && r->real_run[i];
+		s->range_abnormal += abnormal(r->lo[i]) || abnormal(r->hi[i]);
+	}
+	return 0;
+}
+
+static void print_range_stats(const stats *s)
+{
+	if (!s->ranged)
+		return;
+	printf("ranges      %lld subgraphs with input ranges: %lld float inputs (%lld from a "
+	       "real-weight run), %lld with a non-finite or denormal bound\n", (long long)s->ranged,
+	       (long long)s->range_inputs, (long long)s->range_real, (long long)s->range_abnormal);
+}
+
 static void print_profile_stats(stats *s)
 {
 	if (!s->profiled)
@@ -738,6 +776,7 @@ static void print_text(stats *s)
 		pn_tally_print(&s->gaps, "gaps by op:", 0, stdout);
 	pn_tally_print(&s->errors, "errors by kind:", 0, stdout);
 	print_subgraph_stats(s);
+	print_range_stats(s);
 	print_profile_stats(s);
 	print_ort_stats(s);
 	print_machines(s);
@@ -779,6 +818,9 @@ static void print_json(stats *s)
 		printf("%s\"%s\":%lld", f ? "," : "", pn_flag_names[f], (long long)s->flags[f]);
 	printf("},\"profile_denormal\":%lld,\"profile_real_inputs\":%lld,",
 	       (long long)s->prof_denormal, (long long)s->prof_real_inputs);
+	printf("\"ranged_subgraphs\":%lld,\"range_inputs\":%lld,\"range_inputs_real\":%lld,"
+	       "\"range_inputs_abnormal\":%lld,", (long long)s->ranged, (long long)s->range_inputs,
+	       (long long)s->range_real, (long long)s->range_abnormal);
 	pn_tally_json(&s->prof_reasons, "profile_failures", stdout);
 	printf(",\"ort\":{\"baselines\":%lld,\"timed\":%lld,\"refused\":%lld,\"disagree\":%lld,"
 	       "\"compiler_regression\":%lld,\"compiler_regression_share\":%.4f,"
@@ -812,6 +854,7 @@ static int run(pn_ctx *ctx)
 	close_hash(&s);
 	pn_subgraphs_foreach(t, NULL, 0, on_subgraph, &s);
 	pn_profiles_foreach(t, NULL, 0, on_profile, &s);
+	pn_ranges_foreach(t, NULL, 0, on_ranges, &s);
 	read_machines(&s);
 	if (s.n_patterns)
 		qsort(s.patterns, (size_t)s.n_patterns, sizeof(pattern_stat), by_occurrences);

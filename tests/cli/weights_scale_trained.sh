@@ -10,7 +10,8 @@
 # seeded inputs; each float output's largest magnitude must be within 10x
 # of the real one (both ways), and `show` must say the check passed.
 # Prints one line per float output: real and regenerated largest magnitude
-# and how far apart.
+# and how far apart.  Then the ranges phase over their subgraphs: no input
+# range with a non-finite or denormal bound.
 . "$ROOT/tests/cli/lib.sh"
 need_trained_models   # sets m (the group's manifest) and files (unpacked)
 db="$TEST_TMP/db"
@@ -40,4 +41,25 @@ while read -r key _status _n _nodes _opset _v src place; do
 done <"$TEST_TMP/models.txt"
 [ "$n" -eq 23 ] || fail "ran $n models, not 23"
 [ "$bad" -eq 0 ] || fail "$bad failures of the 10x rule (see the lines above)"
+
+# The ranges phase on these models: every subgraph input's range bounds
+# are finite and normal (none of these models' real runs gives other
+# values), and most come from the real weights' run (stats counts them)
+pn --db "$db" build --manifest "$m"
+[ "$status" -eq 0 ] || fail "partition and dedup: $out"
+pn --db "$db" exec --ranges-only
+[ "$status" -eq 0 ] || fail "exec --ranges-only: $out"
+pn --db "$db" stats
+printf '%s\n' "$out" | grep '^ranges '
+pn --db "$db" --json stats
+printf '%s\n' "$out" | "$PY" -c '
+import json, sys
+s = json.load(sys.stdin)
+n, real, bad = s["range_inputs"], s["range_inputs_real"], s["range_inputs_abnormal"]
+assert s["ranged_subgraphs"] > 1000 and n > 1000, s["ranged_subgraphs"]
+assert bad == 0, f"{bad} of {n} input ranges have a non-finite or denormal bound"
+assert real > n // 2, f"only {real} of {n} input ranges from the real run"
+print("ranges: %d subgraphs, %d input ranges, %d from the real run, 0 abnormal"
+      % (s["ranged_subgraphs"], n, real))
+' || fail "the ranges phase's values"
 echo "weights_scale_trained: every float output of the 23 models within 10x"
