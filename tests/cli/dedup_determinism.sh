@@ -1,7 +1,7 @@
 # Partition and dedup results depend only on the models: the store is
 # byte-identical (mdb_dump) for 1 and 2 threads, for either order of the
-# sources, when a source is added in a later run, and after partition or
-# dedup is killed with SIGKILL and run again.  `build` runs the two as one
+# sources, and when a source is added in a later run (dedup_kills.sh: after
+# partition or dedup is killed with SIGKILL and run again).  `build` runs the two as one
 # streamed pass (dedup/stream.h): its store equals the two stages run apart,
 # and a build after a partition run of its own hashes what that left.
 # (Built with --no-weight-check: what this tests never reads the weight
@@ -32,9 +32,7 @@ expect_contains "$out" "extract: " "second build ran"
 dump "$TEST_TMP/c" "$TEST_TMP/c.dump"
 cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/c.dump" || fail "adding a source later gives another store"
 
-# kill partition, dedup and build part-way, then finish; each try starts from a
-# copy of the store as the stage before left it (extracted once, partitioned
-# once), which is what a rerun of that stage would find
+# the stages one by one
 pn --db "$TEST_TMP/x" extract --no-weight-check "$s1" "$s2"
 [ "$status" -eq 0 ] || fail "extract: $out"
 cp -r "$TEST_TMP/x" "$TEST_TMP/xp"
@@ -57,30 +55,3 @@ pn --db "$TEST_TMP/xs" -j 1 build --no-weight-check --strategy window,anchor "$s
 [ "$status" -eq 0 ] || fail "build of the other strategies: $out"
 dump "$TEST_TMP/xs" "$TEST_TMP/xs.dump"
 cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xs.dump" || fail "stages apart, then a build of the other strategies, differ from one build"
-killed=0
-for stage in partition dedup build; do
-	for delay in 0.05 0.2 0.5; do
-		rm -rf "$TEST_TMP/k"
-		if [ "$stage" = dedup ]; then cp -r "$TEST_TMP/xp" "$TEST_TMP/k"; else cp -r "$TEST_TMP/x" "$TEST_TMP/k"; fi
-		args=
-		[ "$stage" != build ] || args="$s1 $s2"
-		# shellcheck disable=SC2086
-		PASSNET_WRITE_BATCH=65536 "$PASSNET" --db "$TEST_TMP/k" -q -j 2 $stage $args >/dev/null 2>&1 &
-		pid=$!
-		sleep "$delay"
-		if kill -9 "$pid" 2>/dev/null; then
-			killed=$((killed + 1))
-			how="killed at ${delay}s"
-		else
-			how="ended before the kill at ${delay}s"
-		fi
-		wait "$pid" 2>/dev/null || true
-		pn --db "$TEST_TMP/k" -j 2 partition
-		pn --db "$TEST_TMP/k" -j 2 dedup
-		[ "$status" -eq 0 ] || fail "resumed dedup: $out"
-		dump "$TEST_TMP/k" "$TEST_TMP/k.dump"
-		cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/k.dump" || fail "store after killing $stage at ${delay}s differs"
-		echo "$stage $how, resumed: same store"
-	done
-done
-[ "$killed" -gt 0 ] || fail "no stage was still running when killed"

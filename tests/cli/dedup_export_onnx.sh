@@ -27,18 +27,20 @@ for k in $("$PASSNET" --db "$db" ls | cut -c1-32); do
 done
 [ "$nmodels" -ge "$(ls -d "$CORPUS"/models/*/ | wc -l)" ] || fail "only $nmodels models stored"
 [ "$total" -ge "$nmodels" ] || fail "only $total fusion subgraphs for $nmodels models"
-mkdir -p "$TEST_TMP/onnx" "$TEST_TMP/refused"
-# two export-onnx processes at a time (each is single-threaded); a refusal
-# leaves its message in refused/HASH
-export PASSNET db TEST_TMP
-xargs -P 2 -n 1 sh -c '"$PASSNET" --db "$db" export-onnx "$1" "$TEST_TMP/onnx/$1.onnx" \
-	> "$TEST_TMP/refused/$1" 2>&1 && rm "$TEST_TMP/refused/$1"' export < "$TEST_TMP/hashes" || true
+# one export-onnx process for them all (--out-dir, hashes on stdin); a
+# refusal is one stderr line naming its subgraph, and the rest go on
+status=0
+"$PASSNET" --db "$db" export-onnx --out-dir "$TEST_TMP/onnx" - < "$TEST_TMP/hashes" \
+	> "$TEST_TMP/export.out" 2> "$TEST_TMP/export.err" || status=$?
 refused=0
-for f in "$TEST_TMP"/refused/*; do
-	[ -e "$f" ] || continue
-	expect_contains "$(cat "$f")" "has unknown rank (it depends on data)" "export of $(basename "$f")"
+while read -r line; do
+	case $line in "passnet: export-onnx: "[0-9a-f]*": "*) ;; *) fail "export-onnx printed: $line" ;; esac
+	expect_contains "$line" "has unknown rank (it depends on data)" "an export refused"
 	refused=$((refused + 1))
-done
+done < "$TEST_TMP/export.err"
+expect_contains "$(cat "$TEST_TMP/export.out")" "export-onnx: $total subgraphs, $((total - refused)) written to $TEST_TMP/onnx, $refused failed" "the summary"
+[ "$status" -eq $((refused > 0 ? 1 : 0)) ] || fail "export-onnx exited $status with $refused refused"
+[ "$(ls "$TEST_TMP/onnx" | wc -l)" -eq $((total - refused)) ] || fail "not one file per subgraph written"
 "$PY" "$ROOT/tests/fixtures/check_onnx.py" "$TEST_TMP"/onnx/*.onnx > "$TEST_TMP/checked"
 ok=$(grep -c '^ok ' "$TEST_TMP/checked" || true)
 grep '^bad ' "$TEST_TMP/checked" > "$TEST_TMP/bad" || true
@@ -56,3 +58,13 @@ while read -r _ f rest; do
 done < "$TEST_TMP/bad"
 echo "$total fusion subgraphs: $ok exported and accepted by onnx.checker, $refused refused (data-dependent rank)"
 [ $((ok + refused)) -ge $((total * 98 / 100)) ] || fail "too few subgraphs exported and checked"
+
+# a hash that names no subgraph: one line naming it, the others written, status 1
+mkdir -p "$TEST_TMP/few"
+set -- $(head -n 2 "$TEST_TMP/hashes")
+status=0
+"$PASSNET" --db "$db" export-onnx --out-dir "$TEST_TMP/few" "$1" ffff0000 "$2" \
+	> "$TEST_TMP/few.out" 2> "$TEST_TMP/few.err" || status=$?
+[ "$status" -eq 1 ] || fail "export-onnx with a missing hash exited $status"
+expect_eq "$(cat "$TEST_TMP/few.err")" "passnet: export-onnx: ffff0000: no subgraph ffff0000" "the one error line"
+[ -f "$TEST_TMP/few/$1.onnx" ] && [ -f "$TEST_TMP/few/$2.onnx" ] || fail "the good hashes were not written"
