@@ -54,9 +54,13 @@
  * (PP-OCRv4 detection 1.8e5x off), all 30 after, the worst 7.05x
  * (tests/cli/weights_scale_trained.sh).  The cost is one run of every
  * model at extract (two or three with real weights, one with the real
- * ones): extract of the 71-model test corpus took 118 s instead of 20 s
- * on 2 threads, most of it single-threaded runs of the large vision models
- * that have no binding to validate and so were never run at extract.
+ * ones): extract of the 71-model test corpus took 41 s of wall time (78 s
+ * of CPU) instead of 7 s (12 s) on 2 threads, most of it runs of the
+ * detection models (Mask R-CNN: 8 s a run), which have no binding to
+ * validate and so were never run at extract; on the hub-like bench/scale
+ * corpus 16 times the rest of extract (docs/benchmarks.md, Scale).  Copies
+ * of one file that differ only in who made it are checked once a run
+ * (weight_memo.h); `--no-weight-check` skips the check.
  */
 #ifndef PN_WEIGHT_SCALE_H
 #define PN_WEIGHT_SCALE_H
