@@ -11,7 +11,6 @@
 need_corpus
 s1="$CORPUS/models"
 s2="$CORPUS/zoo"
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 build() {   # db threads sources...
 	db=$1 t=$2
 	shift 2

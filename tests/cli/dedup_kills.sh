@@ -11,7 +11,6 @@
 CORPUS=$(PYTHON="$PY" "$ROOT/tests/fixtures/corpus.sh") || fail "the fixture corpus could not be built"
 s1="$CORPUS/models"
 s2="$CORPUS/zoo"
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 
 pn --db "$TEST_TMP/a" -j 2 build --no-weight-check "$s1" "$s2"
 [ "$status" -eq 0 ] || fail "build: $out"

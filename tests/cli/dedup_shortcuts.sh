@@ -8,7 +8,6 @@
 # most of extract's time on this corpus.)
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 
 for variants in 0 9; do
 	base="$TEST_TMP/base$variants"

@@ -14,7 +14,6 @@
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 models="$CORPUS/models"
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 pn --db "$TEST_TMP/ref" build --no-weight-check --variants 0 "$models"
 [ "$status" -eq 0 ] || fail "reference build: $out"
 kib=$(du -k "$TEST_TMP/ref/data.mdb" | cut -f1)

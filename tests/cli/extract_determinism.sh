@@ -8,7 +8,6 @@ s1="$TESTDATA/node"
 s2="$CORPUS"
 [ -d "$s1" ] || fail "no ONNX backend tests at $TESTDATA (make deps installs libonnx-testdata)"
 
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 
 pn --db "$TEST_TMP/a" -j 1 extract "$s1" "$s2"
 [ "$status" -eq 0 ] || fail "extract -j1: $out"

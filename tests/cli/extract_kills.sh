@@ -8,7 +8,6 @@ CORPUS=$(PYTHON="$PY" "$ROOT/tests/fixtures/corpus.sh") || fail "the fixture cor
 s1="$TESTDATA/node"
 s2="$CORPUS"
 [ -d "$s1" ] || fail "no ONNX backend tests at $TESTDATA (make deps installs libonnx-testdata)"
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 
 # Kill a run at several moments; each resumed run must end where an
 # uninterrupted one ends.  Small write batches make the killed runs leave

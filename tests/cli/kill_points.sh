@@ -20,7 +20,6 @@ KILL_SEED=${KILL_SEED:-1}
 # more subgraphs).
 all_models=$(ls -Sr "$CORPUS"/models/*/model.onnx | xargs -n1 dirname)
 echo "kill points: $KILLS per command, seed $KILL_SEED"
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 # the profiles table's values hold measured times: keep its keys only
 dump_no_times() {
 	mdb_dump -a "$1" | awk '/^database=/ { p = ($0 == "database=profiles"); n = 0 }

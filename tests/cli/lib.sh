@@ -34,6 +34,10 @@ key_of() {
 	echo "$k"
 }
 
+# dump DB FILE: every table of store DB (mdb_dump -a) into FILE, to compare
+# two stores byte for byte.
+dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
+
 # Sets CORPUS, the corpus of models/<name>/ folders and zoo/ archives the
 # test reads: $PASSNET_CORPUS when set (`make test-corpus` points it at
 # the team's 71-model test corpus), else the fixture corpus

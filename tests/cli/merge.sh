@@ -6,7 +6,6 @@
 need_corpus
 command -v mdb_dump >/dev/null || fail "no mdb_dump (make deps installs lmdb-utils)"
 
-dump() { mdb_dump -a "$1" >"$2" || fail "mdb_dump $1"; }
 same() { cmp -s "$1.dump" "$2.dump" || fail "$3: mdb_dump of $1 and $2 differ"; }
 
 # The 6 smallest model folders, two to a shard folder; the smallest is in

@@ -27,7 +27,6 @@ export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_t
 export PASSNET_BIN="$PASSNET"
 mpi() { mpirun --oversubscribe -n 4 "$MPI_BIN" "$@"; }
 
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 dump_no_times() {
 	mdb_dump -a "$1" | awk '/^database=/ { p = ($0 == "database=profiles"); n = 0 }
 		p && /^ / { n++; if (n % 2 == 0) next } { print }' > "$2" || fail "mdb_dump $1"

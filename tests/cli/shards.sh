@@ -16,7 +16,6 @@
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 # the profiles table's values hold measured times: keep its keys only
 dump_no_times() {
 	mdb_dump -a "$1" | awk '/^database=/ { p = ($0 == "database=profiles"); n = 0 }

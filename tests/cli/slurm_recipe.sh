@@ -23,7 +23,6 @@ set -- "$CORPUS/models/squeezenet1_1" "$CORPUS/models/gpt2_tiny" "$CORPUS/models
 sources="$*"
 build_opts="--variants 2"
 
-dump() { mdb_dump -a "$1" >"$2" || fail "mdb_dump $1"; }
 
 # The reference: one process, every source.
 pn --db "$TEST_TMP/one" build $build_opts "$@"

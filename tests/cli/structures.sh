@@ -23,7 +23,6 @@
 #     seeds, the store is the same, and exec's ranges run on them.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 count() { mdb_stat -s "$2" "$1" | sed -n 's/^ *Entries: //p'; }
 seeds=$(ls -d "$CORPUS"/models/*/ | head -3)
 ft="$TEST_TMP/finetunes"

@@ -11,7 +11,6 @@
 #     starts at once.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
-dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 # The smallest graphs, 8 of them, else (on a machine where the first build
 # ends before the second reaches the store) 16, then all of them: until the
 # two builds overlap.
