@@ -43,7 +43,7 @@ typedef struct pn_extract_stats {
 	uint64_t bytes;         /* model bytes decoded */
 	uint64_t variants;      /* shape variants stored with the new models */
 	uint64_t warned;        /* new models stored with warnings (Model.warnings) */
-	uint64_t checks_reused; /* weight checks taken from a same blind model's (weight_memo.h) */
+	uint64_t checks_reused; /* weight checks taken from a same file's (weight_memo.h) */
 	double seconds;
 } pn_extract_stats;
 

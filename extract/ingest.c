@@ -306,7 +306,7 @@ static void record_choice(ctx *c, const pn_binding *b)
 }
 
 /* The check of m as weight_scale.h makes it, or as the run's memo
- * remembers it for the same blind model (weight_memo.h). */
+ * remembers it for the same file less who made it (weight_memo.h). */
 static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
 		     const pn_dimbind *bind, pn_weight_check *wc)
 {

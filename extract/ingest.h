@@ -42,7 +42,7 @@ typedef struct pn_ingest_opts {
 	const pn_dimbind *bind;   /* symbolic input dims (may be NULL) */
 	int variants;             /* shape variants made of it (0: none) */
 	int no_weight_check;      /* skip extract/weight_scale.h's runs */
-	struct pn_weight_memo *memo;   /* the run's checks of blind models, shared by its
+	struct pn_weight_memo *memo;   /* the run's weight checks, shared by its
 				        * workers (extract/weight_memo.h); NULL: none */
 } pn_ingest_opts;
 

@@ -65,10 +65,9 @@ static void corner_boxes_fill(corner_boxes *cb, const float *boxes, int64_t n, i
 	}
 }
 
-/* The kept boxes, in the order kept. */
+/* The kept boxes' corners and areas, in the order kept. */
 typedef struct kept_boxes {
 	float *y0, *x0, *y1, *x1, *area;
-	int64_t *index;
 	int64_t n;
 } kept_boxes;
 
@@ -99,7 +98,6 @@ static void keep_box(kept_boxes *kb, const corner_boxes *cb, int64_t i)
 	kb->y1[j] = cb->y1[i];
 	kb->x1[j] = cb->x1[i];
 	kb->area[j] = cb->area[i];
-	kb->index[j] = i;
 }
 
 static float *as_f32(const pn_tensor *t)
@@ -165,15 +163,13 @@ int pn_kernel_NonMaxSuppression(pn_kctx *k)
 	cand *cands = malloc(sizeof(cand) * (size_t)(a.S + 1));
 	/* five float arrays of S for the batch's boxes, five for the kept ones */
 	float *f = malloc(sizeof(float) * (size_t)(10 * a.S + 1));
-	int64_t *kept_index = malloc(sizeof(int64_t) * (size_t)(a.S + 1));
 	int64_t *sel = malloc(sizeof(int64_t) * (size_t)(3 * cap + 1));
-	int rc = (!boxes || !scores || !cands || !f || !kept_index || !sel) ? pn_kfail(k, "out of memory") : 0;
+	int rc = (!boxes || !scores || !cands || !f || !sel) ? pn_kfail(k, "out of memory") : 0;
 	corner_boxes cb = {0};
 	kept_boxes kb = {0};
 	if (!rc) {
 		cb = (corner_boxes){f, f + a.S, f + 2 * a.S, f + 3 * a.S, f + 4 * a.S};
-		kb = (kept_boxes){f + 5 * a.S, f + 6 * a.S, f + 7 * a.S, f + 8 * a.S, f + 9 * a.S,
-				  kept_index, 0};
+		kb = (kept_boxes){f + 5 * a.S, f + 6 * a.S, f + 7 * a.S, f + 8 * a.S, f + 9 * a.S, 0};
 	}
 	int64_t n_sel = 0;
 	for (int64_t b = 0; !rc && b < a.B; b++) {
@@ -190,7 +186,6 @@ int pn_kernel_NonMaxSuppression(pn_kctx *k)
 	free(scores);
 	free(cands);
 	free(f);
-	free(kept_index);
 	free(sel);
 	return rc;
 }
