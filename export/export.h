@@ -78,8 +78,9 @@
  * Only variants whose outputs follow inputs that `passnet check` draws
  * afresh are exported (export/write.c, outputs_follow_draws): at least one
  * input must be drawn, not pinned (a small integer input the model had by
- * value, a shape or count, is fed as it was; an index is fed as 0), and on
- * one of 3 other draws of the inputs some output must change bits.  A
+ * value, a shape or count, is fed as it was; an index is fed as 0), and
+ * over 8 draws of the inputs (as many sets as check draws at most), every
+ * two draws with different inputs must differ in some output's bits.  A
  * variant that fails this could be passed by a candidate made of
  * constants; it is left out with a warning and a "left_out" note, and a
  * task left without variants is dropped.

@@ -165,10 +165,15 @@ static int overflows(const finite_ref *r, int v, pn_tensor *const *out, int n, c
 
 /* --- outputs that follow the inputs ------------------------------------------------------ */
 
-/* Other draws a variant's outputs are tried on before it counts as one
- * whose outputs never change (a bool or a tiny integer input may repeat
- * on one draw by chance). */
-#define OTHER_DRAWS 3
+/* Draws of a variant's inputs its outputs are tried on, the exported one
+ * first.  `passnet check` draws up to 8 sets (judge/check.c MORE_SETS) and
+ * takes a reference whose outputs keep their bits on all of them as
+ * constant, which a candidate may then hold.  A variant whose outputs are
+ * mostly one value (a QuantizeLinear over inputs a step wide, a comparison
+ * giving one bool) would let constants pass such a check now and then, so
+ * export wants the outputs of every two draws with different inputs to
+ * differ, not only the exported draw's from the others. */
+#define DRAWS 8
 
 /* Seed of the j-th other draw: never the export seed, and not the check's
  * (`passnet check` draws from a seed of its own, judge/check.h). */
@@ -188,47 +193,73 @@ static void free_tensors(pn_tensor **t, int n)
 	}
 }
 
+/* Whether tensors a[0..n) and b[0..n) have the same bits. */
+static int same_tensors(pn_tensor *const *a, pn_tensor *const *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!pn_tensor_same_bits(a[i], b[i]))
+			return 0;
+	return 1;
+}
+
+/* Draw j (1..DRAWS-1) of the inputs and the outputs they give, into
+ * in[j * n_in ...] and out[j * n_out ...]. */
+static int run_other_draw(const pn_graph *g, const pn_type *types, const pn_range *ranges,
+			  int n_ranges, uint64_t seed, int j, pn_session *s, pn_tensor **in,
+			  pn_tensor **out, char *err)
+{
+	uint64_t sj = other_draw_seed(seed, j - 1);
+	pn_tensor **din = in + (size_t)j * g->n_inputs;
+	for (int i = 0; i < g->n_inputs; i++) {
+		const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
+		din[i] = pn_input_for(g, i, &types[i], sj, r, err);
+		if (!din[i])
+			return -1;
+	}
+	return pn_session_run(s, din, g->n_inputs, out + (size_t)j * g->n_outputs, err);
+}
+
 /*
  * A task measures computation only if its outputs depend on inputs that
  * `passnet check` draws afresh: a variant whose inputs are all pinned (a
  * shape or count fed as the model had it, an index fed as 0) or whose
- * outputs keep the same bits on other draws could be passed by a candidate
- * made of constants.  Returns 0, or -1 with the reason such a variant is
- * left out.  in/out: the exported test set's inputs and outputs.
+ * outputs keep the same bits on two draws of different inputs could be
+ * passed by a candidate made of constants.  Returns 0, or -1 with the
+ * reason such a variant is left out.  in/out: the exported test set's
+ * inputs and outputs (draw 0).
  */
 static int outputs_follow_draws(const pn_graph *g, const pn_type *types, const pn_range *ranges,
 				int n_ranges, uint64_t seed, pn_session *s, pn_tensor *const *in,
 				pn_tensor *const *out, char *err)
 {
-	pn_tensor **alt = calloc((size_t)g->n_inputs + 1, sizeof(void *));
-	pn_tensor **alt_out = calloc((size_t)g->n_outputs + 1, sizeof(void *));
-	int rc = alt && alt_out ? 0 : pn_fail(err, "out of memory");
-	int drawn = 0, follows = 0;
-	for (int j = 0; !rc && !follows && j < OTHER_DRAWS; j++) {
-		uint64_t sj = other_draw_seed(seed, j);
-		for (int i = 0; !rc && i < g->n_inputs; i++) {
-			const pn_range *r = n_ranges == g->n_inputs ? &ranges[i] : NULL;
-			alt[i] = pn_input_for(g, i, &types[i], sj, r, err);
-			rc = alt[i] ? 0 : -1;
-			if (!rc && !pn_tensor_same_bits(alt[i], in[i]))
-				drawn = 1;
+	int n_in = g->n_inputs, n_out = g->n_outputs;
+	pn_tensor **din = calloc((size_t)DRAWS * n_in + 1, sizeof(void *));
+	pn_tensor **dout = calloc((size_t)DRAWS * n_out + 1, sizeof(void *));
+	int rc = din && dout ? 0 : pn_fail(err, "out of memory");
+	for (int j = 1; !rc && j < DRAWS; j++)
+		rc = run_other_draw(g, types, ranges, n_ranges, seed, j, s, din, dout, err);
+	int drawn = 0, kept_a = -1, kept_b = -1;
+	for (int b = 1; !rc && b < DRAWS && kept_a < 0; b++)
+		for (int a = 0; a < b && kept_a < 0; a++) {
+			pn_tensor *const *ia = a ? din + (size_t)a * n_in : in;
+			pn_tensor *const *oa = a ? dout + (size_t)a * n_out : out;
+			if (same_tensors(ia, din + (size_t)b * n_in, n_in))
+				continue;
+			drawn = 1;
+			if (same_tensors(oa, dout + (size_t)b * n_out, n_out))
+				kept_a = a, kept_b = b;
 		}
-		if (!rc && drawn)
-			rc = pn_session_run(s, alt, g->n_inputs, alt_out, err);
-		for (int k = 0; !rc && drawn && k < g->n_outputs; k++)
-			follows |= !pn_tensor_same_bits(alt_out[k], out[k]);
-		free_tensors(alt, g->n_inputs);
-		free_tensors(alt_out, g->n_outputs);
-	}
-	free(alt);
-	free(alt_out);
+	free_tensors(din, DRAWS * n_in);
+	free_tensors(dout, DRAWS * n_out);
+	free(din);
+	free(dout);
 	if (!rc && !drawn)
 		rc = pn_fail(err, "every input is pinned (fed as the model had it, not drawn), so "
 			     "its outputs never change and constants could pass it");
-	else if (!rc && !follows)
-		rc = pn_fail(err, "its outputs keep the same bits on %d other draws of its inputs "
-			     "(they do not follow the values drawn), so constants could pass it",
-			     OTHER_DRAWS);
+	else if (!rc && kept_a >= 0)
+		rc = pn_fail(err, "its outputs keep the same bits on draws %d and %d of %d draws of "
+			     "its inputs (they do not follow the values drawn), so constants could "
+			     "pass it", kept_a, kept_b, DRAWS);
 	return rc;
 }
 

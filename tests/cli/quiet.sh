@@ -6,7 +6,8 @@
 # loses them, and -v prints each one as it happens.  The models, made here:
 # chains whose float16 variants overflow, chains fed by an index computed
 # upstream (every input of their cuts pinned), chains whose outputs do not
-# follow their inputs (Sign of Abs), and models that
+# follow their inputs (Sign of Abs) or follow them on some draws only (a
+# bool a row: export wants them to change on every draw), and models that
 # run at no binding (a Gather index out of range that inference accepts),
 # which extract stores with a warning and exec's ranges phase cannot run.
 . "$ROOT/tests/cli/lib.sh"
@@ -50,15 +51,28 @@ for i in range(4):
         [nh.from_array(np.arange(3 * w, dtype=np.float32).reshape(w, 3) / 10, "emb"),
          nh.from_array(np.full([3], 2.0 + i, np.float32), "k")])
     # outputs that keep their bits on other draws: Sign of Abs is 1 on
-    # every input drawn away from 0
-    save(f"constant{i}", [
-        h.make_node("Abs", ["x"], ["a"]),
-        h.make_node("Sign", ["a"], ["s"]),
-        h.make_node("Mul", ["s", "k"], ["sm"]),
-        h.make_node("Tanh", ["sm"], ["z"])],
-        [h.make_tensor_value_info("x", T.FLOAT, ["N", w])],
-        [h.make_tensor_value_info("z", T.FLOAT, ["N", w])],
-        [nh.from_array(np.full([w], 0.5 + i, np.float32), "k")])
+    # every input drawn away from 0 (models 0, 1); outputs that keep them on
+    # some draws only: whether the mean is above 0, one bool a row (2, 3)
+    if i < 2:
+        save(f"constant{i}", [
+            h.make_node("Abs", ["x"], ["a"]),
+            h.make_node("Sign", ["a"], ["s"]),
+            h.make_node("Mul", ["s", "k"], ["sm"]),
+            h.make_node("Tanh", ["sm"], ["z"])],
+            [h.make_tensor_value_info("x", T.FLOAT, ["N", w])],
+            [h.make_tensor_value_info("z", T.FLOAT, ["N", w])],
+            [nh.from_array(np.full([w], 0.5 + i, np.float32), "k")])
+    else:
+        save(f"flip{i}", [
+            h.make_node("ReduceMean", ["x"], ["r"], axes=[1], keepdims=0),
+            h.make_node("Greater", ["r", "zero"], ["b"]),
+            h.make_node("Cast", ["b"], ["f"], to=T.FLOAT),
+            h.make_node("Mul", ["f", "k"], ["fm"]),
+            h.make_node("Tanh", ["fm"], ["z"])],
+            [h.make_tensor_value_info("x", T.FLOAT, ["N", w])],
+            [h.make_tensor_value_info("z", T.FLOAT, ["N"])],
+            [nh.from_array(np.zeros([], np.float32), "zero"),
+             nh.from_array(np.full([], 0.5 + i, np.float32), "k")])
     # runs at no binding: a Gather index out of range (inference accepts it)
     save(f"norun{i}", [
         h.make_node("Gather", ["x", "idx"], ["g"], axis=1),
@@ -125,6 +139,11 @@ listed pinned-inputs --export "$set"
 expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *pinned-inputs  *t[0-9]*-[0-9a-f]*/v[0-9]*-.*every input is pinned')" "$pinned" "the pinned variants listed"
 listed constant-outputs --export "$set"
 expect_eq "$(printf '%s\n' "$out" | grep -c '^export  *constant-outputs  *t[0-9]*-[0-9a-f]*/v[0-9]*-.*keep the same bits')" "$constant" "the constant-outputs variants listed"
+# a variant whose outputs differ from the exported draw's but keep their
+# bits on two later draws is left out too (a check whose draws all gave
+# that one value would take it as constant)
+printf '%s\n' "$out" | grep -q 'keep the same bits on draws [1-6] and [2-7] of 8 draws' ||
+	fail "no variant left out for outputs that follow only some draws: $out"
 pn --db "$db" --json ls --warnings --export "$set"
 printf '%s\n' "$out" | "$PY" -c '
 import json, sys
