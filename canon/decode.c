@@ -721,8 +721,40 @@ Onnx__ModelProto *pn_canon_to_model(const uint8_t *bytes, size_t len, int for_on
 	return mp;
 }
 
-int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model **out,
-		       Onnx__ModelProto **proto, char *err)
+/* Gives decoded weight w the statistics of ws named as it is, copied into
+ * arena a (ws may be freed once the model is built).  The dtype and dims
+ * stay the canonical form's. */
+static int take_stats(Passnet__WeightMeta *w, const pn_subgraph_weights *ws, pn_arena *a)
+{
+	const Passnet__WeightMeta *s = NULL;
+	for (size_t i = 0; ws && i < ws->n && !s; i++)
+		if (ws->w[i]->name && w->name && !strcmp(ws->w[i]->name, w->name))
+			s = ws->w[i];
+	if (!s)
+		return 0;
+	w->has_has_stats = 1;
+	w->has_stats = s->has_stats;
+	w->has_mean = w->has_std = w->has_min = w->has_max = 1;
+	w->mean = s->mean;
+	w->std = s->std;
+	w->min = s->min;
+	w->max = s->max;
+	w->has_scale = s->has_scale;
+	w->scale = s->scale;
+	w->n_channel_mean = s->n_channel_mean;
+	w->n_channel_std = s->n_channel_std;
+	w->channel_mean = s->n_channel_mean
+			  ? pn_arena_memdup(a, s->channel_mean, sizeof(float) * s->n_channel_mean)
+			  : NULL;
+	w->channel_std = s->n_channel_std
+			 ? pn_arena_memdup(a, s->channel_std, sizeof(float) * s->n_channel_std)
+			 : NULL;
+	return (s->n_channel_mean && !w->channel_mean) || (s->n_channel_std && !w->channel_std)
+	       ? -1 : 0;
+}
+
+int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, const pn_subgraph_weights *ws,
+		       pn_model **out, Onnx__ModelProto **proto, char *err)
 {
 	pn_model *m = pn_model_new();
 	if (!m)
@@ -730,6 +762,9 @@ int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model 
 	Passnet__WeightMeta **metas = NULL;
 	size_t nm = 0;
 	Onnx__ModelProto *mp = pn_canon_to_model(bytes, len, for_onnx, &m->arena, &metas, &nm, err);
+	for (size_t i = 0; mp && ws && i < nm; i++)
+		if (take_stats(metas[i], ws, &m->arena))
+			mp = NULL, pn_fail(err, "out of memory");
 	/* The canonical form already decided what is kept by value (folded
 	 * constants of any size) and what is metadata (bytes absent): no
 	 * policy is applied again. */
@@ -746,7 +781,7 @@ int pn_subgraph_decode(const uint8_t *bytes, size_t len, int for_onnx, pn_model 
 
 int pn_subgraph_model(const uint8_t *bytes, size_t len, pn_model **out, char *err)
 {
-	return pn_subgraph_decode(bytes, len, 0, out, NULL, err);
+	return pn_subgraph_decode(bytes, len, 0, NULL, out, NULL, err);
 }
 
 int pn_subgraph_rehash(const pn_model *m, pn_key *key, char *err)

@@ -484,14 +484,21 @@ static int count_boundary(pn_form *f, const builder *b, const pn_canon_out *co)
 		f->n_consts += cg->v_kind[k] == PN_CV_CONST;
 		f->n_outputs += cg->v_out_pos[k] >= 0;
 	}
-	/* the decoder lists a cut's inputs in canonical value order */
-	f->input_values = malloc(sizeof(int32_t) * (size_t)(f->n_inputs + 1));
+	/* the decoder lists a cut's inputs in canonical value order, and names
+	 * its values v<canonical index> */
+	f->input_values = malloc(sizeof(int32_t) * (size_t)(f->n_inputs + 2 * f->n_consts + 1));
 	if (!f->input_values)
 		return -1;
-	for (int i = 0, j = 0; i < cg->nv; i++) {
+	f->const_values = f->input_values + f->n_inputs;
+	f->const_slots = f->const_values + f->n_consts;
+	for (int i = 0, j = 0, c = 0; i < cg->nv; i++) {
 		int k = co->value_order[i];
 		if (cg->v_kind[k] == PN_CV_INPUT)
 			f->input_values[j++] = b->ir_value[k];
+		else if (cg->v_kind[k] == PN_CV_CONST) {
+			f->const_values[c] = b->ir_value[k];
+			f->const_slots[c++] = i;
+		}
 	}
 	return 0;
 }

@@ -28,6 +28,10 @@ typedef struct pn_form {
 	int n_inputs, n_outputs, n_consts;
 	int32_t *input_values; /* the model's value behind each input of the decoded
 				  subgraph, in its order (malloc'd, n_inputs) */
+	/* The model's value behind each constant of the cut's top graph, in
+	 * canonical order, and its index there: the decoder names it
+	 * "v<const_slots[j]>" (n_consts each, in input_values' block). */
+	int32_t *const_values, *const_slots;
 	int approximate;       /* the tie search hit its budget */
 } pn_form;
 

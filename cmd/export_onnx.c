@@ -12,6 +12,7 @@
 #include "export/export.h"
 #include "passnet.pb-c.h"
 #include "store/query.h"
+#include "store/subgraphs.h"
 #include "store/tables.h"
 
 static uint64_t seed = 1;
@@ -36,8 +37,13 @@ static int export_one(pn_rtxn *t, const char *hash, const char *out, char *err)
 		pn_subgraphs_get(t, key.b, 16, &sg);
 	if (!rc && (!sg || !sg->has_canonical))
 		rc = pn_fail(err, "subgraph record does not decode");
+	/* the weights on the scale of a model holding it, as export writes them */
+	pn_subgraph_weights ws = {0};
 	if (!rc)
-		rc = pn_export_subgraph_onnx(sg->canonical.data, sg->canonical.len, seed, out, err);
+		pn_read_subgraph_weights_in(t, key.b, &ws);
+	if (!rc)
+		rc = pn_export_subgraph_onnx(sg->canonical.data, sg->canonical.len, &ws, seed, out, err);
+	pn_subgraph_weights_free(&ws);
 	pn_subgraphs_free(sg);
 	return rc ? -1 : 0;
 }

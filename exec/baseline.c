@@ -85,15 +85,15 @@ void pn_baseline_op_set(const char *ops, char *out, size_t cap)
 
 /* The subgraph as ONNX bytes, weights kept as metadata regenerated with
  * seed: the very weights passnet's session draws. */
-static int model_bytes(const uint8_t *canon, size_t len, uint64_t seed, uint8_t **buf,
-		       size_t *n, char *err)
+static int model_bytes(const uint8_t *canon, size_t len, const pn_subgraph_weights *ws,
+		       uint64_t seed, uint8_t **buf, size_t *n, char *err)
 {
 	pn_model *m = NULL;
 	Onnx__ModelProto *mp = NULL;
 	/* Not for_onnx: a boundary of unknown rank (it depends on data) goes to
 	 * ORT as a tensor type without a shape, which ORT takes, since it is
 	 * fed the profile's concrete inputs.  Export keeps the stricter rule. */
-	int rc = pn_subgraph_decode(canon, len, 0, &m, &mp, err);
+	int rc = pn_subgraph_decode(canon, len, 0, ws, &m, &mp, err);
 	if (!rc)
 		rc = pn_subgraph_fill_weights(mp, m, seed, &m->arena, err);
 	if (!rc) {
@@ -210,6 +210,7 @@ typedef struct job {
 	size_t len;
 	const pn_range *ranges;
 	int n_ranges;
+	pn_subgraph_weights ws;          /* its weights' statistics (canon/decode.h) */
 } job;
 
 static char *dup_str(const char *s)
@@ -457,14 +458,14 @@ static void baseline_one(job *j)
 	Passnet__Profile scratch;
 	pn_profile_times tm;
 	memset(&tm, 0, sizeof tm);
-	pn_measure *ms = pn_profile_check(j->canon, j->len, j->ranges, j->n_ranges, &po, j->cal,
+	pn_measure *ms = pn_profile_check(j->canon, j->len, j->ranges, j->n_ranges, &j->ws, &po, j->cal,
 					  &scratch, &tm);
 	uint8_t *model = NULL;
 	size_t len = 0;
 	char err[PN_ERRLEN];
 	if (!ms)
 		refuse(b, "skipped", scratch.reason ? scratch.reason : "passnet could not run it");
-	else if (model_bytes(j->canon, j->len, p->seed, &model, &len, err))
+	else if (model_bytes(j->canon, j->len, &j->ws, p->seed, &model, &len, err))
 		refuse(b, "skipped", err);
 	else
 		baseline_runs(j, ms, model, len, b);
@@ -511,7 +512,7 @@ static int plan_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Pro
 
 /* The stored profile, canonical bytes and input ranges of one subgraph. */
 static int read_one(pn_store *st, const uint8_t *key, Passnet__Profile **p, uint8_t **canon,
-		    size_t *len, pn_range **ranges, int *n_ranges, char *err)
+		    size_t *len, pn_range **ranges, int *n_ranges, pn_subgraph_weights *ws, char *err)
 {
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
@@ -526,12 +527,14 @@ static int read_one(pn_store *st, const uint8_t *key, Passnet__Profile **p, uint
 	}
 	pn_subgraphs_free(sg);
 	*ranges = pn_subgraph_ranges_in(t, key, n_ranges);
+	pn_read_subgraph_weights_in(t, key, ws);
 	pn_rtxn_end(t);
 	if (*p && *canon)
 		return 0;
 	pn_profiles_free(*p);
 	free(*canon);
 	free(*ranges);
+	pn_subgraph_weights_free(ws);
 	return pn_fail(err, "subgraph or profile record is missing or corrupt");
 }
 
@@ -586,7 +589,7 @@ int pn_baseline_stage(pn_store *st, const pn_baseline_opts *o, pn_baseline_stats
 		job j = {.ort = ort, .o = o, .cal = &cal};
 		uint8_t *canon;
 		pn_range *ranges;
-		if ((rc = read_one(st, pl.keys[i], &j.p, &canon, &j.len, &ranges, &j.n_ranges, err)))
+		if ((rc = read_one(st, pl.keys[i], &j.p, &canon, &j.len, &ranges, &j.n_ranges, &j.ws, err)))
 			break;
 		j.canon = canon;
 		j.ranges = ranges;
@@ -596,6 +599,7 @@ int pn_baseline_stage(pn_store *st, const pn_baseline_opts *o, pn_baseline_stats
 		pn_profiles_free(j.p);
 		free(canon);
 		free(ranges);
+		pn_subgraph_weights_free(&j.ws);
 		if (!rc && s->done % COMMIT_EVERY == 0)
 			rc = pn_writer_flush(w, err);
 		pn_progress_step(&prog, (uint64_t)(i + 1), NULL);

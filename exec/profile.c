@@ -172,10 +172,11 @@ static int64_t subnormals_in(pn_tensor *const *ts, int n)
 /* --- preparing a subgraph -------------------------------------------------------- */
 
 static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range *ranges,
-		   int n_ranges, const pn_profile_opts *o, pn_profile_times *tm)
+		   int n_ranges, const pn_subgraph_weights *ws, const pn_profile_opts *o,
+		   pn_profile_times *tm)
 {
 	double t0 = pn_now();
-	int dec = pn_subgraph_model(canon, len, &ms->m, ms->err);
+	int dec = pn_subgraph_decode(canon, len, 0, ws, &ms->m, NULL, ms->err);
 	tm->decode += pn_now() - t0;
 	if (dec)
 		return -1;
@@ -472,8 +473,8 @@ static void profile_header(const pn_profile_opts *o, int threads, Passnet__Profi
 }
 
 pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *ranges,
-			     int n_ranges, const pn_profile_opts *o, const pn_calibration *cal,
-			     Passnet__Profile *p, pn_profile_times *tm)
+			     int n_ranges, const pn_subgraph_weights *ws, const pn_profile_opts *o,
+			     const pn_calibration *cal, Passnet__Profile *p, pn_profile_times *tm)
 {
 	int threads = o->threads > 0 ? o->threads : cal->max_threads > 0 ? cal->max_threads : 1;
 	profile_header(o, threads, p);
@@ -486,7 +487,7 @@ pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *r
 		return NULL;
 	}
 	ms->threads_total = threads;
-	int rc = prepare(ms, canon, len, ranges, n_ranges, o, tm);
+	int rc = prepare(ms, canon, len, ranges, n_ranges, ws, o, tm);
 	if (!rc) {
 		p->has_nodes = 1;
 		p->nodes = (uint32_t)ms->m->graph->n_nodes;
@@ -572,11 +573,12 @@ void pn_profile_drop(pn_measure *ms)
 }
 
 void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
-		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p)
+		    const pn_subgraph_weights *ws, const pn_profile_opts *o, const pn_calibration *cal,
+		    Passnet__Profile *p)
 {
 	pn_profile_times tm;
 	memset(&tm, 0, sizeof(tm));
-	pn_measure *ms = pn_profile_check(canon, len, ranges, n_ranges, o, cal, p, &tm);
+	pn_measure *ms = pn_profile_check(canon, len, ranges, n_ranges, ws, o, cal, p, &tm);
 	if (ms)
 		pn_profile_time(ms, o, cal, p, &tm);
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "common/shard.h"
+#include "canon/decode.h"
 #include "exec/calibrate.h"
 #include "exec/ranges.h"
 #include "schemas/ir.h"
@@ -111,10 +112,12 @@ int pn_exec_stage(pn_store *st, const pn_profile_opts *o, pn_profile_stats *stat
 
 /* Measures one subgraph from its canonical bytes into p (strings and arrays
  * malloc'd: free with pn_profile_clear), its float inputs drawn in
- * ranges[0..n_ranges) where known.  Never fails as a call: a subgraph that
+ * ranges[0..n_ranges) where known, its weights regenerated from the
+ * statistics ws (NULL: blind; canon/decode.h).  Never fails as a call: a subgraph that
  * cannot run gets status "failed" and the reason. */
 void pn_profile_one(const uint8_t *canon, size_t len, const pn_range *ranges, int n_ranges,
-		    const pn_profile_opts *o, const pn_calibration *cal, Passnet__Profile *p);
+		    const pn_subgraph_weights *ws, const pn_profile_opts *o, const pn_calibration *cal,
+		    Passnet__Profile *p);
 void pn_profile_clear(Passnet__Profile *p);
 
 /* Records where p's inputs' ranges came from: the model's run on its real
@@ -140,8 +143,8 @@ int64_t pn_tensor_subnormals(const pn_tensor *t);
  */
 typedef struct pn_measure pn_measure;
 pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *ranges,
-			     int n_ranges, const pn_profile_opts *o, const pn_calibration *cal,
-			     Passnet__Profile *p, pn_profile_times *tm);
+			     int n_ranges, const pn_subgraph_weights *ws, const pn_profile_opts *o,
+			     const pn_calibration *cal, Passnet__Profile *p, pn_profile_times *tm);
 void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibration *cal,
 		     Passnet__Profile *p, pn_profile_times *tm);
 void pn_profile_drop(pn_measure *ms);

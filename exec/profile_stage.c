@@ -222,6 +222,7 @@ typedef struct pslot {
 	size_t len;
 	pn_range *ranges;
 	int n_ranges;
+	pn_subgraph_weights ws;  /* its weights' statistics (canon/decode.h) */
 	/* 1 when the range record says every input's range came from the
 	 * models' runs on their real weights (exec/ranges.c); copied to the
 	 * profile's inputs_from_real_run. */
@@ -250,6 +251,7 @@ static void free_input(pslot *sl)
 {
 	free(sl->canon);
 	free(sl->ranges);
+	pn_subgraph_weights_free(&sl->ws);
 	sl->canon = NULL;
 	sl->ranges = NULL;
 }
@@ -264,7 +266,7 @@ static void *check_worker(void *ud)
 		if (i >= b->n)
 			break;
 		pslot *sl = &b->s[i];
-		sl->m = pn_profile_check(sl->canon, sl->len, sl->ranges, sl->n_ranges, b->o, b->cal,
+		sl->m = pn_profile_check(sl->canon, sl->len, sl->ranges, sl->n_ranges, &sl->ws, b->o, b->cal,
 					 &sl->p, &b->tm[w->id]);
 		pn_profile_input_source(&sl->p, sl->from_real_run);
 		free_input(sl);
@@ -333,6 +335,7 @@ static int read_batch(pn_store *st, pbatch *b, const pitem *items, int64_t *next
 			break;
 		}
 		sl->ranges = pn_subgraph_ranges_in(t, sl->key, &sl->n_ranges);
+		pn_read_subgraph_weights_in(t, sl->key, &sl->ws);
 		/* every input drawn in what the trained model computed */
 		sl->from_real_run = sl->ranges && sl->n_ranges > 0;
 		for (int i = 0; i < sl->n_ranges && sl->from_real_run; i++)

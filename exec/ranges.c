@@ -167,12 +167,20 @@ static pn_range *unseen(int n)
 
 /* --- its cuts ------------------------------------------------------------------------- */
 
+/* A weight of a cut, its model's statistics under the decoded name. */
+typedef struct cut_weight {
+	Passnet__WeightMeta meta;   /* shallow copy: arrays stay the model record's */
+	char name[16];              /* "v<canonical index>" */
+} cut_weight;
+
 typedef struct cut {
 	uint8_t hash[16];
 	int32_t *nodes;
 	int n;
 	pn_range *in;    /* per input of the decoded subgraph, after cut_ranges */
 	int n_in;
+	cut_weight *w;   /* its weights kept as metadata, after cut_ranges */
+	int n_w;
 } cut;
 
 typedef struct cuts {
@@ -204,14 +212,38 @@ static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Cand
 		x->n = (int)c->n_nodes;
 		x->in = NULL;
 		x->n_in = 0;
+		x->w = NULL;
+		x->n_w = 0;
 		cs->n++;
 	}
 	return 0;
 }
 
-/* The ranges of x's inputs, through the form that maps them to m's values.
- * A form that no longer hashes to the stored subgraph adds nothing. */
-static void cut_ranges(const pn_model *m, const pn_infer_result *r, const pn_range *vr, cut *x)
+/* The statistics of x's weights kept as metadata (by_value: the model
+ * record's WeightMeta of each value, or NULL), named as the decoder names
+ * them. */
+static void cut_weights(const pn_form *f, const Passnet__WeightMeta *const *by_value, cut *x)
+{
+	for (int j = 0; j < f->n_consts; j++) {
+		const Passnet__WeightMeta *wm = by_value[f->const_values[j]];
+		if (!wm)
+			continue;
+		if (!x->w && !(x->w = calloc((size_t)f->n_consts, sizeof(cut_weight))))
+			return;
+		cut_weight *cw = &x->w[x->n_w++];
+		cw->meta = *wm;
+		snprintf(cw->name, sizeof cw->name, "v%d", f->const_slots[j]);
+		cw->meta.name = cw->name;
+		cw->meta.n_dims = 0;   /* the canonical form states them */
+		cw->meta.dims = NULL;
+	}
+}
+
+/* The ranges of x's inputs and the statistics of its weights, through the
+ * form that maps them to m's values.  A form that no longer hashes to the
+ * stored subgraph adds nothing. */
+static void cut_ranges(const pn_model *m, const pn_infer_result *r, const pn_range *vr,
+		       const Passnet__WeightMeta *const *by_value, cut *x)
 {
 	pn_form f;
 	char err[PN_ERRLEN];
@@ -221,8 +253,31 @@ static void cut_ranges(const pn_model *m, const pn_infer_result *r, const pn_ran
 		x->n_in = f.n_inputs;
 		for (int i = 0; i < f.n_inputs; i++)
 			x->in[i] = vr[f.input_values[i]];
+		cut_weights(&f, by_value, x);
 	}
 	pn_form_free(&f);
+}
+
+/* The record's WeightMeta of each of m's values kept as metadata (NULL
+ * elsewhere), by name: malloc'd, n_values entries. */
+static const Passnet__WeightMeta **weights_by_value(const pn_model *m, const Passnet__Model *rec)
+{
+	const pn_graph *g = m->graph;
+	const Passnet__WeightMeta **by = calloc((size_t)g->n_values + 1, sizeof(void *));
+	pn_arena a;
+	pn_strmap names;
+	pn_arena_init(&a, 0);
+	if (by && !pn_strmap_init(&names, &a, (uint32_t)rec->n_weights)) {
+		for (size_t i = 0; i < rec->n_weights; i++)
+			if (rec->weights[i]->name)
+				pn_strmap_put(&names, rec->weights[i]->name, (int32_t)i);
+		for (int v = 0; v < g->n_values; v++) {
+			int32_t i = g->values[v].meta ? pn_strmap_get(&names, g->values[v].name) : -1;
+			by[v] = i >= 0 ? rec->weights[i] : NULL;
+		}
+	}
+	pn_arena_free(&a);
+	return by;
 }
 
 static void free_cuts(cuts *cs)
@@ -230,6 +285,7 @@ static void free_cuts(cuts *cs)
 	for (int i = 0; i < cs->n; i++) {
 		free(cs->c[i].nodes);
 		free(cs->c[i].in);
+		free(cs->c[i].w);
 	}
 	free(cs->c);
 }
@@ -237,7 +293,8 @@ static void free_cuts(cuts *cs)
 /* --- merging into the store ----------------------------------------------------------- */
 
 static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, int n,
-		      const uint8_t from[16], char *err)
+		      const uint8_t from[16], Passnet__WeightMeta **weights, size_t n_weights,
+		      char *err)
 {
 	Passnet__InputRanges rec;
 	passnet__input_ranges__init(&rec);
@@ -280,6 +337,8 @@ static int put_ranges(pn_writer *w, const uint8_t hash[16], const pn_range *r, i
 	rec.has_shapes_from = 1;
 	rec.shapes_from.data = (uint8_t *)from;
 	rec.shapes_from.len = 16;
+	rec.n_weights = n_weights;
+	rec.weights = weights;
 	if (!rc)
 		rc = pn_put_msg(w, PN_T_RANGES, hash, 16, &rec.base, err);
 	free(lo);
@@ -331,9 +390,10 @@ static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *
 	 * takes a reader) */
 	Passnet__InputRanges *rec = pn_wget(w, PN_T_RANGES, x->hash, 16, &v) == 0
 					    ? pn_ranges_unpack(v) : NULL;
+	int theirs = 0;
 	if (rec && rec->n_lo == (size_t)n && !pn_ranges_decode(rec, old)) {
-		int theirs = rec->has_shapes_from && rec->shapes_from.len == 16 &&
-			     memcmp(rec->shapes_from.data, model, 16) < 0;
+		theirs = rec->has_shapes_from && rec->shapes_from.len == 16 &&
+			 memcmp(rec->shapes_from.data, model, 16) < 0;
 		if (theirs)
 			memcpy(from, rec->shapes_from.data, 16);
 		for (int i = 0; i < n; i++) {
@@ -346,8 +406,24 @@ static int merge_cut(pn_writer *w, const cut *x, const uint8_t model[16], char *
 			}
 		}
 	}
+	/* the weights' statistics of the same model as the shapes */
+	Passnet__WeightMeta **ws = NULL;
+	size_t nw = 0;
+	int rc = 0;
+	if (theirs) {
+		ws = rec->weights;
+		nw = rec->n_weights;
+	} else if (x->n_w && !(ws = malloc(sizeof(void *) * (size_t)x->n_w))) {
+		rc = pn_fail(err, "out of memory");
+	} else {
+		for (int i = 0; i < x->n_w; i++)
+			ws[nw++] = &x->w[i].meta;
+	}
+	if (!rc)
+		rc = put_ranges(w, x->hash, acc, n, from, ws, nw, err);
+	if (!theirs)
+		free(ws);
 	pn_ranges_free(rec);
-	int rc = put_ranges(w, x->hash, acc, n, from, err);
 	free(acc);
 	free(old);
 	return rc;
@@ -445,6 +521,7 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 	pn_infer_result r;
 	memset(&r, 0, sizeof r);
 	pn_range *vr = NULL;
+	const Passnet__WeightMeta **by_value = NULL;
 	char why[PN_ERRLEN] = "";
 	const char *inputs = "";
 	int rc = 0;
@@ -460,14 +537,16 @@ static int one_model(pn_store *st, pn_writer *w, const uint8_t key[16], int thre
 		return rc;
 	} else if (!(vr = unseen(m->graph->n_values)) ||
 	    run_model(m, rec, threads, seed, vr, &inputs, why) || use_real_ranges(m, rec, vr) ||
-	    pn_infer_graph(m->graph, &m->bind, NULL, &r, why)) {
+	    pn_infer_graph(m->graph, &m->bind, NULL, &r, why) ||
+	    !(by_value = weights_by_value(m, rec))) {
 		if (!why[0])
 			snprintf(why, sizeof why, "out of memory");
 	} else {
 		#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
 		for (int i = 0; i < cs.n; i++)
-			cut_ranges(m, &r, vr, &cs.c[i]);
+			cut_ranges(m, &r, vr, by_value, &cs.c[i]);
 	}
+	free(by_value);
 	if (why[0]) {
 		char hex[33];
 		pn_hex(key, 16, hex);

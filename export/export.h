@@ -113,6 +113,7 @@
 
 #include <stddef.h>
 
+#include "canon/decode.h"
 #include "store/store.h"
 
 /* The tolerance ladder of the ES_t score: levels t = -10..4. */
@@ -121,15 +122,16 @@
 
 /* Writes a subgraph (its canonical bytes) as a standalone ONNX file: graph
  * inputs and outputs its boundary, weights kept as metadata regenerated
- * with seed as initializers (exactly the values the executor uses). */
-int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
-			    char *err);
+ * with seed as initializers (exactly the values the executor uses), from
+ * the statistics ws (NULL: blind; canon/decode.h). */
+int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, const pn_subgraph_weights *ws,
+			    uint64_t seed, const char *path, char *err);
 /* The same as a dtype variant: dtype PN_FLOAT is the subgraph as stored,
  * PN_FLOAT16 or PN_BFLOAT16 its variant by the rule above (1 with the
  * reason in err when the rule makes none).  path NULL: only sees whether
  * the variant can be made. */
-int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, int dtype,
-			       const char *path, char *err);
+int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, const pn_subgraph_weights *ws,
+			       uint64_t seed, int dtype, const char *path, char *err);
 
 /* How `passnet check` draws its fresh inputs; the exporter writes this
  * text as "check_seed_rule" (judge/check.c implements it as

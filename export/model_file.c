@@ -25,12 +25,12 @@ static int write_file(const char *path, const ProtobufCMessage *msg, char *err)
 	return rc;
 }
 
-int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, int dtype,
-			       const char *path, char *err)
+int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, const pn_subgraph_weights *ws,
+			       uint64_t seed, int dtype, const char *path, char *err)
 {
 	pn_model *m = NULL;
 	Onnx__ModelProto *mp = NULL;
-	int rc = pn_subgraph_decode(canon, len, 1, &m, &mp, err);
+	int rc = pn_subgraph_decode(canon, len, 1, ws, &m, &mp, err);
 	if (!rc)
 		rc = pn_subgraph_fill_weights(mp, m, seed, &m->arena, err);
 	/* the float32 weights as the executor draws them, then rounded */
@@ -42,8 +42,8 @@ int pn_export_subgraph_onnx_as(const uint8_t *canon, size_t len, uint64_t seed, 
 	return rc;
 }
 
-int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, uint64_t seed, const char *path,
-			    char *err)
+int pn_export_subgraph_onnx(const uint8_t *canon, size_t len, const pn_subgraph_weights *ws,
+			    uint64_t seed, const char *path, char *err)
 {
-	return pn_export_subgraph_onnx_as(canon, len, seed, PN_FLOAT, path, err);
+	return pn_export_subgraph_onnx_as(canon, len, ws, seed, PN_FLOAT, path, err);
 }

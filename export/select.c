@@ -287,7 +287,7 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subg
 	/* Decoded as the export will write it: a subgraph whose boundary rank
 	 * depends on data (profiled at the shape its model showed) cannot be a
 	 * task, as ONNX files state every boundary rank. */
-	if (!pn_subgraph_decode(sg->canonical.data, sg->canonical.len, 1, &m, NULL, err))
+	if (!pn_subgraph_decode(sg->canonical.data, sg->canonical.len, 1, NULL, &m, NULL, err))
 		n_trans = transitions(s, m->graph, &trans);
 	pn_model_free(m);
 	Passnet__Profile *p;

@@ -61,7 +61,10 @@ static int dtype_possible(pn_store *st, const pn_task *t, int dtype, uint64_t se
 	char err[PN_ERRLEN];
 	size_t len = 0;
 	uint8_t *canon = pn_subgraph_canonical(st, t->v[0].hash, &len, err);
-	int rc = canon ? pn_export_subgraph_onnx_as(canon, len, seed, dtype, NULL, err) : -1;
+	pn_subgraph_weights ws;
+	pn_read_subgraph_weights(st, t->v[0].hash, &ws);
+	int rc = canon ? pn_export_subgraph_onnx_as(canon, len, &ws, seed, dtype, NULL, err) : -1;
+	pn_subgraph_weights_free(&ws);
 	free(canon);
 	return rc == 0;
 }
@@ -572,8 +575,11 @@ static int write_task(pn_store *st, const pn_task *t, int rank, const pn_export_
 		int vrc = pn_mkdirs(vdir, DIR_MODE, verr);
 		if (!vrc && !(canon = pn_subgraph_canonical(st, var->hash, &len, verr)))
 			vrc = -1;
+		pn_subgraph_weights ws;
+		pn_read_subgraph_weights(st, var->hash, &ws);
 		if (!vrc)
-			vrc = pn_export_subgraph_onnx_as(canon, len, o->seed, dtype, model, verr);
+			vrc = pn_export_subgraph_onnx_as(canon, len, &ws, o->seed, dtype, model, verr);
+		pn_subgraph_weights_free(&ws);
 		free(canon);
 		if (!vrc)
 			vrc = write_test_set(vdir, ranges, n_ranges, o, plan[p].v, dtype, &ref, verr);

@@ -137,3 +137,33 @@ pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n)
 		pn_ranges_free(r);
 	return out;
 }
+
+void pn_read_subgraph_weights_in(pn_rtxn *t, const uint8_t hash[16], pn_subgraph_weights *ws)
+{
+	pn_bytes v;
+	Passnet__InputRanges *r = pn_get(t, PN_T_RANGES, hash, 16, &v) == 0
+					  ? pn_ranges_unpack(v) : NULL;
+	*ws = (pn_subgraph_weights){0};
+	if (r && r->n_weights)
+		*ws = (pn_subgraph_weights){r->weights, r->n_weights, r};
+	else if (r)
+		pn_ranges_free(r);
+}
+
+void pn_read_subgraph_weights(pn_store *st, const uint8_t hash[16], pn_subgraph_weights *ws)
+{
+	pn_rtxn *t;
+	char err[PN_ERRLEN];
+	*ws = (pn_subgraph_weights){0};
+	if (pn_rtxn_begin(st, &t, err))
+		return;
+	pn_read_subgraph_weights_in(t, hash, ws);
+	pn_rtxn_end(t);
+}
+
+void pn_subgraph_weights_free(pn_subgraph_weights *ws)
+{
+	if (ws->record)
+		pn_ranges_free(ws->record);
+	*ws = (pn_subgraph_weights){0};
+}

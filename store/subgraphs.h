@@ -5,6 +5,7 @@
 #define PN_SUBGRAPHS_H
 
 #include "passnet.pb-c.h"
+#include "canon/decode.h"
 #include "schemas/ir.h"
 #include "schemas/strategies.h"
 #include "store/store.h"
@@ -34,5 +35,11 @@ pn_range *pn_subgraph_ranges(pn_store *st, const uint8_t hash[16], int *n);
 pn_range *pn_subgraph_ranges_in(pn_rtxn *t, const uint8_t hash[16], int *n);
 /* Decodes a ranges record into out[r->n_lo]; -1 when it is inconsistent. */
 int pn_ranges_decode(const Passnet__InputRanges *r, pn_range *out);
+/* The statistics of a subgraph's weights its ranges record keeps (from the
+ * model its shapes come from), for pn_subgraph_decode: *ws empty (n 0)
+ * when there are none.  Free with pn_subgraph_weights_free. */
+void pn_read_subgraph_weights_in(pn_rtxn *t, const uint8_t hash[16], pn_subgraph_weights *ws);
+void pn_read_subgraph_weights(pn_store *st, const uint8_t hash[16], pn_subgraph_weights *ws);
+void pn_subgraph_weights_free(pn_subgraph_weights *ws);
 
 #endif

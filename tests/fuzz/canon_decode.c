@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[PN_ERRLEN];
 	pn_model *m;
 	Onnx__ModelProto *proto;
-	if (!pn_subgraph_decode(data, size, 1, &m, &proto, err))
+	if (!pn_subgraph_decode(data, size, 1, NULL, &m, &proto, err))
 		pn_model_free(m);
 	if (pn_subgraph_model(data, size, &m, err))
 		return 0;
