@@ -80,7 +80,9 @@
  * input must be drawn, not pinned (a small integer input the model had by
  * value, a shape or count, is fed as it was; an index is fed as 0), and
  * over 8 draws of the inputs (as many sets as check draws at most), every
- * two draws with different inputs must differ in some output's bits.  A
+ * two draws with different inputs must differ in some output's bits (one
+ * other draw settles it when an output changes in half its elements and
+ * holds 16 or more distinct values).  A
  * variant that fails this could be passed by a candidate made of
  * constants; it is left out with a warning and a "left_out" note, and a
  * task left without variants is dropped.
