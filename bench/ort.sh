@@ -39,14 +39,9 @@ else
 	trap 'rm -rf "$work"' EXIT
 fi
 
-# The CPU build of ORT ships inside the npm package; the install script only
-# fetches GPU providers, so skipping it needs no network beyond the registry.
-if [ ! -d bench/ort/node_modules/onnxruntime-node ]; then
-	(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2)
-fi
+. bench/ort/cases.sh
+ort_setup
 ort_version=$(cd bench/ort && node -e 'console.log(require("onnxruntime-node").env.versions.node)')
-ort_lib=$(ls bench/ort/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so.1 | head -n 1)
-[ -f build/bench/ort_time ] || make --no-print-directory build/bench/ort_time >&2
 
 bin/passnet --db "$work/db" -q build "$corpus" >/dev/null
 bin/passnet --db "$work/db" --json ls --subgraphs --strategy fusion > "$work/subgraphs.jsonl"
@@ -67,11 +62,7 @@ while read -r h; do
 		rm -rf "$c"
 		continue
 	fi
-	if ! msg=$(bin/passnet run "$c" --seed 1 --write-inputs "$c/test_data_set_0" \
-		--outputs "$c/test_data_set_0" 2>&1 >/dev/null); then
-		printf 'passnet run failed\t%s\t%s\n' "$h" "$(echo "$msg" | tail -n 1)" >> "$work/failures"
-		rm -rf "$c"
-	fi
+	case_inputs "$c" "$h" || true
 done < "$work/sample"
 
 ls -d "$work"/cases/* > "$work/case_list"

@@ -33,11 +33,8 @@ else
 	trap 'rm -rf "$work"' EXIT
 fi
 
-if [ ! -d bench/ort/node_modules/onnxruntime-node ]; then
-	(cd bench/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2)
-fi
-ort_lib=$(ls bench/ort/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so.1 | head -n 1)
-[ -f build/bench/ort_time ] || make --no-print-directory build/bench/ort_time >&2
+. bench/ort/cases.sh
+ort_setup
 
 # the npm packages, through the manifest and the cache
 sed -n '/^\[trained-models\]/,/^\[/p' data-manifest.txt | sed '$!b;/^\[/d' > "$work/trained.txt"
@@ -66,11 +63,7 @@ while read -r f; do
 	c=$work/cases/$name
 	mkdir -p "$c"
 	cp "$f" "$c/model.onnx"
-	if ! msg=$(bin/passnet run "$c" --seed 1 --write-inputs "$c/test_data_set_0" \
-		--outputs "$c/test_data_set_0" 2>&1 >/dev/null); then
-		printf '%s\tpassnet run failed: %s\n' "$name" "$(echo "$msg" | tail -n 1)" >> "$work/failures"
-		rm -rf "$c"
-	fi
+	case_inputs "$c" "$name" || true
 done < "$work/files"
 
 ls -d "$work"/cases/* > "$work/case_list"
@@ -101,7 +94,7 @@ for name in sorted(set(pn) | set(ort)):
     p, o = pn.get(name, {}), ort.get(name, {})
     if "median_ms" not in p or "median_ms" not in o:
         why = p.get("error") or o.get("error") or "no time"
-        failures.append("%s\tnot timed: %s" % (name, why))
+        failures.append("not timed\t%s\t%s" % (name, why))
         continue
     ratio = p["median_ms"] / o["median_ms"]
     logs.append(math.log(ratio))
