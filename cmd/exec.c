@@ -15,13 +15,18 @@
 #include "store/warnings.h"
 
 static pn_profile_opts po = {.warmups = 3, .trials = 5, .max_repeats = 3, .seed = 1};
-static const char *strategy, *redo, *only, *baseline;
+static const char *strategy, *redo, *only, *baseline, *protocol;
 static pn_baseline_opts bo = {.max_repeats = 3};
 static int plan_only;
 
 static const pn_option options[] = {
-	PN_INT(0, "warmup", "W", &po.warmups, "3", "untimed runs before the trials"),
-	PN_INT(0, "trials", "T", &po.trials, "5", "timed runs whose median and IQR are kept"),
+	PN_STRING(0, "protocol", "NAME", &protocol, "adaptive",
+		  "adaptive: 1 warm-up and 3..T trials, stopped once the median is far enough "
+		  "from every flag's threshold; full: W warm-ups and T trials on every subgraph "
+		  "(docs/executor.md)"),
+	PN_INT(0, "warmup", "W", &po.warmups, "3", "untimed runs before the trials (full protocol)"),
+	PN_INT(0, "trials", "T", &po.trials, "5",
+	       "timed runs whose median and IQR are kept (adaptive: at most T)"),
 	PN_INT(0, "repeats", "R", &po.max_repeats, "3",
 	       "measure again up to R times while IQR/median > 0.2"),
 	PN_UINT64(0, "seed", "S", &po.seed, "1", "seed of the generated inputs and weights"),
@@ -221,6 +226,8 @@ static int check(pn_ctx *ctx)
 		if (bad || !po.redo_flags)
 			return pn_die("--redo: unknown flag in '%s'", redo);
 	}
+	if (protocol && (po.protocol = pn_protocol_index(protocol)) < 0)
+		return pn_die("--protocol: unknown protocol '%s' (there are: adaptive, full)", protocol);
 	if (po.trials < 1 || po.warmups < 0 || po.max_repeats < 0)
 		return pn_die("--trials must be at least 1, --warmup and --repeats at least 0");
 	if (only) {
@@ -261,15 +268,18 @@ const pn_cmd_spec pn_cmd_exec = {
 	.summary = "profile every subgraph not yet measured and flag the slow ones",
 	.description = "record the value ranges of every model's run once, then profile every "
 		       "unique subgraph this executor build has not measured: correctness run, "
-		       "warm-ups, timed trials (median, IQR), roofline bounds and flags "
+		       "warm-up, timed trials until the flags are decided (median, IQR), roofline "
+		       "bounds and flags "
 		       "(docs/executor.md); incremental, resumable after SIGKILL, progress bar with ETA on "
 		       "a terminal",
 	.details = "First runs every model not run yet once on its own inputs (test_data_set_0,\n"
 		   "else seeded ones) and records the range of values each subgraph input takes\n"
 		   "there.  Then profiles every stored subgraph that this executor build has\n"
 		   "not measured: seeded inputs (floats in those ranges), a correctness run (no\n"
-		   "NaN, bitwise equal across two runs and across thread counts), W warm-up\n"
-		   "runs, T timed trials, median and IQR (repeated up to R times while\n"
+		   "NaN, bitwise equal across two runs and across thread counts), a warm-up\n"
+		   "run, 3 to T timed trials, stopped once the median is far enough from\n"
+		   "every threshold the flags compare it with (--protocol full: W warm-ups\n"
+		   "and T trials), median and IQR (repeated up to R times while\n"
 		   "IQR/median > 0.2, then marked unstable), roofline bounds from the\n"
 		   "calibration (measured first if the store has none) and flags: slow,\n"
 		   "fusible, overhead-bound, parallel-slowdown, unstable, failed.\n"

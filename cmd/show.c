@@ -377,6 +377,9 @@ static void print_profile(pn_rtxn *t, const pn_key *key)
 	       p->status ? p->status : "?", p->executor_build ? p->executor_build : "?", p->threads,
 	       p->threads == 1 ? "" : "s", p->warmups, p->trials, (unsigned long long)p->seed);
 	print_profile_machine(t, p);
+	if (p->protocol)
+		printf("  protocol   %s, %u timing runs, %zu trials kept\n", p->protocol,
+		       p->timing_runs, p->n_times_us);
 	if (p->reason)
 		printf("  failed     %s\n", p->reason);
 	if (p->has_median_us)

@@ -70,6 +70,8 @@ struct pn_measure {
 	int64_t denormal_outputs; /* ... and in the first correctness run's outputs */
 	int threads_total;       /* the profile's thread count (o->threads or the calibration's) */
 	double bytes;            /* what its values hold, summed: the memory it keeps */
+	int reps;                /* runs per timed trial (0: not sized yet) */
+	int timing_runs;         /* warm-ups, sizing runs and trials so far */
 	char err[PN_ERRLEN];
 };
 typedef struct pn_measure measure;
@@ -296,34 +298,54 @@ static int check_outputs(measure *ms, int threads)
 
 /* --- timing --------------------------------------------------------------------------- */
 
-/* Runs per timed trial, so that a trial lasts PN_MIN_TRIAL_US. */
-static int reps_for(measure *ms, int threads, int *reps)
+/* One run on `threads` threads, timed into *us, counted among the timing runs. */
+static int timed_run(measure *ms, int threads, double *us)
 {
 	double t0 = pn_now();
-	if (run_once(ms, threads))
-		return -1;
-	double us = (pn_now() - t0) * 1e6;
-	*reps = us >= PN_MIN_TRIAL_US ? 1 : (int)ceil(PN_MIN_TRIAL_US / (us > 0.01 ? us : 0.01));
-	if (*reps > 10000)
-		*reps = 10000;
+	int rc = run_once(ms, threads);
+	*us = (pn_now() - t0) * 1e6;
+	ms->timing_runs++;
+	return rc;
+}
+
+/* Runs per timed trial, so that a trial of a run of `us` lasts PN_MIN_TRIAL_US. */
+static int reps_for(double us)
+{
+	int reps = us >= PN_MIN_TRIAL_US ? 1 : (int)ceil(PN_MIN_TRIAL_US / (us > 0.01 ? us : 0.01));
+	return reps > 10000 ? 10000 : reps;
+}
+
+/* The runs before the trials: full's W warm-ups and its sizing run every
+ * time; adaptive's one warm-up, which sizes the trial, only when *reps is
+ * not known yet (the session stays warm between its phases). */
+static int warm_up(measure *ms, int threads, const pn_profile_opts *o, int *reps)
+{
+	int full = o->protocol == PN_PROTOCOL_FULL;
+	if (!full && *reps)
+		return 0;
+	double us = 0;
+	for (int w = 0; w < (full ? o->warmups + 1 : 1); w++)
+		if (timed_run(ms, threads, &us))
+			return -1;
+	*reps = reps_for(us);
 	return 0;
 }
 
-static int trials(measure *ms, int threads, const pn_profile_opts *o, double *times)
+/* Trials into times[0..*n) until `rule` says they are enough. */
+static int trials(measure *ms, int threads, const pn_profile_opts *o, const pn_stop_rule *rule,
+		  int *reps, double *times, int *n)
 {
-	int reps;
-	for (int w = 0; w < o->warmups; w++)
-		if (run_once(ms, threads))
-			return -1;
-	if (reps_for(ms, threads, &reps))
+	if (warm_up(ms, threads, o, reps))
 		return -1;
-	for (int t = 0; t < o->trials; t++) {
+	*n = 0;
+	do {
 		double t0 = pn_now();
-		for (int r = 0; r < reps; r++)
+		for (int r = 0; r < *reps; r++)
 			if (run_once(ms, threads))
 				return -1;
-		times[t] = (pn_now() - t0) * 1e6 / reps;
-	}
+		times[(*n)++] = (pn_now() - t0) * 1e6 / *reps;
+		ms->timing_runs++;
+	} while (!pn_trials_enough(times, *n, rule));
 	return 0;
 }
 
@@ -338,30 +360,63 @@ static void summarise(const double *times, int n, double *median, double *iqr)
 	free(s);
 }
 
-/* Trials on the timing threads, repeated while unstable. */
+/* The stopping rule of a phase, before its thresholds. */
+static pn_stop_rule stop_rule(const pn_profile_opts *o)
+{
+	pn_stop_rule r = {.min_trials = o->trials, .max_trials = o->trials};
+	if (o->protocol == PN_PROTOCOL_ADAPTIVE && o->trials > PN_PROTOCOL_MIN_TRIALS)
+		r.min_trials = PN_PROTOCOL_MIN_TRIALS;
+	return r;
+}
+
+/* One phase: trials on `threads` threads, measured again while unstable
+ * (up to max_repeats times); the last measurement into times[0..*n). */
+static int phase(measure *ms, int threads, const pn_profile_opts *o, const pn_stop_rule *rule,
+		 int *reps, double *times, int *n, double *median, double *iqr, int *repeats)
+{
+	for (*repeats = 0;; ++*repeats) {
+		if (trials(ms, threads, o, rule, reps, times, n))
+			return -1;
+		summarise(times, *n, median, iqr);
+		if (*median <= 0 || *iqr / *median <= PN_UNSTABLE_IQR || *repeats == o->max_repeats)
+			return 0;
+	}
+}
+
+/* The N-thread trials, judged against the thresholds the flags compare
+ * their median with (bounds(), before). */
 static int time_subgraph(measure *ms, const pn_profile_opts *o, Passnet__Profile *p)
 {
 	double *times = malloc(sizeof(double) * (size_t)o->trials);
 	if (!times)
 		return pn_fail(ms->err, "out of memory");
+	pn_stop_rule rule = stop_rule(o);
+	if (p->bound_fused_us > 0)
+		pn_stop_rule_add(&rule, PN_SLOW_RATIO * p->bound_fused_us, 0);
+	pn_stop_rule_add(&rule, p->overhead_us / PN_OVERHEAD_SHARE, 0);
 	double median = 0, iqr = 0;
-	int rep = 0, rc = 0;
-	for (;;) {
-		rc = trials(ms, ms->threads, o, times);
-		if (rc)
-			break;
-		summarise(times, o->trials, &median, &iqr);
-		if (median <= 0 || iqr / median <= PN_UNSTABLE_IQR || rep == o->max_repeats)
-			break;
-		rep++;
-	}
-	p->n_times_us = (size_t)o->trials;
+	int n = 0, rep = 0;
+	int rc = phase(ms, ms->threads, o, &rule, &ms->reps, times, &n, &median, &iqr, &rep);
+	p->n_times_us = (size_t)n;
 	p->times_us = times;
 	p->has_median_us = p->has_iqr_us = p->has_repeats = 1;
 	p->median_us = median;
 	p->iqr_us = iqr;
 	p->repeats = (uint32_t)rep;
 	return rc;
+}
+
+/* The 1-thread phase: its median is compared with the N-thread median /
+ * PN_PARALLEL_SLOWDOWN, a threshold known to the N-thread sample's spread. */
+static int one_thread_phase(measure *ms, const pn_profile_opts *o, const Passnet__Profile *p,
+			    double *times, double *median)
+{
+	pn_stop_rule rule = stop_rule(o);
+	if (p->median_us > 0)
+		pn_stop_rule_add(&rule, p->median_us / PN_PARALLEL_SLOWDOWN, p->iqr_us / p->median_us);
+	double iqr;
+	int n, rep;
+	return phase(ms, 1, o, &rule, &ms->reps, times, &n, median, &iqr, &rep);
 }
 
 /*
@@ -374,29 +429,25 @@ static int time_subgraph(measure *ms, const pn_profile_opts *o, Passnet__Profile
  */
 static int time_one_thread(measure *ms, const pn_profile_opts *o, Passnet__Profile *p)
 {
-	size_t n = (size_t)o->trials;
-	double *t1 = malloc(sizeof(double) * n), *tn = malloc(sizeof(double) * n), med, iqr;
-	int rc = t1 && tn ? trials(ms, 1, o, t1) : pn_fail(ms->err, "out of memory");
+	size_t cap = (size_t)o->trials;
+	double *t1 = malloc(sizeof(double) * cap), *tn = malloc(sizeof(double) * cap), med, iqr;
+	int rc = t1 && tn ? one_thread_phase(ms, o, p, t1, &med) : pn_fail(ms->err, "out of memory");
 	if (!rc) {
-		summarise(t1, o->trials, &med, &iqr);
 		p->has_median_1thread_us = 1;
 		p->median_1thread_us = med;
 	}
 	if (!rc && p->median_us > PN_PARALLEL_SLOWDOWN * p->median_1thread_us) {
-		rc = trials(ms, ms->threads, o, tn);
-		if (!rc) {
-			summarise(tn, o->trials, &med, &iqr);
-			if (med < p->median_us) {
-				memcpy(p->times_us, tn, sizeof(double) * n);
-				p->median_us = med;
-				p->iqr_us = iqr;
-			}
+		pn_stop_rule rule = stop_rule(o);
+		int n, rep;
+		rc = phase(ms, ms->threads, o, &rule, &ms->reps, tn, &n, &med, &iqr, &rep);
+		if (!rc && med < p->median_us) {
+			memcpy(p->times_us, tn, sizeof(double) * (size_t)n);
+			p->n_times_us = (size_t)n;
+			p->median_us = med;
+			p->iqr_us = iqr;
 		}
-		if (!rc && !(rc = trials(ms, 1, o, t1))) {
-			summarise(t1, o->trials, &med, &iqr);
-			if (med < p->median_1thread_us)
-				p->median_1thread_us = med;
-		}
+		if (!rc && !(rc = one_thread_phase(ms, o, p, t1, &med)) && med < p->median_1thread_us)
+			p->median_1thread_us = med;
 	}
 	free(t1);
 	free(tn);
@@ -405,8 +456,9 @@ static int time_one_thread(measure *ms, const pn_profile_opts *o, Passnet__Profi
 
 /* --- cost, bounds and flags ------------------------------------------------------------ */
 
-static void bounds_and_flags(measure *ms, const pn_profile_opts *o, const pn_calibration *cal,
-			     int threads, Passnet__Profile *p)
+/* The cost and the roofline bounds, before timing: the adaptive protocol
+ * stops its trials by how far the median is from them. */
+static void bounds(measure *ms, const pn_calibration *cal, int threads, Passnet__Profile *p)
 {
 	pn_graph_cost gc;
 	char err[PN_ERRLEN];
@@ -425,7 +477,11 @@ static void bounds_and_flags(measure *ms, const pn_profile_opts *o, const pn_cal
 	}
 	p->has_overhead_us = 1;
 	p->overhead_us = ms->m->graph->n_nodes * cal->node_overhead_us;
-	char text[96];
+}
+
+static void flags(measure *ms, const pn_profile_opts *o, Passnet__Profile *p)
+{
+	char text[192];
 	snprintf(text, sizeof text, "slow: median > %g x bound_fused", PN_SLOW_RATIO);
 	add_threshold(p, text);
 	snprintf(text, sizeof text, "fusible: nodes >= 2 and bytes_unfused > %g x bytes_fused",
@@ -439,10 +495,12 @@ static void bounds_and_flags(measure *ms, const pn_profile_opts *o, const pn_cal
 	snprintf(text, sizeof text, "unstable: iqr > %g x median after %d repeats", PN_UNSTABLE_IQR,
 		 o->max_repeats);
 	add_threshold(p, text);
+	pn_protocol_text(o->protocol, o->warmups, o->trials, text, sizeof text);
+	add_threshold(p, text);
 	if (p->bound_fused_us > 0 && p->median_us > PN_SLOW_RATIO * p->bound_fused_us)
 		add_flag(p, PN_FLAG_SLOW);
-	if (ms->m->graph->n_nodes >= 2 && gc.bytes_fused > 0 &&
-	    gc.bytes_unfused > PN_FUSIBLE_RATIO * gc.bytes_fused)
+	if (ms->m->graph->n_nodes >= 2 && p->bytes_fused > 0 &&
+	    p->bytes_unfused > PN_FUSIBLE_RATIO * p->bytes_fused)
 		add_flag(p, PN_FLAG_FUSIBLE);
 	if (p->overhead_us > PN_OVERHEAD_SHARE * p->median_us)
 		add_flag(p, PN_FLAG_OVERHEAD);
@@ -517,18 +575,22 @@ void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibrat
 		     Passnet__Profile *p, pn_profile_times *tm)
 {
 	int threads = ms->threads_total;
+	bounds(ms, cal, threads, p);
 	double t0 = pn_now();
 	int rc = time_subgraph(ms, o, p);
 	if (!rc && threads > 1)
 		rc = time_one_thread(ms, o, p);
 	double t1 = pn_now();
 	tm->timing += t1 - t0;
+	p->protocol = strdup(pn_protocol_names[o->protocol]);
+	p->has_timing_runs = 1;
+	p->timing_runs = (uint32_t)ms->timing_runs;
 	if (rc) {
 		fail(p, ms->err);
 	} else {
 		if (p->median_us > 0 && p->iqr_us / p->median_us > PN_UNSTABLE_IQR)
 			add_flag(p, PN_FLAG_UNSTABLE);
-		bounds_and_flags(ms, o, cal, threads, p);
+		flags(ms, o, p);
 		int unstable = 0;
 		for (size_t i = 0; i < p->n_flags; i++)
 			unstable |= !strcmp(p->flags[i], "unstable");
@@ -596,5 +658,6 @@ void pn_profile_clear(Passnet__Profile *p)
 	free(p->status);
 	free(p->reason);
 	free(p->machine);
+	free(p->protocol);
 	passnet__profile__init(p);
 }

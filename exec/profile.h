@@ -11,10 +11,12 @@
  *   3. a correctness run: every output finite, bitwise equal on a second
  *      run and with 1 thread against the timing thread count; subnormal
  *      values in the inputs and in the first run's outputs are counted;
- *   4. W warm-up runs, then T timed runs; median and IQR; when
- *      IQR/median > PN_UNSTABLE_IQR the trials are measured again, up to
- *      max_repeats times, then the profile is marked unstable;
- *   5. with more than one timing thread, the same trials on 1 thread;
+ *   4. warm-ups, then timed trials, as many as the protocol says
+ *      (exec/protocol.h: adaptive stops once the median is far enough from
+ *      every threshold, full runs W warm-ups and T trials); median and IQR;
+ *      when IQR/median > PN_UNSTABLE_IQR the trials are measured again, up
+ *      to max_repeats times, then the profile is marked unstable;
+ *   5. with more than one timing thread, the same on 1 thread;
  *   6. cost (runtime/cost.h) against the calibration: roofline bounds, fused
  *      and unfused, and the flags, each with the threshold recorded in the
  *      profile (see profile.c for their definitions).
@@ -27,18 +29,19 @@
 #include "common/shard.h"
 #include "canon/decode.h"
 #include "exec/calibrate.h"
+#include "exec/protocol.h"
 #include "exec/ranges.h"
 #include "schemas/ir.h"
 #include "passnet.pb-c.h"
 #include "store/store.h"
 
-#define PN_UNSTABLE_IQR 0.2
 
 typedef struct pn_profile_opts {
 	int threads;         /* timing threads (0: all) */
 	int warmups;         /* default 3 */
 	int trials;          /* default 5 */
 	int max_repeats;     /* default 3 */
+	int protocol;        /* enum pn_protocol (exec/protocol.h); default adaptive */
 	uint64_t seed;       /* default 1 */
 	double budget_s;     /* stop starting new subgraphs after this (0: none) */
 	int64_t limit;       /* at most this many subgraphs (0: all) */
