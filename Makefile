@@ -82,7 +82,7 @@ FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus clean \
         check test-sanitize-ci \
-        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-ort-models bench-kernels bench-deps \
+        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-ort-models bench-protocol bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
@@ -486,6 +486,13 @@ bench-ort: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
 	@command -v node >/dev/null || { echo "bench-ort needs node and npm (node >= 18)"; exit 1; }
 	@$(BENCH_CORPUS) bench/ort.sh "$$c"
+
+# The adaptive timing protocol against the full one (bench/protocol.sh): the
+# same sample of N subgraphs (default 2000) profiled full, adaptive, full;
+# runs per subgraph, subgraphs/s, flag and median agreement.
+bench-protocol: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(BENCH_CORPUS) bench/protocol.sh "$$c"
 
 # Whole trained models on passnet and on ORT's C API, 1 thread each
 # (bench/ort_models.sh: the npm trained models of data-manifest.txt, and

@@ -150,8 +150,10 @@ static void json_profile(const Passnet__Profile *p)
 		       p->bound_unfused_us);
 	if (p->has_bound_fused_us)
 		printf(",\"flops\":%.17g,\"bytes_fused\":%.17g", p->flops, p->bytes_fused);
+	if (p->has_overhead_us)
+		printf(",\"overhead_us\":%.17g", p->overhead_us);
 	if (p->has_median_1thread_us)
-		printf(",\"median_1thread_us\":%.4g", p->median_1thread_us);
+		printf(",\"median_1thread_us\":%.17g", p->median_1thread_us);
 	if (p->protocol) {
 		printf(",\"protocol\":");
 		pn_json_str(stdout, p->protocol);

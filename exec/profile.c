@@ -383,17 +383,24 @@ static int phase(measure *ms, int threads, const pn_profile_opts *o, const pn_st
 	}
 }
 
-/* The N-thread trials, judged against the thresholds the flags compare
- * their median with (bounds(), before). */
+/* The N-thread phase's rule: its median against the thresholds of slow
+ * and overhead-bound (bounds(), before timing). */
+static pn_stop_rule n_thread_rule(const pn_profile_opts *o, const Passnet__Profile *p)
+{
+	pn_stop_rule rule = stop_rule(o);
+	if (p->bound_fused_us > 0)
+		pn_stop_rule_add(&rule, PN_SLOW_RATIO * p->bound_fused_us, 0);
+	pn_stop_rule_add(&rule, p->overhead_us / PN_OVERHEAD_SHARE, 0);
+	return rule;
+}
+
+/* The N-thread trials. */
 static int time_subgraph(measure *ms, const pn_profile_opts *o, Passnet__Profile *p)
 {
 	double *times = malloc(sizeof(double) * (size_t)o->trials);
 	if (!times)
 		return pn_fail(ms->err, "out of memory");
-	pn_stop_rule rule = stop_rule(o);
-	if (p->bound_fused_us > 0)
-		pn_stop_rule_add(&rule, PN_SLOW_RATIO * p->bound_fused_us, 0);
-	pn_stop_rule_add(&rule, p->overhead_us / PN_OVERHEAD_SHARE, 0);
+	pn_stop_rule rule = n_thread_rule(o, p);
 	double median = 0, iqr = 0;
 	int n = 0, rep = 0;
 	int rc = phase(ms, ms->threads, o, &rule, &ms->reps, times, &n, &median, &iqr, &rep);
@@ -437,7 +444,7 @@ static int time_one_thread(measure *ms, const pn_profile_opts *o, Passnet__Profi
 		p->median_1thread_us = med;
 	}
 	if (!rc && p->median_us > PN_PARALLEL_SLOWDOWN * p->median_1thread_us) {
-		pn_stop_rule rule = stop_rule(o);
+		pn_stop_rule rule = n_thread_rule(o, p);
 		int n, rep;
 		rc = phase(ms, ms->threads, o, &rule, &ms->reps, tn, &n, &med, &iqr, &rep);
 		if (!rc && med < p->median_us) {
