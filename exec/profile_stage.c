@@ -48,7 +48,7 @@
 #define MAX_WORKERS 16
 
 /* Subgraphs are measured in order of the first strategy that found them
- * (fusion, anchor, window, sole: the candidates an export draws on come
+ * (typical, fusion, anchor, window, sole: the candidates an export draws on come
  * first under a time budget), then cheapest first (the work dedup recorded:
  * FLOPs plus unfused bytes), so that a budget measures many subgraphs rather
  * than a few batch-512 shape variants, then by hash. */

@@ -14,6 +14,7 @@
  *   anchor  each Conv/ConvTranspose/MatMul/Gemm (F_ANCHOR in ops.def) with
  *           its chain of elementwise producers and consumers
  *   fusion  groups by TVM's FuseOps rules over the post-dominator tree
+ *   typical blocks of 4..64 nodes a model repeats (partition/typical.c)
  */
 #ifndef PN_PARTITION_H
 #define PN_PARTITION_H
@@ -68,6 +69,10 @@ void pn_cuts_free(pn_cuts *c);
  * marks make these calls unsafe to share between threads: one view per
  * thread.) */
 int pn_cut_ok(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
+/* The values a cut exchanges with the rest: distinct non-constant values
+ * read from outside plus values read outside (or graph outputs), or -1
+ * past PN_CUT_MAX_INPUTS or PN_CUT_MAX_OUTPUTS.  in_cut as pn_cut_ok. */
+int pn_cut_boundary(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
 /* True if the cut's nodes are connected (ignoring edge direction). */
 int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
 

@@ -262,9 +262,9 @@ static int is_constant(const pn_pview *pv, int v)
 	return val->data || val->meta || pv->r->v[v].value;
 }
 
-/* Distinct non-constant values read from outside, and values read outside
- * (or graph outputs) — within the bounds? */
-static int within_bounds(pn_pview *pv, const int32_t *nodes, int n, const uint8_t *in_cut)
+/* Distinct non-constant values read from outside plus values read outside
+ * (or graph outputs), or -1 past either bound. */
+static int boundary(pn_pview *pv, const int32_t *nodes, int n, const uint8_t *in_cut)
 {
 	const pn_graph *g = pv->g;
 	int inputs = 0, outputs = 0;
@@ -284,7 +284,7 @@ static int within_bounds(pn_pview *pv, const int32_t *nodes, int n, const uint8_
 			if (dup)
 				continue;
 			if (inputs == PN_CUT_MAX_INPUTS)
-				return 0;
+				return -1;
 			seen[inputs++] = v;
 		}
 		for (int k = 0; k < nd->n_out; k++) {
@@ -296,10 +296,10 @@ static int within_bounds(pn_pview *pv, const int32_t *nodes, int n, const uint8_
 			for (int c = 0; c < val->n_consumers && !out; c++)
 				out = !in_cut[val->consumers[c]];
 			if (out && ++outputs > PN_CUT_MAX_OUTPUTS)
-				return 0;
+				return -1;
 		}
 	}
-	return 1;
+	return inputs + outputs;
 }
 
 int pn_cut_ok(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)
@@ -308,10 +308,20 @@ int pn_cut_ok(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)
 		return 0;
 	for (int i = 0; i < n; i++)
 		in_cut[nodes[i]] = 1;
-	int ok = within_bounds(pv, nodes, n, in_cut) && convex(pv, nodes, n, in_cut);
+	int ok = boundary(pv, nodes, n, in_cut) >= 0 && convex(pv, nodes, n, in_cut);
 	for (int i = 0; i < n; i++)
 		in_cut[nodes[i]] = 0;
 	return ok;
+}
+
+int pn_cut_boundary(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)
+{
+	for (int i = 0; i < n; i++)
+		in_cut[nodes[i]] = 1;
+	int b = boundary(pv, nodes, n, in_cut);
+	for (int i = 0; i < n; i++)
+		in_cut[nodes[i]] = 0;
+	return b;
 }
 
 int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)

@@ -1,0 +1,412 @@
+/*
+ * typical.c - the `typical` strategy: the blocks a model repeats (a
+ * transformer layer, a residual block, an inverted bottleneck), found as
+ * tandem repeats of its op sequence, the unit the published corpus is made
+ * of (GraphNet's typical subgraphs: repeated blocks of 4 to 64 ops).
+ *
+ * 1. Each compute node gets a token: a hash of what it computes alone - op
+ *    type and domain, its attributes (whatever order the file lists them
+ *    in) and the types of its inputs and outputs - never its place in the
+ *    graph.  Refined colours (canon/form.h) would not do: they tell the
+ *    layers of a stack apart, which is exactly what must look alike here.
+ * 2. The nodes are ordered by depth (the longest path from the graph's
+ *    inputs), then token, then canonical rank (pview.c): the layers of a
+ *    stack become the same token sequence, whatever order the file lists
+ *    their nodes in.
+ * 3. A tandem repeat is a run of 2 or more equal consecutive blocks of p
+ *    tokens, 4 <= p <= PN_CUT_MAX_NODES.  Every maximal p-periodic stretch
+ *    of each period is a candidate; candidates are taken by the positions
+ *    they cover, most first (then the shorter period: the block itself
+ *    rather than two of it, then the earlier start).  A stretch longer than
+ *    its copies leaves a choice of where the first copy starts: the one
+ *    whose copies exchange the fewest values with the rest of the graph
+ *    (a block cut at a layer's edges passes one stream on, so its copies
+ *    are one subgraph; one cut mid-layer passes several, and the last copy
+ *    differs), keeping the longest stretch of 2 or more consecutive copies
+ *    on positions no earlier candidate took.  So the blocks are disjoint
+ *    within a model.
+ * 4. Each copy is a contiguous stretch of a topological order, so convex;
+ *    it becomes a cut when it is also connected and within the cut limits
+ *    (pn_cut_ok).
+ *
+ * The blocks of a model depend on that model alone, so a build over any
+ * set of models, in any order, thread count or shard split, cuts the same
+ * ones, and a new source adds its own without changing anyone else's.  A
+ * block that occurs once in each of several models is not found (no
+ * corpus-wide tokenisation yet).
+ */
+#include "partition/partition.h"
+
+#include "canon/form.h"
+#include "common/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define TYPICAL_MIN 4
+
+/* --- tokens ------------------------------------------------------------------------------------ */
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(p, n, seed);
+}
+
+static uint64_t hash_str(const char *s, uint64_t seed)
+{
+	return s ? hash_bytes(s, strlen(s), seed) : seed ^ 0x9e3779b97f4a7c15ull;
+}
+
+/* An attribute's name and value; tensors and graphs by their shape and
+ * size only (their contents are weights or bodies). */
+static uint64_t attr_hash(const pn_attr *a)
+{
+	uint64_t h = hash_str(a->name, (uint64_t)a->type);
+	h = hash_bytes(&a->f, sizeof a->f, h);
+	h = hash_bytes(&a->i, sizeof a->i, h);
+	h = hash_str(a->s, h);
+	if (a->floats)
+		h = hash_bytes(a->floats, sizeof(float) * (size_t)a->n, h);
+	if (a->ints)
+		h = hash_bytes(a->ints, sizeof(int64_t) * (size_t)a->n, h);
+	for (int k = 0; a->strings && k < a->n; k++)
+		h = hash_str(a->strings[k], h);
+	if (a->t) {
+		h = hash_bytes(&a->t->dtype, sizeof a->t->dtype, h);
+		h = hash_bytes(a->t->dims, sizeof(int64_t) * (size_t)a->t->rank, h);
+	}
+	if (a->g)
+		h = hash_bytes(&a->g->n_nodes, sizeof a->g->n_nodes, h);
+	return h;
+}
+
+static uint64_t type_hash(const pn_pview *pv, int v, uint64_t seed)
+{
+	if (v < 0)
+		return hash_bytes("-", 1, seed);
+	const pn_type *t = &pv->r->v[v].type;
+	uint64_t h = hash_bytes(&t->dtype, sizeof t->dtype, seed);
+	h = hash_bytes(&t->rank, sizeof t->rank, h);
+	return t->rank > 0 ? hash_bytes(t->dims, sizeof(int64_t) * (size_t)t->rank, h) : h;
+}
+
+static uint64_t token_of(const pn_pview *pv, int i)
+{
+	const pn_node *n = &pv->g->nodes[i];
+	uint64_t h = hash_str(n->domain, hash_str(n->op_type, 1));
+	uint64_t attrs = 0;   /* a sum: the file's attribute order does not count */
+	for (int k = 0; k < n->n_attr; k++)
+		attrs += attr_hash(&n->attrs[k]);
+	h = hash_bytes(&attrs, sizeof attrs, h);
+	for (int k = 0; k < n->n_in; k++)
+		h = type_hash(pv, n->in[k], h);
+	for (int k = 0; k < n->n_out; k++)
+		h = type_hash(pv, n->out[k], h + 1);
+	return h;
+}
+
+/* --- the order --------------------------------------------------------------------------------- */
+
+/* The output slot of node that is v (-1: none). */
+static int out_slot(const pn_graph *g, int node, int v)
+{
+	for (int o = 0; o < g->nodes[node].n_out; o++)
+		if (g->nodes[node].out[o] == v)
+			return o;
+	return -1;
+}
+
+/* One round of refinement: a node's colour with its producers' (by input
+ * slot) and its consumers' (as a multiset: a sum). */
+static void refine(const pn_pview *pv, const uint64_t *c, uint64_t *next)
+{
+	const pn_graph *g = pv->g;
+	for (int i = 0; i < g->n_nodes; i++) {
+		next[i] = 0;
+		if (!pv->compute[i])
+			continue;
+		const pn_node *nd = &g->nodes[i];
+		uint64_t h = c[i], succ = 0;
+		for (int k = 0; k < nd->n_in; k++) {
+			int v = nd->in[k], pr = v < 0 ? -1 : g->values[v].producer;
+			uint64_t w[2] = {pr >= 0 && pv->compute[pr] ? c[pr] : 0,
+					 pr >= 0 ? (uint64_t)out_slot(g, pr, v) : (uint64_t)k};
+			h = hash_bytes(w, sizeof w, h);
+		}
+		for (int o = 0; o < nd->n_out; o++)
+			for (int e = 0; nd->out[o] >= 0 && e < g->values[nd->out[o]].n_consumers; e++) {
+				int q = g->values[nd->out[o]].consumers[e];
+				uint64_t w[2] = {pv->compute[q] ? c[q] : 0, (uint64_t)o};
+				succ += hash_bytes(w, sizeof w, 3);
+			}
+		next[i] = hash_bytes(&succ, sizeof succ, h);
+	}
+}
+
+/* Tokens refined LOCAL_ROUNDS times over the graph's edges: nodes of equal
+ * token and depth (the Q, K and V reshapes of a layer) told apart by their
+ * neighbourhoods, alike in every layer but the outermost, where global
+ * colours (pview.c) would order each layer's ties its own way.  0, or -1. */
+#define LOCAL_ROUNDS 3
+static int local_colours(const pn_pview *pv, const uint64_t *tok, uint64_t *out)
+{
+	size_t nn = (size_t)pv->g->n_nodes + 1;
+	uint64_t *tmp = malloc(sizeof(uint64_t) * nn);
+	if (!tmp)
+		return -1;
+	memcpy(out, tok, sizeof(uint64_t) * (nn - 1));
+	for (int r = 0; r < LOCAL_ROUNDS; r++) {
+		refine(pv, out, tmp);
+		memcpy(out, tmp, sizeof(uint64_t) * (nn - 1));
+	}
+	free(tmp);
+	return 0;
+}
+
+typedef struct keyed {
+	int32_t depth, rank, node;
+	uint64_t tok, local;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const keyed *a = x, *b = y;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	if (a->tok != b->tok)
+		return a->tok < b->tok ? -1 : 1;
+	if (a->local != b->local)
+		return a->local < b->local ? -1 : 1;
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* The compute nodes by (longest path from the graph's inputs, token,
+ * canonical rank) into seq/at (token and node of each position): a
+ * topological order (a node is deeper than its predecessors) in which the
+ * layers of a stack, each one deeper than the last by the same amount, are
+ * the same token sequence.  (Kahn's algorithm by least token is not: a node
+ * left ready from far away changes the choices of the layer it lingers in.)
+ * 0, or -1 out of memory. */
+static int token_order(const pn_pview *pv, const uint64_t *tok, uint64_t *seq, int32_t *at)
+{
+	keyed *k = malloc(sizeof(keyed) * (size_t)(pv->n + 1));
+	int32_t *depth = calloc((size_t)pv->g->n_nodes + 1, sizeof(int32_t));
+	uint64_t *local = malloc(sizeof(uint64_t) * (size_t)(pv->g->n_nodes + 1));
+	if (!k || !depth || !local || local_colours(pv, tok, local)) {
+		free(k);
+		free(depth);
+		free(local);
+		return -1;
+	}
+	for (int q = 0; q < pv->n; q++) {
+		int i = pv->order[q];
+		for (int e = pv->pred_start[i]; e < pv->pred_start[i + 1]; e++)
+			if (depth[pv->pred[e]] + 1 > depth[i])
+				depth[i] = depth[pv->pred[e]] + 1;
+		k[q] = (keyed){depth[i], q, i, tok[i], local[i]};
+	}
+	qsort(k, (size_t)pv->n, sizeof(keyed), cmp_keyed);
+	for (int q = 0; q < pv->n; q++) {
+		seq[q] = k[q].tok;
+		at[q] = k[q].node;
+	}
+	free(k);
+	free(depth);
+	free(local);
+	return 0;
+}
+
+/* --- tandem repeats ---------------------------------------------------------------------------- */
+
+/* seq[start..start+len) has period `period`, len >= 2 period. */
+typedef struct repeat {
+	int period, start, len;
+} repeat;
+
+static long coverage(const repeat *r)
+{
+	return (long)(r->len / r->period) * r->period;
+}
+
+static int cmp_repeat(const void *x, const void *y)
+{
+	const repeat *a = x, *b = y;
+	long ca = coverage(a), cb = coverage(b);
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	if (a->period != b->period)
+		return a->period < b->period ? -1 : 1;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+static int push_repeat(repeat **r, int *m, int *cap, repeat x)
+{
+	if (*m == *cap) {
+		int c = *cap ? 2 * *cap : 64;
+		repeat *g = realloc(*r, sizeof(repeat) * (size_t)c);
+		if (!g)
+			return -1;
+		*r = g;
+		*cap = c;
+	}
+	(*r)[(*m)++] = x;
+	return 0;
+}
+
+/* Every maximal p-periodic stretch of 2+ copies of each period p in
+ * seq[0..n), most coverage first. */
+static int find_repeats(const uint64_t *seq, int n, repeat **out, int *n_out)
+{
+	int cap = 0, m = 0;
+	repeat *r = NULL;
+	for (int p = TYPICAL_MIN; p <= PN_CUT_MAX_NODES && 2 * p <= n; p++)
+		for (int i = 0; i + p < n;) {
+			int a = i;
+			while (i + p < n && seq[i] == seq[i + p])
+				i++;
+			/* seq[a..i+p) has period p */
+			if (i - a >= p && push_repeat(&r, &m, &cap, (repeat){p, a, i - a + p})) {
+				free(r);
+				return -1;
+			}
+			i = i > a ? i : i + 1;
+		}
+	qsort(r, (size_t)m, sizeof(repeat), cmp_repeat);
+	*out = r;
+	*n_out = m;
+	return 0;
+}
+
+static int copy_free(const uint8_t *used, int start, int p)
+{
+	for (int k = start; k < start + p; k++)
+		if (used[k])
+			return 0;
+	return 1;
+}
+
+/* Where r's copies go: the rotation (copies start at r->start + rot + c p)
+ * whose longest stretch of 2+ copies on free positions exchanges the fewest
+ * values with the rest of the graph, per copy (a block cut at a layer's
+ * edges passes one stream on; one cut mid-layer passes several, and its
+ * first or last copy is then another subgraph), then the one with the most
+ * copies, then the least rotation. */
+typedef struct placement {
+	int start, count;      /* the stretch: count copies from start */
+	long boundary;         /* summed over its copies */
+} placement;
+
+static int better(const placement *a, const placement *b)
+{
+	long x = a->boundary * b->count, y = b->boundary * a->count;
+	return !b->count || x < y || (x == y && a->count > b->count);
+}
+
+static long stretch_boundary(pn_pview *pv, const int32_t *at, const placement *x, int p,
+			     uint8_t *in_cut)
+{
+	long sum = 0;
+	for (int c = 0; c < x->count; c++) {
+		int b = pn_cut_boundary(pv, at + x->start + c * p, p, in_cut);
+		sum += b < 0 ? 4L * (PN_CUT_MAX_INPUTS + PN_CUT_MAX_OUTPUTS) : b;
+	}
+	return sum;
+}
+
+static placement place(pn_pview *pv, const int32_t *at, const repeat *r, const uint8_t *used,
+		       uint8_t *in_cut)
+{
+	placement best = {0, 0, 0};
+	int p = r->period;
+	for (int rot = 0; rot < p && (r->len - rot) / p >= 2; rot++) {
+		int total = (r->len - rot) / p, first = 0, count = 0;
+		for (int c = 0, run = 0; c < total; c++) {
+			run = copy_free(used, r->start + rot + c * p, p) ? run + 1 : 0;
+			if (run > count) {
+				count = run;
+				first = c - run + 1;
+			}
+		}
+		if (count < 2)
+			continue;
+		placement x = {r->start + rot + first * p, count, 0};
+		x.boundary = stretch_boundary(pv, at, &x, p, in_cut);
+		if (better(&x, &best))
+			best = x;
+	}
+	return best;
+}
+
+/* The copies of pl that are cuts (connected, within the limits) and the
+ * same subgraph as another of them (the exact canonical form, canon/form.h:
+ * equal tokens in equal order do not make equal wiring, constants or
+ * boundaries); each is cut and its positions taken.  0, or -1. */
+static int add_copies(pn_pview *pv, const int32_t *at, const placement *pl, int p,
+		      uint8_t *in_cut, uint8_t *used, pn_cuts *out)
+{
+	pn_key *hash = calloc((size_t)pl->count + 1, sizeof(pn_key));
+	uint8_t *cut = calloc((size_t)pl->count + 1, 1);
+	int32_t node_at[PN_CUT_MAX_NODES];
+	char err[PN_ERRLEN];
+	int rc = hash && cut ? 0 : -1;
+	for (int c = 0; !rc && c < pl->count; c++) {
+		const int32_t *block = at + pl->start + c * p;
+		int approximate = 0;
+		if (!pn_cut_connected(pv, block, p, in_cut) || !pn_cut_ok(pv, block, p, in_cut))
+			continue;
+		cut[c] = 1;
+		if (pn_form_positions(pv->g, pv->r, block, p, &hash[c], node_at, &approximate, err))
+			rc = -1;
+	}
+	for (int c = 0; !rc && c < pl->count; c++) {
+		int shared = 0;
+		for (int d = 0; d < pl->count && !shared && cut[c]; d++)
+			shared = d != c && cut[d] && !memcmp(&hash[c], &hash[d], sizeof(pn_key));
+		if (!shared)
+			continue;
+		memset(used + pl->start + c * p, 1, (size_t)p);
+		rc = pn_cuts_add(out, at + pl->start + c * p, p);
+	}
+	free(hash);
+	free(cut);
+	return rc;
+}
+
+static int take_repeats(pn_pview *pv, const uint64_t *seq, const int32_t *at, pn_cuts *out)
+{
+	repeat *r = NULL;
+	int m = 0;
+	uint8_t *used = calloc((size_t)pv->n + 1, 1);
+	uint8_t *in_cut = calloc((size_t)pv->g->n_nodes + 1, 1);
+	int rc = used && in_cut ? find_repeats(seq, pv->n, &r, &m) : -1;
+	for (int k = 0; !rc && k < m; k++) {
+		placement pl = place(pv, at, &r[k], used, in_cut);
+		if (pl.count)
+			rc = add_copies(pv, at, &pl, r[k].period, in_cut, used, out);
+	}
+	free(r);
+	free(used);
+	free(in_cut);
+	return rc;
+}
+
+int pn_partition_typical(pn_pview *pv, pn_cuts *out)
+{
+	if (pv->n < 2 * TYPICAL_MIN)
+		return 0;
+	uint64_t *tok = malloc(sizeof(uint64_t) * (size_t)(pv->g->n_nodes + 1));
+	uint64_t *seq = malloc(sizeof(uint64_t) * (size_t)(pv->n + 1));
+	int32_t *at = malloc(sizeof(int32_t) * (size_t)(pv->n + 1));
+	int rc = tok && seq && at ? 0 : -1;
+	for (int i = 0; !rc && i < pv->g->n_nodes; i++)
+		tok[i] = pv->compute[i] ? token_of(pv, i) : 0;
+	if (!rc)
+		rc = token_order(pv, tok, seq, at);
+	if (!rc)
+		rc = take_repeats(pv, seq, at, out);
+	free(tok);
+	free(seq);
+	free(at);
+	return rc;
+}
