@@ -14,7 +14,7 @@ static const char *strategy;
 static const pn_option options[] = {
 	PN_INCLUDE(pn_extract_options),
 	PN_STRING(0, "strategy", "LIST", &strategy, "all",
-		  "partition with these strategies (fusion,anchor,window,sole)"),
+		  "partition with these strategies (typical,fusion,anchor,window,sole)"),
 	PN_OPT_TABLE_END,
 };
 

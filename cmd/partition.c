@@ -24,7 +24,7 @@ int pn_call_partition(pn_ctx *ctx, const char *strategies, const pn_shard *shard
 static const char *strategies;
 
 static const pn_option partition_options[] = {
-	PN_STRING(0, "strategy", "fusion,anchor,window,sole", &strategies, "all",
+	PN_STRING(0, "strategy", "typical,fusion,anchor,window,sole", &strategies, "all",
 		  "the strategies to cut with"),
 	PN_CALLBACK1(0, "shard", "K/N", &pn_cmd_shard, pn_opt_shard, "0/1: every model",
 		    "only the models whose record key falls in shard K of N "
