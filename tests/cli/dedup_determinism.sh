@@ -50,7 +50,7 @@ cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xb.dump" || fail "build after a partition r
 cp -r "$TEST_TMP/x" "$TEST_TMP/xs"
 pn --db "$TEST_TMP/xs" -j 2 partition --strategy sole,fusion
 pn --db "$TEST_TMP/xs" -j 2 dedup
-pn --db "$TEST_TMP/xs" -j 1 build --no-weight-check --strategy window,anchor "$s1"
+pn --db "$TEST_TMP/xs" -j 1 build --no-weight-check --strategy window,anchor,typical "$s1"
 [ "$status" -eq 0 ] || fail "build of the other strategies: $out"
 dump "$TEST_TMP/xs" "$TEST_TMP/xs.dump"
 cmp -s "$TEST_TMP/a.dump" "$TEST_TMP/xs.dump" || fail "stages apart, then a build of the other strategies, differ from one build"
