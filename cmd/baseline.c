@@ -57,7 +57,7 @@ static void print_stats(const pn_baseline_stats *s, const pn_headline *h, int js
 
 /* The stage could not run (no ORT library): the store's share as it
  * stands, which without earlier baselines says it was not measured. */
-static void print_unmeasured(const char *why, const pn_headline *h, int json)
+static void print_store_headline(const char *why, const pn_headline *h, int json)
 {
 	if (!json) {
 		pn_headline_print(stdout, h, "baseline: ");
@@ -90,7 +90,7 @@ int pn_call_baseline(pn_ctx *ctx, const pn_baseline_opts *o, const char *who)
 	if (failed) {
 		pn_die("%s: baseline ort: %s", who, err);
 		if (!no_headline)
-			print_unmeasured(err, &h, ctx->json);
+			print_store_headline(err, &h, ctx->json);
 		return 1;
 	}
 	if (no_headline)
