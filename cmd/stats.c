@@ -21,6 +21,7 @@
 #include "store/subgraphs.h"
 #include "exec/baseline.h"
 #include "exec/calibrate.h"
+#include "exec/headline.h"
 #include "exec/profile.h"
 #include "export/groups.h"
 #include "store/query.h"
@@ -68,6 +69,7 @@ typedef struct stats {
 	int64_t ort_total, ort_ok, ort_refused, ort_disagree, ort_regress;
 	pn_tally ort_versions, ort_by_ops, ort_reg_by_ops, ort_by_size, ort_reg_by_size;
 	double *ort_ratio;           /* ORT-ALL / passnet, per ok baseline */
+	pn_headline headline;        /* the compiler-regression share (exec/headline.h) */
 	int64_t ort_ratio_cap;
 	pn_calibration *machines;    /* meta "machine/<id>", in id order */
 	int n_machines;
@@ -448,11 +450,12 @@ static void count_ort(stats *s, const Passnet__Profile *p)
 
 static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profile *p)
 {
-	(void)key;
 	(void)val;
 	stats *s = ud;
 	if (!p)
 		return 0;
+	if (key.len == 16 && pn_headline_add(s->t, key.data, p, &s->headline))
+		pn_warn("stats: the occurrences of a profiled subgraph could not be read");
 	s->profiled++;
 	if (p->status && !strcmp(p->status, "failed")) {
 		s->prof_failed++;
@@ -571,6 +574,10 @@ static double ratio_median(stats *s)
  * under the default compiler: ORT at ALL against ORT disabled. */
 static void print_ort_stats(stats *s)
 {
+	/* the headline once there is something ORT could time: not measured
+	 * until it has */
+	if (s->profiled)
+		pn_headline_print(stdout, &s->headline, "headline    ");
 	if (!s->ort_total)
 		return;
 	printf("ort         %lld baselines (ONNX Runtime", (long long)s->ort_total);
@@ -833,6 +840,8 @@ static void print_json(stats *s)
 	putchar(',');
 	pn_tally_json(&s->ort_reg_by_ops, "regressions_by_ops", stdout);
 	printf("},");
+	pn_headline_json(stdout, &s->headline);
+	putchar(',');
 	print_machines_json(s);
 	printf("}\n");
 }
@@ -891,7 +900,8 @@ const pn_cmd_spec pn_cmd_stats = {
 	.description = "counts by source, opset and op type; values with unknown dims, where they "
 		       "start and whether any is an inference gap; errors by kind; candidates and "
 		       "unique subgraphs per strategy, dedup ratio, most frequent patterns, long tail; "
-		       "the machines profiles were measured on",
+		       "the compiler-regression share of the ORT baseline (by size and strategy, or "
+		       "not measured); the machines profiles were measured on",
 	.details = "Summarises the store: models by source and opset, the op histogram,\n"
 		   "values whose shape is not fully known, and errors by kind.\n",
 	.run = run,

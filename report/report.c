@@ -22,6 +22,7 @@
 #include "canon/decode.h"
 #include "exec/baseline.h"
 #include "exec/calibrate.h"
+#include "exec/headline.h"
 #include "exec/profile.h"
 #include "export/groups.h"
 #include "report/rank.h"
@@ -106,7 +107,7 @@ typedef struct report {
 	rort *orts;            /* in hash order, as profiles are read */
 	size_t n_orts, cap_orts;
 	int64_t ort_total, ort_refused, ort_skipped, ort_disagree, ort_regressions;
-	int64_t ort_size[PN_BASELINE_SIZES], ort_size_reg[PN_BASELINE_SIZES];
+	pn_headline headline;  /* the share in all, by size and strategy (exec/headline.h) */
 	pn_tally ort_versions, ort_ops, ort_ops_reg, ort_refusals;
 	pn_calibration *machines;    /* meta "machine/<id>", in id order */
 	int n_machines;
@@ -214,12 +215,8 @@ static int ort_add(report *r, const rsub *s, const Passnet__Profile *p)
 	char ops[512];
 	pn_baseline_op_set(b->ops_disabled, ops, sizeof ops);
 	pn_tally_add(&r->ort_ops, ops, 1);
-	int size = pn_baseline_size_bucket(p->nodes);
-	r->ort_size[size]++;
-	if (reg) {
+	if (reg)
 		pn_tally_add(&r->ort_ops_reg, ops, 1);
-		r->ort_size_reg[size]++;
-	}
 	if (grow(&r->orts, r->n_orts, &r->cap_orts, sizeof(*r->orts)))
 		return -1;
 	r->orts[r->n_orts++] = (rort){.sub = (size_t)(s - r->subs), .all = b->median_all_us,
@@ -254,6 +251,8 @@ static int on_profile(void *ud, pn_bytes key, pn_bytes val, const Passnet__Profi
 		r->flags[k] += (s->flags >> k) & 1;
 	profile_notes(r, p, failed);
 	int rc = p->ort ? ort_add(r, s, p) : 0;
+	if (!rc && pn_headline_add(r->t, key.data, p, &r->headline))
+		return pn_fail(r->err, "reading the occurrences of a profiled subgraph failed");
 	return rc ? pn_fail(r->err, "out of memory") : 0;
 }
 
@@ -575,6 +574,7 @@ static const char css[] =
 	"h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;"
 	"border-bottom:1px solid #ddd;padding-bottom:4px}\n"
 	".lede,.note{color:#555;font-size:14px;max-width:900px}\n"
+	".headline{font-size:17px;font-weight:600;max-width:900px}\n"
 	".cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0;padding:0}\n"
 	".card{border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:110px;"
 	"background:#fafafa}\n"
@@ -622,6 +622,57 @@ static int64_t patterns_profiled(const report *r)
 	return n;
 }
 
+static double share_pct(int64_t part, int64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void ort_share_row(FILE *f, const char *label, int64_t reg, int64_t timed)
+{
+	fputs("<tr><td>", f);
+	pn_html_escape(f, label);
+	fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
+		"<td class=\"n\">%.1f%%</td></tr>\n", (long long)reg, (long long)timed,
+		share_pct(reg, timed));
+}
+
+static void ort_share_head(FILE *f, const char *id, const char *what)
+{
+	fprintf(f, "<table id=\"%s\"><thead><tr><th>%s</th><th class=\"n\">regressions</th>"
+		"<th class=\"n\">timed</th><th class=\"n\">share</th></tr></thead><tbody>\n", id, what);
+}
+
+/* One row per group ORT timed, in the groups' own order. */
+static void ort_share_rows(FILE *f, const char *const *names, const pn_share *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i].timed)
+			ort_share_row(f, names[i], s[i].regressions, s[i].timed);
+}
+
+/* The published benchmark's headline measured here (exec/headline.h): the
+ * sentence, then the share by size and by strategy; or that it was not
+ * measured. */
+static void write_ort_headline(FILE *f, const report *r)
+{
+	char line[512];
+	pn_headline_sentence(&r->headline, line, sizeof line);
+	fputs("<p class=\"headline\" id=\"ort-headline\">", f);
+	pn_html_escape(f, line);
+	fputs("</p>\n", f);
+	if (!pn_headline_measured(&r->headline))
+		return;
+	fputs("<div class=\"plots\"><div><h3>Slower with ORT's optimisations, by size</h3>", f);
+	ort_share_head(f, "ort-headline-by-size", "nodes");
+	ort_share_rows(f, pn_baseline_size_names, r->headline.size, PN_BASELINE_SIZES);
+	fputs("</tbody></table></div>\n<div><h3>By strategy</h3>", f);
+	ort_share_head(f, "ort-headline-by-strategy", "strategy (a subgraph counts in each that "
+		       "cut it)");
+	ort_share_rows(f, pn_strategy_names, r->headline.strategy, PN_N_STRATEGIES);
+	fputs("</tbody></table></div></div>\n<p class=\"note\">By op set, and the subgraphs "
+	      "ORT did not time: the section on ONNX Runtime below.</p>\n", f);
+}
+
 static void write_headline(FILE *f, const report *r)
 {
 	char buf[64];
@@ -639,7 +690,9 @@ static void write_headline(FILE *f, const report *r)
 	fmt_num(r->median, buf, sizeof buf);
 	card(f, "median-ratio", "median time / bound", buf);
 	fputs("</dl>\n", f);
-	if (!r->profiled)
+	if (r->profiled)
+		write_ort_headline(f, r);
+	else
 		fputs("<p class=\"note\" id=\"no-profiles\">No subgraph has been profiled yet: "
 		      "run <code>passnet exec</code> to measure them.</p>\n", f);
 	if (r->orphans)
@@ -1030,11 +1083,6 @@ static void write_tally(FILE *f, const char *title, pn_tally *t, int max)
 #define ORT_OPS_SHOWN 15
 #define ORT_WORST_SHOWN 10
 
-static double share_pct(int64_t part, int64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static void write_ort_cards(FILE *f, const report *r)
 {
 	char buf[64];
@@ -1081,21 +1129,6 @@ static void write_ort_scatter(FILE *f, const report *r)
 	free(pts);
 }
 
-static void ort_share_row(FILE *f, const char *label, int64_t reg, int64_t timed)
-{
-	fputs("<tr><td>", f);
-	pn_html_escape(f, label);
-	fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
-		"<td class=\"n\">%.1f%%</td></tr>\n", (long long)reg, (long long)timed,
-		share_pct(reg, timed));
-}
-
-static void ort_share_head(FILE *f, const char *id, const char *what)
-{
-	fprintf(f, "<table id=\"%s\"><thead><tr><th>%s</th><th class=\"n\">regressions</th>"
-		"<th class=\"n\">timed</th><th class=\"n\">share</th></tr></thead><tbody>\n", id, what);
-}
-
 static int64_t tally_count(const pn_tally *t, const char *name)
 {
 	for (int i = 0; i < t->n; i++)
@@ -1109,9 +1142,7 @@ static void write_ort_distribution(FILE *f, report *r)
 {
 	fputs("<div class=\"plots\"><div><h3>By size</h3>", f);
 	ort_share_head(f, "ort-by-size", "nodes");
-	for (int k = 0; k < PN_BASELINE_SIZES; k++)
-		if (r->ort_size[k])
-			ort_share_row(f, pn_baseline_size_names[k], r->ort_size_reg[k], r->ort_size[k]);
+	ort_share_rows(f, pn_baseline_size_names, r->headline.size, PN_BASELINE_SIZES);
 	fputs("</tbody></table></div>\n<div><h3>By op set</h3>", f);
 	pn_tally_sort(&r->ort_ops_reg);
 	ort_share_head(f, "ort-by-ops", "op set (ORT's unoptimised graph)");

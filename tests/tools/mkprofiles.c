@@ -3,14 +3,19 @@
  * the report (and anything else reading profiles) can be tested before, and
  * independently of, the real profiler.
  *
- *   mkprofiles DB
+ *   mkprofiles [--ort] DB
  *
  * Every figure is derived from the subgraph's hash and its stored cost, so
  * the same store always gets the same profiles.  About 1 subgraph in 8 is
  * left unprofiled, 1 in 25 of the rest fails, 1 in 12 is unstable; the
  * time / bound ratio spreads log-uniformly from 0.5 to 1000, and the flags
- * follow from the figures the way docs/executor.md describes them.  Prints
- * "profiles N failed N unstable N slow N".
+ * follow from the figures the way docs/executor.md describes them.  With
+ * --ort, every profile not failed also gets a synthetic ONNX Runtime
+ * baseline (version "synthetic"): 1 in 6 refused, the rest timed, and 1 in
+ * 3 of those slower at level ALL by 1.5x and flagged compiler-regression,
+ * so that what reads baselines (the compiler-regression share) is tested
+ * on figures known in advance.  Prints "profiles N failed N unstable N slow
+ * N" and with --ort " ort N regressions N".
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +28,8 @@
 
 typedef struct job {
 	pn_writer *w;
-	long profiles, failed, unstable, slow;
+	int ort;               /* --ort: synthetic baselines too */
+	long profiles, failed, unstable, slow, ort_timed, ort_regressions;
 	char err[PN_ERRLEN];
 } job;
 
@@ -38,6 +44,31 @@ static void add_flag(Passnet__Profile *p, char **flags, const char *f)
 	flags[p->n_flags++] = (char *)f;
 }
 
+/* A synthetic ONNX Runtime baseline of a measured profile, into b. */
+static void add_ort(job *j, const uint8_t *h, Passnet__Profile *p, char **flags,
+		    Passnet__OrtBaseline *b)
+{
+	p->ort = b;
+	b->ort_version = "synthetic";
+	if (h[10] % 6 == 0) {
+		b->status = "refused";
+		b->message = "synthetic refusal";
+		return;
+	}
+	b->status = "ok";
+	b->has_median_all_us = b->has_median_disabled_us = b->has_ratio = 1;
+	b->has_agree = b->has_agree_disabled = 1;
+	b->agree = b->agree_disabled = 1;
+	b->median_disabled_us = p->median_us * 0.8;
+	b->median_all_us = b->median_disabled_us * (h[11] % 3 == 0 ? 1.5 : 0.9);
+	b->ratio = b->median_all_us / p->median_us;
+	j->ort_timed++;
+	if (h[11] % 3 == 0) {
+		add_flag(p, flags, "compiler-regression");
+		j->ort_regressions++;
+	}
+}
+
 static int put_profile(job *j, const uint8_t *h, const Passnet__Subgraph *sg)
 {
 	static char *thresholds[] = {"slow: time/bound_fused > 20",
@@ -46,6 +77,7 @@ static int put_profile(job *j, const uint8_t *h, const Passnet__Subgraph *sg)
 				     "parallel-slowdown: time > time_1thread",
 				     "unstable: iqr/median > 0.1 after 2 repeats"};
 	Passnet__Profile p = PASSNET__PROFILE__INIT;
+	Passnet__OrtBaseline ort = PASSNET__ORT_BASELINE__INIT;
 	char *flags[8];
 	double times[5];
 	p.has_version = 1;
@@ -109,6 +141,8 @@ static int put_profile(job *j, const uint8_t *h, const Passnet__Subgraph *sg)
 			add_flag(&p, flags, "unstable");
 			j->unstable++;
 		}
+		if (j->ort)
+			add_ort(j, h, &p, flags, &ort);
 	}
 	size_t len = passnet__profile__get_packed_size(&p);
 	uint8_t *buf = malloc(len ? len : 1);
@@ -137,14 +171,16 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: mkprofiles DB\n");
+	job j = {0};
+	j.ort = argc == 3 && !strcmp(argv[1], "--ort");
+	if (argc != 2 + j.ort) {
+		fprintf(stderr, "usage: mkprofiles [--ort] DB\n");
 		return 2;
 	}
-	job j = {0};
+	const char *db = argv[1 + j.ort];
 	pn_store *s;
 	pn_rtxn *t;
-	if (pn_store_open(&s, argv[1], 0, j.err) || pn_writer_open(s, &j.w, 0, j.err) ||
+	if (pn_store_open(&s, db, 0, j.err) || pn_writer_open(s, &j.w, 0, j.err) ||
 	    pn_rtxn_begin(s, &t, j.err)) {
 		fprintf(stderr, "mkprofiles: %s\n", j.err);
 		return 1;
@@ -156,7 +192,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pn_store_close(s);
-	printf("profiles %ld failed %ld unstable %ld slow %ld\n", j.profiles, j.failed, j.unstable,
+	printf("profiles %ld failed %ld unstable %ld slow %ld", j.profiles, j.failed, j.unstable,
 	       j.slow);
+	if (j.ort)
+		printf(" ort %ld regressions %ld", j.ort_timed, j.ort_regressions);
+	putchar('\n');
 	return 0;
 }
