@@ -33,8 +33,9 @@ static const pn_option options[] = {
 	PN_INT(0, "min-ops", "N", &ef.min_ops, "2", "only subgraphs of at least N ops"),
 	PN_INT(0, "max-ops", "N", &ef.max_ops, "no bound", "only subgraphs of at most N ops"),
 	PN_LIST(0, "flag", "F,G", &flags, "only subgraphs with every listed flag (slow, ...)"),
-	PN_STRING(0, "strategy", "LIST", &strategy, "all",
-		  "only subgraphs found by these strategies"),
+	PN_STRING(0, "strategy", "LIST", &strategy, "typical,fusion",
+		  "only subgraphs found by these strategies (all: any), as PassBench's tasks are "
+		  "repeated blocks and fusion groups"),
 	PN_OPT_TABLE_END,
 };
 
@@ -44,7 +45,11 @@ static int check(pn_ctx *ctx)
 			  split[0] < 0 || split[1] < 0 || split[2] < 0 ||
 			  split[0] + split[1] + split[2] <= 0))
 		return pn_die("--split wants TRAIN/VAL/TEST percentages, got '%s'", split_arg);
-	if (strategy && pn_strategy_mask(strategy, &ef.strategies))
+	if (!strategy)
+		strategy = "typical,fusion";
+	if (!strcmp(strategy, "all"))
+		ef.strategies = 0;
+	else if (pn_strategy_mask(strategy, &ef.strategies))
 		return pn_die("--strategy: unknown strategy in '%s'", strategy);
 	if (k < 1 || variants < 1)
 		return pn_usage_error(ctx->usage, "--tasks and --variants need positive numbers");

@@ -87,7 +87,7 @@ PYEOF
 
 db="$TEST_TMP/db" set="$TEST_TMP/set"
 : > "$TEST_TMP/all.out"
-for step in "build $m" "exec --budget 30" "export --out $set --tasks 30"; do
+for step in "build $m" "exec --budget 30" "export --out $set --tasks 30 --strategy all"; do
 	pn --db "$db" $step
 	[ "$status" -eq 0 ] || fail "$step: $out"
 	printf '%s\n' "$out" >> "$TEST_TMP/all.out"
