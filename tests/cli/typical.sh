@@ -88,7 +88,9 @@ typical_of "$db" > "$TEST_TMP/t1"
 [ "$(wc -l < "$TEST_TMP/t1")" -eq 1 ] || fail "one typical subgraph expected: $(cat "$TEST_TMP/t1")"
 read -r block_hash occ nodes < "$TEST_TMP/t1"
 expect_eq "$occ $nodes" "4 7" "the stack's typical subgraph: occurrences and ops"
-echo "1. stack: one typical subgraph of 7 ops, 4 occurrences; plain: none"
+pn --db "$db" stats
+expect_contains "$out" "typical     1 repeated blocks (unique) in 1 of 2 models, 4.0 candidates per model with one" "stats' typical line"
+echo "1. stack: one typical subgraph of 7 ops, 4 occurrences; plain: none; stats says so"
 
 # 2. the same block, renamed and reordered, after a Tanh
 pn --db "$TEST_TMP/other" build --variants 0 "$src2"
