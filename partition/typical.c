@@ -272,7 +272,8 @@ static int find_repeats(const uint64_t *seq, int n, repeat **out, int *n_out)
 			}
 			i = i > a ? i : i + 1;
 		}
-	qsort(r, (size_t)m, sizeof(repeat), cmp_repeat);
+	if (m > 1)	/* r is NULL when nothing repeats: qsort must not see it */
+		qsort(r, (size_t)m, sizeof(repeat), cmp_repeat);
 	*out = r;
 	*n_out = m;
 	return 0;
