@@ -419,6 +419,8 @@ static int one_thread_phase(measure *ms, const pn_profile_opts *o, const Passnet
 			    double *times, double *median)
 {
 	pn_stop_rule rule = stop_rule(o);
+	if (o->protocol == PN_PROTOCOL_ADAPTIVE)
+		rule.far = PN_PROTOCOL_FAR;
 	if (p->median_us > 0)
 		pn_stop_rule_add(&rule, p->median_us / PN_PARALLEL_SLOWDOWN, p->iqr_us / p->median_us);
 	double iqr;

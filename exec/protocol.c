@@ -43,13 +43,29 @@ static int median_iqr(const double *t, int n, double *m, double *q)
 	return 0;
 }
 
+/* Before the floor: whether the median of t[0..n) is further than far +
+ * spread from each of r's thresholds, and r has one (a rule with none
+ * has nothing to be far from, and keeps its floor). */
+static int far_from_all(const double *t, int n, const pn_stop_rule *r)
+{
+	double m, q;
+	if (n < 1 || r->n == 0 || median_iqr(t, n, &m, &q) || !(m > 0))
+		return 0;
+	for (int i = 0; i < r->n; i++)
+		if (fabs(m / r->x[i] - 1) <= r->far + r->spread[i])
+			return 0;
+	return 1;
+}
+
 int pn_trials_enough(const double *t, int n, const pn_stop_rule *r)
 {
 	if (n >= r->max_trials)
 		return 1;
 	PN_ASSERT(r->min_trials >= 1);
 	double m, q;
-	if (n < r->min_trials || median_iqr(t, n, &m, &q))
+	if (n < r->min_trials)
+		return r->far > 0 && far_from_all(t, n, r);
+	if (median_iqr(t, n, &m, &q))
 		return 0;
 	if (!(m > 0) || q / m > PN_UNSTABLE_IQR)
 		return 0;
@@ -69,7 +85,8 @@ void pn_protocol_text(int protocol, int warmups, int trials, char *buf, size_t c
 	else
 		snprintf(buf, cap,
 			 "protocol adaptive: 1 sizing warm-up, %d..%d trials, until iqr <= %g x median "
-			 "and every threshold is further than max(%g, iqr/median) from it",
+			 "and every threshold is further than max(%g, iqr/median) from it; "
+			 "on 1 thread, 1 trial %g from the threshold",
 			 trials < PN_PROTOCOL_MIN_TRIALS ? trials : PN_PROTOCOL_MIN_TRIALS, trials,
-			 PN_UNSTABLE_IQR, PN_PROTOCOL_NEAR);
+			 PN_UNSTABLE_IQR, PN_PROTOCOL_NEAR, PN_PROTOCOL_FAR);
 }

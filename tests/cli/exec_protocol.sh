@@ -3,7 +3,8 @@
 # calibration and the ranges (what bench/protocol.sh does at scale):
 #  1. every profile names its protocol and its timing runs; full keeps T = 5
 #     trials and takes at least (3 + 1 + 5) x 2 runs on 2 threads; adaptive
-#     keeps 3 to 5 and takes at least 1 + 3 + 3;
+#     keeps 3 to 5 and takes at least 1 + 3 + 1 (one 1-thread trial far
+#     from its threshold);
 #  2. an adaptive profile that stopped before T trials is stable and its
 #     median is further than 5% from the thresholds of slow and
 #     overhead-bound (the rule, checked on what was stored);
@@ -52,7 +53,7 @@ for r, ps in runs.items():
         if full:
             assert p["trials_kept"] == 5 and p["timing_runs"] >= 18, (r, h, p)
         else:
-            assert 3 <= p["trials_kept"] <= 5 and p["timing_runs"] >= 7, (r, h, p)
+            assert 3 <= p["trials_kept"] <= 5 and p["timing_runs"] >= 5, (r, h, p)
 early = 0
 for h in sample:
     p = runs["adaptive"][h]

@@ -1,8 +1,9 @@
 /*
  * test_protocol.c - the adaptive protocol's stopping rule (exec/protocol.h)
  * on synthetic trial times: a stable sample far from every threshold stops
- * at the floor, one near a threshold or unstable goes on to the cap, and
- * the full protocol never stops early.  Medians and IQRs in the comments
+ * at the floor, one near a threshold or unstable goes on to the cap, the
+ * full protocol never stops early, and the 1-thread rule stops after one
+ * trial only far from its threshold.  Medians and IQRs in the comments
  * are computed by hand (IQR interpolated between ranks, numpy's default).
  */
 #include <setjmp.h>
@@ -107,6 +108,32 @@ static void test_6_no_threshold_and_names(void **state)
 	assert_int_equal(pn_protocol_index("fast"), -1);
 }
 
+/* 7. far (the 1-thread phase's rule): one trial is enough 80% from the
+ * threshold (1-thread 180 against 100 = an N-thread median of 110 / 1.1),
+ * not 30% from it, nor 60% away when the threshold's own spread (15%)
+ * brings it within far + spread; a rule without far, or without any
+ * threshold, keeps its floor. */
+static void test_7_far_single_trial(void **state)
+{
+	(void)state;
+	double split[] = {180, 181, 179}, unsplit[] = {130, 131, 129}, mid[] = {160, 160, 160};
+	pn_stop_rule r = adaptive();
+	r.far = PN_PROTOCOL_FAR;
+	pn_stop_rule_add(&r, 100, 0.05);
+	assert_int_equal(stops_at(split, 3, &r), 1);
+	assert_int_equal(stops_at(unsplit, 3, &r), 3);
+	r = adaptive();
+	r.far = PN_PROTOCOL_FAR;
+	pn_stop_rule_add(&r, 100, 0.15);
+	assert_int_equal(stops_at(mid, 3, &r), 3);
+	r = adaptive();
+	pn_stop_rule_add(&r, 100, 0.05);
+	assert_int_equal(stops_at(split, 3, &r), 3);
+	r = adaptive();
+	r.far = PN_PROTOCOL_FAR;
+	assert_int_equal(stops_at(split, 3, &r), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -116,6 +143,7 @@ int main(void)
 		cmocka_unit_test(test_4_band_follows_spread),
 		cmocka_unit_test(test_5_full_never_early),
 		cmocka_unit_test(test_6_no_threshold_and_names),
+		cmocka_unit_test(test_7_far_single_trial),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
