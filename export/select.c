@@ -274,6 +274,28 @@ static void add_variant(scan *s, const uint8_t *key, const Passnet__Subgraph *sg
 	s->eligible++;
 }
 
+/* Whether every Concat joins inputs of one rank.  PyTorch's exporter joins
+ * an empty 1-D constant onto rank-3 tensors (emformer's attention caches),
+ * which ONNX Runtime and passnet run (it adds nothing) but onnx's checker
+ * rejects: such a subgraph stays in the store, not in a task set whose
+ * every model a user's ONNX tools must accept. */
+static int concat_ranks_agree(const pn_graph *g)
+{
+	for (int i = 0; i < g->n_nodes; i++) {
+		const pn_node *nd = &g->nodes[i];
+		if (strcmp(nd->op_type, "Concat"))
+			continue;
+		int rank = -1;
+		for (int k = 0; k < nd->n_in; k++) {
+			int r = nd->in[k] >= 0 ? g->values[nd->in[k]].type.rank : -1;
+			if (r >= 0 && rank >= 0 && r != rank)
+				return 0;
+			rank = r >= 0 ? r : rank;
+		}
+	}
+	return 1;
+}
+
 static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subgraph *sg)
 {
 	(void)val;
@@ -287,7 +309,8 @@ static int on_subgraph(void *ud, pn_bytes key, pn_bytes val, const Passnet__Subg
 	/* Decoded as the export will write it: a subgraph whose boundary rank
 	 * depends on data (profiled at the shape its model showed) cannot be a
 	 * task, as ONNX files state every boundary rank. */
-	if (!pn_subgraph_decode(sg->canonical.data, sg->canonical.len, 1, NULL, &m, NULL, err))
+	if (!pn_subgraph_decode(sg->canonical.data, sg->canonical.len, 1, NULL, &m, NULL, err) &&
+	    concat_ranks_agree(m->graph))
 		n_trans = transitions(s, m->graph, &trans);
 	pn_model_free(m);
 	Passnet__Profile *p;
