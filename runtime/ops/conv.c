@@ -345,9 +345,58 @@ int pn_conv_is_pointwise(const pn_window *w)
 	return 1;
 }
 
+/*
+ * Ungrouped convolutions with one output position per image (a 1x1 map: a
+ * batch variant of an SE block or a head on pooled features): Y (N x M) =
+ * X' (N x K) * W^T, each image's window one row of X' (the input itself for
+ * a 1x1 kernel on a 1x1 map), so a chunk of images is one GEMM instead of a
+ * product of one column, its packing and its fork-join per image.
+ */
+static int conv_one_position_f32(pn_kctx *k, const pn_conv_geom *g, const float *x,
+				 const float *w, const float *b, float *y)
+{
+	const pn_window *wn = &g->w;
+	const int64_t K = g->C * g->ksz;
+	const int direct = pn_conv_is_pointwise(wn);
+	const int64_t chunk = direct ? g->N : pn_conv_cols(K, g->N);
+	float *rows = direct ? NULL : pn_kscratch(k, sizeof(float) * (size_t)(chunk * K));
+	int64_t *off = direct ? NULL : pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz);
+	if (!direct && (!rows || !off))
+		return -1;
+	/* The window's taps (kz, ky, kx) in W's order: their input offset, or
+	 * -1 in the padding. */
+	for (int64_t t = 0; !direct && t < g->ksz; t++) {
+		int64_t kk[3] = {t / (wn->k[1] * wn->k[2]), t / wn->k[2] % wn->k[1], t % wn->k[2]};
+		int64_t i[3], inside = 1;
+		for (int a = 0; a < 3; a++) {
+			i[a] = kk[a] * wn->d[a] - wn->pb[a];
+			inside &= i[a] >= 0 && i[a] < wn->in[a];
+		}
+		off[t] = inside ? (i[0] * wn->in[1] + i[1]) * wn->in[2] + i[2] : -1;
+	}
+	for (int64_t n0 = 0; n0 < g->N; n0 += chunk) {
+		const int64_t cnt = g->N - n0 < chunk ? g->N - n0 : chunk;
+		for (int64_t i = 0; !direct && i < cnt; i++) {
+			const float *xn = x + (n0 + i) * g->C * g->isp;
+			float *r = rows + i * K;
+			for (int64_t c = 0; c < g->C; c++)
+				for (int64_t t = 0; t < g->ksz; t++)
+					r[c * g->ksz + t] = off[t] >= 0 ? xn[c * g->isp + off[t]] : 0.0f;
+		}
+		pn_sgemm(0, 1, cnt, g->M, K, 1.0f, direct ? x + n0 * K : rows, K, w, K, 0.0f,
+			 y + n0 * g->M, g->M);
+		for (int64_t n = n0; b && n < n0 + cnt; n++)
+			for (int64_t m = 0; m < g->M; m++)
+				y[n * g->M + m] += b[m];
+	}
+	return 0;
+}
+
 static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 		    const float *b, float *y)
 {
+	if (g->G == 1 && g->osp == 1 && g->N > 1 && pn_conv_force_path < 0)
+		return conv_one_position_f32(k, g, x, w, b, y);
 	int rc = pn_conv_direct_f32(k, g, x, w, b, y);
 	if (rc <= 0)
 		return rc;

@@ -400,10 +400,11 @@ static int conv_direct_f32(pn_kctx *k, const pn_conv_geom *g, const pn_flat *f,
 	if (shared) {
 		float *in = scr + per * nt;
 		for (int64_t n = 0; n < g->N; n++) {
-			#pragma omp parallel for num_threads(nt) schedule(static)
+			/* (if: a team of one still costs a fork-join per image) */
+			#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
 			for (int64_t c = 0; c < g->C; c++)
 				pn_flat_pack(f, x + (n * g->C + c) * g->isp, 0.0f, in + c * f->size);
-			#pragma omp parallel num_threads(nt)
+			#pragma omp parallel if (nt > 1) num_threads(nt)
 			{
 				int t = omp_get_thread_num(), T = omp_get_num_threads();
 				int64_t m0 = mblk * t / T * TAPS_MB, m1 = mblk * (t + 1) / T * TAPS_MB;
@@ -533,29 +534,44 @@ static void dot_gather(const pn_conv_geom *g, const float *x, int64_t ldc, float
 	}
 }
 
+/* Images gathered at once: a batch of 1x1 maps (a batch variant of an SE
+ * block or a head) is one parallel loop, not one fork-join per image. */
+#define DOT_GATHER_FLOATS (1 << 16)
+
+static void dot_item(const pn_conv_geom *g, const float *w, const float *b, const float *colT,
+		     int64_t ldc, int64_t pr, float *yn)
+{
+	const int64_t K = g->C * g->ksz, N = g->osp, m = 2 * pr;
+	int mb = g->M - m < 2 ? 1 : 2;
+	dot_tab[N][mb - 1](K, w + m * K, colT, ldc, yn + m * N, N);
+	for (int i = 0; i < mb && b; i++)
+		for (int64_t q = 0; q < N; q++)
+			yn[(m + i) * N + q] += b[m + i];
+}
+
 static int conv_dot_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const float *w,
 			const float *b, float *y)
 {
 	const int64_t K = g->C * g->ksz, ldc = (K + PN_VL - 1) / PN_VL * PN_VL, N = g->osp;
-	const int64_t pairs = (g->M + 1) / 2;
-	float *colT = pn_kscratch(k, sizeof(float) * (size_t)(N * ldc));
+	const int64_t pairs = (g->M + 1) / 2, per_image = N * ldc;
+	int64_t chunk = DOT_GATHER_FLOATS / per_image;
+	chunk = chunk < 1 ? 1 : chunk < g->N ? chunk : g->N;
+	float *colT = pn_kscratch(k, sizeof(float) * (size_t)(chunk * per_image));
 	if (!colT)
 		return -1;
-	int nt = 1;
-	if (g->M * N * K > PN_PAR_MIN_WORK && !omp_in_parallel())
-		nt = omp_get_max_threads();
-	nt = nt < pairs ? nt : (int)pairs;
-	for (int64_t n = 0; n < g->N; n++) {
-		dot_gather(g, x + n * g->C * g->isp, ldc, colT);
-		float *yn = y + n * g->M * N;
-		#pragma omp parallel for num_threads(nt) schedule(static)
-		for (int64_t pr = 0; pr < pairs; pr++) {
-			int64_t m = 2 * pr;
-			int mb = g->M - m < 2 ? 1 : 2;
-			dot_tab[N][mb - 1](K, w + m * K, colT, ldc, yn + m * N, N);
-			for (int i = 0; i < mb && b; i++)
-				for (int64_t q = 0; q < N; q++)
-					yn[(m + i) * N + q] += b[m + i];
+	for (int64_t n0 = 0; n0 < g->N; n0 += chunk) {
+		const int64_t cnt = g->N - n0 < chunk ? g->N - n0 : chunk, items = cnt * pairs;
+		for (int64_t i = 0; i < cnt; i++)
+			dot_gather(g, x + (n0 + i) * g->C * g->isp, ldc, colT + i * per_image);
+		int nt = 1;
+		if (cnt * g->M * N * K > PN_PAR_MIN_WORK && !omp_in_parallel())
+			nt = omp_get_max_threads();
+		nt = nt < items ? nt : (int)items;
+		#pragma omp parallel for if (nt > 1) num_threads(nt) schedule(static)
+		for (int64_t it = 0; it < items; it++) {
+			int64_t i = it / pairs;
+			dot_item(g, w, b, colT + i * per_image, ldc, it % pairs,
+				 y + (n0 + i) * g->M * N);
 		}
 	}
 	return 0;

@@ -3,7 +3,8 @@
  * loop in double on random inputs (grouped, depthwise, strided, dilated,
  * padded, 1x1, 1-D and 3-D), each Conv through every path (the kernel's own
  * choice, which takes dot products along the reduction for outputs of a
- * few positions, im2col + GEMM, and the direct path over the flat layout), and
+ * few positions and one GEMM over the batch for outputs of one, im2col +
+ * GEMM, and the direct path over the flat layout), and
  * bitwise identical outputs for one and two threads on convolutions large
  * enough to be split into im2col segments and run in parallel.  Kernels are
  * called through pn_exec_node on hand-made nodes, as constant folding calls
@@ -266,6 +267,11 @@ static void test_conv_vs_naive(void **state)
 		{"3x4 valid", 0, 2, 1, 20, 4, 1, {5, 6}, {3, 3}, ONES, ONES, ZEROS, ZEROS, 0},
 		{"1-D small strided", 0, 1, 1, 40, 7, 1, {8}, {3}, {2}, {1}, {1}, {0}, 1},
 		{"1x1 strided grouped", 0, 2, 1, 6, 4, 2, {7, 8}, {1, 1}, {2, 3}, ONES, ZEROS, ZEROS, 1},
+		/* one output position per image, a batch of them: one GEMM */
+		{"batch 3x3 on 1x1", 0, 2, 7, 9, 5, 1, {1, 1}, {3, 3}, ONES, ONES, {1, 1}, {1, 1}, 1},
+		{"batch 1x1 on 1x1", 0, 2, 6, 10, 3, 1, {1, 1}, {1, 1}, ONES, ONES, ZEROS, ZEROS, 1},
+		{"batch window = map", 0, 2, 4, 3, 6, 1, {3, 4}, {3, 4}, ONES, ONES, ZEROS, ZEROS, 0},
+		{"batch 1-D strided", 0, 1, 5, 4, 2, 1, {6}, {3}, {4}, {2}, {1}, {0}, 1},
 		{"transpose", 1, 2, 2, 4, 6, 2, {4, 5}, {3, 3}, {2, 2}, ONES, {1, 0}, {0, 1}, 1},
 		{"transpose dilated", 1, 2, 1, 3, 2, 1, {3, 4}, {2, 3}, {3, 1}, {2, 2}, ZEROS, ZEROS, 0},
 		{"transpose 1-D", 1, 1, 1, 2, 3, 1, {6}, {3}, {2}, {1}, {1}, {1}, 1},
