@@ -32,8 +32,13 @@ ONNX_PROTO_DIR ?= /usr/include
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT) -g
 # What every build shares, the sanitized one (test-sanitize) included.
+# -fno-trapping-math: passnet never reads or enables floating-point
+# exception flags, so the compiler may evaluate both arms of a select;
+# without it the branch-free math of runtime/ops/mathutil.h (tanh, erf,
+# exp, the logistic) stays scalar.  Values are the same (no -ffast-math:
+# NaNs, infinities, signed zeros and rounding keep IEEE semantics).
 BASE_CFLAGS := -std=c11 -Wall -Wextra -Werror -fopenmp -D_GNU_SOURCE -MMD -MP \
-           -Wno-format-truncation \
+           -fno-trapping-math -Wno-format-truncation \
            -I. -Ibuild/gen
 CFLAGS  += $(BASE_CFLAGS)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -82,7 +87,7 @@ FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus corpus-baseline clean \
         check test-sanitize-ci \
-        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-ort-models bench-protocol bench-kernels bench-deps \
+        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-ort-models bench-ort-dtypes bench-protocol bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
@@ -518,6 +523,13 @@ bench-ort-models: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
 	@command -v node >/dev/null || { echo "bench-ort-models needs node and npm (node >= 18)"; exit 1; }
 	@bench/ort_models.sh $(CORPUS)
+
+# Exported task variants per dtype (bench/ort_dtypes.sh: float32, float16,
+# bfloat16 on passnet and on ORT, 1 thread; TASKS=40 BUDGET=120 KEEP=DIR)
+bench-ort-dtypes: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
+	@command -v node >/dev/null || { echo "bench-ort-dtypes needs node and npm (node >= 18)"; exit 1; }
+	@bench/ort_dtypes.sh $(CORPUS)
 
 # Kernel benchmarks against OpenBLAS.  Only these programs link it (never
 # bin/passnet), so libopenblas-dev is installed here rather than by `deps`.

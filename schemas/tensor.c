@@ -8,6 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__F16C__) && defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 static const struct {
 	const char *name;
 	size_t size;
@@ -75,7 +79,7 @@ int pn_dtype_is_signed(int d)
 	       pn_dtype_is_float(d);
 }
 
-float pn_f16_to_f32(uint16_t h)
+float pn_f16_to_f32_soft(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
 	uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -91,8 +95,8 @@ float pn_f16_to_f32(uint16_t h)
 			man &= 0x3ff;
 			bits = sign | (exp << 23) | (man << 13);
 		}
-	} else if (exp == 31) {
-		bits = sign | 0x7f800000u | (man << 13);
+	} else if (exp == 31) {   /* infinity, or a NaN made quiet as F16C makes it */
+		bits = sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0);
 	} else {
 		bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
 	}
@@ -101,7 +105,7 @@ float pn_f16_to_f32(uint16_t h)
 	return f;
 }
 
-uint16_t pn_f32_to_f16(float f)
+uint16_t pn_f32_to_f16_soft(float f)
 {
 	uint32_t x;
 	memcpy(&x, &f, 4);
@@ -131,22 +135,27 @@ uint16_t pn_f32_to_f16(float f)
 	return (uint16_t)(sign | r);
 }
 
-float pn_bf16_to_f32(uint16_t h)
+void pn_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
 {
-	uint32_t bits = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &bits, 4);
-	return f;
+	int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#endif
+	for (; i < n; i++)
+		dst[i] = pn_f16_to_f32(src[i]);
 }
 
-uint16_t pn_f32_to_bf16(float f)
+void pn_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n)
 {
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (uint16_t)((x >> 16) | 0x40);
-	x += 0x7fff + ((x >> 16) & 1);
-	return (uint16_t)(x >> 16);
+	int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(dst + i),
+				 _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+	for (; i < n; i++)
+		dst[i] = pn_f32_to_f16(src[i]);
 }
 
 int64_t pn_numel(int rank, const int64_t *dims)

@@ -68,10 +68,95 @@ int         pn_dtype_is_float(int dtype);    /* f16, bf16, f32, f64 */
 int         pn_dtype_is_int(int dtype);      /* signed or unsigned integers */
 int         pn_dtype_is_signed(int dtype);
 
-float    pn_f16_to_f32(uint16_t h);
-uint16_t pn_f32_to_f16(float f);          /* round to nearest even */
-float    pn_bf16_to_f32(uint16_t h);
-uint16_t pn_f32_to_bf16(float f);         /* round to nearest even */
+/*
+ * float16 and bfloat16 to and from float32, rounding to nearest even; a NaN
+ * stays a NaN, made quiet (as F16C does).  They are inline and branch-free
+ * because kernels call them per element: a loop over a tensor vectorises
+ * around them, conversions included (F16C's where the build has it and
+ * the compiler has _Float16: gcc with -march=native on x86-64; bit
+ * arithmetic otherwise, e.g. under clang 14's fuzz builds).
+ * pn_f16_to_f32_n and pn_f32_to_f16_n convert whole arrays.
+ * pn_f16_to_f32_soft and pn_f32_to_f16_soft are the plain field-by-field
+ * definitions; test_dtype_convert checks that every version agrees with
+ * them on all 65,536 halves and on float32 patterns around every rounding
+ * boundary.
+ */
+float    pn_f16_to_f32_soft(uint16_t h);
+uint16_t pn_f32_to_f16_soft(float f);
+
+/* Bit arithmetic only: vectorises on any target. */
+static inline float pn_f16_to_f32_bits(uint16_t h)
+{
+	/* The exponent and mantissa moved into float32's fields, then scaled
+	 * by 2^112 (the difference of the biases): exact, and a subnormal half
+	 * comes out normalised.  Infinity and NaN get float32's top exponent. */
+	uint32_t em = h & 0x7fffu;
+	union { uint32_t u; float f; } v = {.u = em << 13};
+	v.f *= 0x1p112f;
+	v.u |= em >= 0x7c00u ? 0x7f800000u : 0;
+	v.u |= em > 0x7c00u ? 0x400000u : 0;
+	v.u |= (uint32_t)(h & 0x8000u) << 16;
+	return v.f;
+}
+
+static inline uint16_t pn_f32_to_f16_bits(float f)
+{
+	union { float f; uint32_t u; } v = {.f = f}, sub;
+	uint32_t sign = (v.u >> 16) & 0x8000u, a = v.u & 0x7fffffffu;
+	/* below 2^-14, a half subnormal: adding 0.5 (2^-1) leaves the
+	 * rounded-to-nearest-even count of 2^-24 in the low mantissa bits */
+	sub.u = a;
+	sub.f += 0.5f;
+	uint32_t small = sub.u - 0x3f000000u;
+	/* normal: rebias, round to nearest even on the 13 dropped bits */
+	uint32_t normal = (a + 0xc8000fffu + ((a >> 13) & 1)) >> 13;
+	uint32_t r = a < 0x38800000u ? small : normal;
+	r = a >= 0x47800000u ? 0x7c00u : r;                        /* overflow */
+	r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) : r;  /* NaN, quiet */
+	return (uint16_t)(sign | r);
+}
+
+#if defined(__F16C__) && defined(__FLT16_MAX__)
+/* The compiler's _Float16 with F16C: one instruction each way, and loops
+ * vectorise onto 8 or 16 conversions per instruction. */
+static inline float pn_f16_to_f32(uint16_t h)
+{
+	union { uint16_t u; _Float16 f; } v = {.u = h};
+	return (float)v.f;
+}
+
+static inline uint16_t pn_f32_to_f16(float f)
+{
+	union { _Float16 f; uint16_t u; } v = {.f = (_Float16)f};
+	return v.u;
+}
+#else
+static inline float pn_f16_to_f32(uint16_t h)
+{
+	return pn_f16_to_f32_bits(h);
+}
+
+static inline uint16_t pn_f32_to_f16(float f)
+{
+	return pn_f32_to_f16_bits(f);
+}
+#endif
+
+static inline float pn_bf16_to_f32(uint16_t h)
+{
+	union { uint32_t u; float f; } v = {.u = (uint32_t)h << 16};
+	return v.f;
+}
+static inline uint16_t pn_f32_to_bf16(float f)
+{
+	union { float f; uint32_t u; } v = {.f = f};
+	uint32_t x = v.u, rounded = (x + 0x7fff + ((x >> 16) & 1)) >> 16;
+	return (uint16_t)((x & 0x7fffffff) > 0x7f800000 ? (x >> 16) | 0x40 : rounded);
+}
+
+/* n elements at once (the staging of a whole tensor through float32). */
+void pn_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
+void pn_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n);
 
 /* Element count of dims, or -1 if a dim is negative or the product overflows
  * PN_MAX_NUMEL. */

@@ -85,8 +85,7 @@ static inline uint16_t pn_f2h(float f)
 }
 static inline float pn_b2f(uint16_t h)
 {
-	union { uint32_t u; float f; } v = {.u = (uint32_t)h << 16};
-	return v.f;
+	return pn_bf16_to_f32(h);
 }
 static inline uint16_t pn_f2b(float f)
 {

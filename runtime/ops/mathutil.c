@@ -141,8 +141,7 @@ void pn_mu_convert(int sdt, const void *src, int ddt, void *dst, int64_t n)
 	 * (int64 between integers, double otherwise) so no loop switches on
 	 * dtype per element. */
 	if (sdt == PN_FLOAT && ddt == PN_FLOAT16) {
-		for (int64_t i = 0; i < n; i++)
-			((uint16_t *)dst)[i] = pn_f32_to_f16(((const float *)src)[i]);
+		pn_f32_to_f16_n(src, dst, n);
 		return;
 	}
 	if (sdt == PN_FLOAT && ddt == PN_BFLOAT16) {
@@ -151,8 +150,7 @@ void pn_mu_convert(int sdt, const void *src, int ddt, void *dst, int64_t n)
 		return;
 	}
 	if (sdt == PN_FLOAT16 && ddt == PN_FLOAT) {
-		for (int64_t i = 0; i < n; i++)
-			((float *)dst)[i] = pn_f16_to_f32(((const uint16_t *)src)[i]);
+		pn_f16_to_f32_n(src, dst, n);
 		return;
 	}
 	if (sdt == PN_BFLOAT16 && ddt == PN_FLOAT) {

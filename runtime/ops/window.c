@@ -365,8 +365,7 @@ float *pn_win_load_f32(const pn_tensor *t)
 	int64_t n = t->numel;
 	switch (t->dtype) {
 	case PN_FLOAT16:
-		for (int64_t i = 0; i < n; i++)
-			f[i] = pn_f16_to_f32(((const uint16_t *)t->data)[i]);
+		pn_f16_to_f32_n(t->data, f, n);
 		break;
 	case PN_BFLOAT16:
 		for (int64_t i = 0; i < n; i++)
@@ -401,8 +400,7 @@ void pn_win_store_f32(pn_tensor *t, const float *src)
 			memcpy(t->data, src, sizeof(float) * (size_t)n);
 		break;
 	case PN_FLOAT16:
-		for (int64_t i = 0; i < n; i++)
-			((uint16_t *)t->data)[i] = pn_f32_to_f16(src[i]);
+		pn_f32_to_f16_n(src, t->data, n);
 		break;
 	case PN_BFLOAT16:
 		for (int64_t i = 0; i < n; i++)
