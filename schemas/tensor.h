@@ -70,21 +70,20 @@ int         pn_dtype_is_signed(int dtype);
 
 /*
  * float16 and bfloat16 to and from float32, rounding to nearest even; a NaN
- * stays a NaN, made quiet (as F16C does).  They are inline and branch-free
- * because kernels call them per element: a loop over a tensor vectorises
- * around them, conversions included (F16C's where the build has it and
- * the compiler has _Float16: gcc with -march=native on x86-64; bit
- * arithmetic otherwise, e.g. under clang 14's fuzz builds).
- * pn_f16_to_f32_n and pn_f32_to_f16_n convert whole arrays.
- * pn_f16_to_f32_soft and pn_f32_to_f16_soft are the plain field-by-field
- * definitions; test_dtype_convert checks that every version agrees with
- * them on all 65,536 halves and on float32 patterns around every rounding
- * boundary.
+ * stays a NaN, made quiet (as F16C does).  They are inline and branch-free,
+ * in integer and float bit arithmetic, because kernels call them per
+ * element: a loop over a tensor vectorises around them, conversions
+ * included (gcc 12 vectorises no _Float16 conversion without AVX512-FP16,
+ * so F16C's scalar form would keep such a loop scalar).  pn_f16_to_f32_n
+ * and pn_f32_to_f16_n convert whole arrays, with F16C's vector form where
+ * the build has it (-march=native).  pn_f16_to_f32_soft and
+ * pn_f32_to_f16_soft are the plain field-by-field definitions;
+ * test_dtype_convert checks that every version agrees with them on all
+ * 65,536 halves and on float32 patterns around every rounding boundary.
  */
 float    pn_f16_to_f32_soft(uint16_t h);
 uint16_t pn_f32_to_f16_soft(float f);
 
-/* Bit arithmetic only: vectorises on any target. */
 static inline float pn_f16_to_f32_bits(uint16_t h)
 {
 	/* The exponent and mantissa moved into float32's fields, then scaled
@@ -116,21 +115,6 @@ static inline uint16_t pn_f32_to_f16_bits(float f)
 	return (uint16_t)(sign | r);
 }
 
-#if defined(__F16C__) && defined(__FLT16_MAX__)
-/* The compiler's _Float16 with F16C: one instruction each way, and loops
- * vectorise onto 8 or 16 conversions per instruction. */
-static inline float pn_f16_to_f32(uint16_t h)
-{
-	union { uint16_t u; _Float16 f; } v = {.u = h};
-	return (float)v.f;
-}
-
-static inline uint16_t pn_f32_to_f16(float f)
-{
-	union { _Float16 f; uint16_t u; } v = {.f = (_Float16)f};
-	return v.u;
-}
-#else
 static inline float pn_f16_to_f32(uint16_t h)
 {
 	return pn_f16_to_f32_bits(h);
@@ -140,7 +124,6 @@ static inline uint16_t pn_f32_to_f16(float f)
 {
 	return pn_f32_to_f16_bits(f);
 }
-#endif
 
 static inline float pn_bf16_to_f32(uint16_t h)
 {
