@@ -693,10 +693,11 @@ static void print_machines_json(const stats *s)
 static void print_typical(const stats *s)
 {
 	int t = pn_strategy_index("typical");
-	printf("typical     %lld repeated blocks (unique) in %zu of %lld models, %.1f candidates per "
-	       "model with one; %.1f%% of unique subgraphs (published corpus: 22115 typical "
-	       "subgraphs)\n",
-	       (long long)s->per_unique[t], s->typical_models.n, (long long)s->models,
+	/* occurrences name the model or shape variant they were cut from */
+	printf("typical     %lld repeated blocks (unique) in %zu of %lld models and shape variants, "
+	       "%.1f candidates per one with any; %.1f%% of unique subgraphs (published corpus: "
+	       "22115 typical subgraphs)\n",
+	       (long long)s->per_unique[t], s->typical_models.n, (long long)(s->models + s->variants),
 	       s->typical_models.n ? (double)s->per_cand[t] / (double)s->typical_models.n : 0.0,
 	       s->subgraphs ? 100.0 * (double)s->per_unique[t] / (double)s->subgraphs : 0.0);
 }

@@ -89,7 +89,7 @@ typical_of "$db" > "$TEST_TMP/t1"
 read -r block_hash occ nodes < "$TEST_TMP/t1"
 expect_eq "$occ $nodes" "4 7" "the stack's typical subgraph: occurrences and ops"
 pn --db "$db" stats
-expect_contains "$out" "typical     1 repeated blocks (unique) in 1 of 2 models, 4.0 candidates per model with one" "stats' typical line"
+expect_contains "$out" "typical     1 repeated blocks (unique) in 1 of 2 models and shape variants, 4.0 candidates per one with any" "stats' typical line"
 echo "1. stack: one typical subgraph of 7 ops, 4 occurrences; plain: none; stats says so"
 
 # 2. the same block, renamed and reordered, after a Tanh
