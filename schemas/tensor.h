@@ -78,13 +78,13 @@ int         pn_dtype_is_signed(int dtype);
  * and pn_f32_to_f16_n convert whole arrays, with F16C's vector form where
  * the build has it (-march=native).  pn_f16_to_f32_soft and
  * pn_f32_to_f16_soft are the plain field-by-field definitions;
- * test_dtype_convert checks that every version agrees with them on all
+ * test_dtype_convert checks that the other versions agree with them on all
  * 65,536 halves and on float32 patterns around every rounding boundary.
  */
 float    pn_f16_to_f32_soft(uint16_t h);
 uint16_t pn_f32_to_f16_soft(float f);
 
-static inline float pn_f16_to_f32_bits(uint16_t h)
+static inline float pn_f16_to_f32(uint16_t h)
 {
 	/* The exponent and mantissa moved into float32's fields, then scaled
 	 * by 2^112 (the difference of the biases): exact, and a subnormal half
@@ -98,7 +98,7 @@ static inline float pn_f16_to_f32_bits(uint16_t h)
 	return v.f;
 }
 
-static inline uint16_t pn_f32_to_f16_bits(float f)
+static inline uint16_t pn_f32_to_f16(float f)
 {
 	union { float f; uint32_t u; } v = {.f = f}, sub;
 	uint32_t sign = (v.u >> 16) & 0x8000u, a = v.u & 0x7fffffffu;
@@ -113,16 +113,6 @@ static inline uint16_t pn_f32_to_f16_bits(float f)
 	r = a >= 0x47800000u ? 0x7c00u : r;                        /* overflow */
 	r = a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) : r;  /* NaN, quiet */
 	return (uint16_t)(sign | r);
-}
-
-static inline float pn_f16_to_f32(uint16_t h)
-{
-	return pn_f16_to_f32_bits(h);
-}
-
-static inline uint16_t pn_f32_to_f16(float f)
-{
-	return pn_f32_to_f16_bits(f);
 }
 
 static inline float pn_bf16_to_f32(uint16_t h)

@@ -41,9 +41,8 @@ static void test_1_every_half_widens_alike(void **state)
 	for (uint32_t h = 0; h <= 0xffff; h++) {
 		uint32_t a = bits_of(pn_f16_to_f32((uint16_t)h));
 		uint32_t b = bits_of(pn_f16_to_f32_soft((uint16_t)h));
-		uint32_t c = bits_of(pn_f16_to_f32_bits((uint16_t)h));
-		if (a != b || c != b)
-			fail_msg("half 0x%04x: 0x%08x and 0x%08x against the plain 0x%08x", h, a, c, b);
+		if (a != b)
+			fail_msg("half 0x%04x: 0x%08x against the plain 0x%08x", h, a, b);
 		if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) {
 			assert_true(isnan(float_of(a)) && (a & 0x400000)); /* quiet */
 			nan++;
@@ -73,10 +72,8 @@ static void test_2_narrowing_at_every_boundary(void **state)
 						continue;
 					u |= sign ? 0x80000000u : 0;
 					uint16_t a = pn_f32_to_f16(float_of(u)), b = pn_f32_to_f16_soft(float_of(u));
-					uint16_t c = pn_f32_to_f16_bits(float_of(u));
-					if (a != b || c != b)
-						fail_msg("float 0x%08x: 0x%04x and 0x%04x against the plain 0x%04x",
-							 u, a, c, b);
+					if (a != b)
+						fail_msg("float 0x%08x: 0x%04x against the plain 0x%04x", u, a, b);
 					checked++;
 				}
 		}
