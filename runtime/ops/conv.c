@@ -355,34 +355,16 @@ int pn_conv_is_pointwise(const pn_window *w)
 static int conv_one_position_f32(pn_kctx *k, const pn_conv_geom *g, const float *x,
 				 const float *w, const float *b, float *y)
 {
-	const pn_window *wn = &g->w;
 	const int64_t K = g->C * g->ksz;
-	const int direct = pn_conv_is_pointwise(wn);
+	const int direct = pn_conv_is_pointwise(&g->w);
 	const int64_t chunk = direct ? g->N : pn_conv_cols(K, g->N);
 	float *rows = direct ? NULL : pn_kscratch(k, sizeof(float) * (size_t)(chunk * K));
-	int64_t *off = direct ? NULL : pn_kscratch(k, sizeof(int64_t) * (size_t)g->ksz);
-	if (!direct && (!rows || !off))
+	if (!direct && !rows)
 		return -1;
-	/* The window's taps (kz, ky, kx) in W's order: their input offset, or
-	 * -1 in the padding. */
-	for (int64_t t = 0; !direct && t < g->ksz; t++) {
-		int64_t kk[3] = {t / (wn->k[1] * wn->k[2]), t / wn->k[2] % wn->k[1], t % wn->k[2]};
-		int64_t i[3], inside = 1;
-		for (int a = 0; a < 3; a++) {
-			i[a] = kk[a] * wn->d[a] - wn->pb[a];
-			inside &= i[a] >= 0 && i[a] < wn->in[a];
-		}
-		off[t] = inside ? (i[0] * wn->in[1] + i[1]) * wn->in[2] + i[2] : -1;
-	}
 	for (int64_t n0 = 0; n0 < g->N; n0 += chunk) {
 		const int64_t cnt = g->N - n0 < chunk ? g->N - n0 : chunk;
-		for (int64_t i = 0; !direct && i < cnt; i++) {
-			const float *xn = x + (n0 + i) * g->C * g->isp;
-			float *r = rows + i * K;
-			for (int64_t c = 0; c < g->C; c++)
-				for (int64_t t = 0; t < g->ksz; t++)
-					r[c * g->ksz + t] = off[t] >= 0 ? xn[c * g->isp + off[t]] : 0.0f;
-		}
+		for (int64_t i = 0; !direct && i < cnt; i++)
+			pn_conv_gather_windows(g, x + (n0 + i) * g->C * g->isp, K, rows + i * K);
 		pn_sgemm(0, 1, cnt, g->M, K, 1.0f, direct ? x + n0 * K : rows, K, w, K, 0.0f,
 			 y + n0 * g->M, g->M);
 		for (int64_t n = n0; b && n < n0 + cnt; n++)

@@ -33,6 +33,12 @@ void pn_conv_im2col_f32(const pn_window *w, const float *x, int64_t channels, in
 void pn_conv_im2col_i32(const pn_window *w, const int32_t *x, int64_t channels, int64_t p0,
 			int64_t np, int32_t *col);
 
+/* The windows of one image x of an ungrouped convolution, one row per
+ * output position: colT[q * ldc + (c, t)] is the input under tap t of
+ * output q's window, or 0 in the padding; columns K .. ldc are zeroed
+ * (ldc >= C * ksz: rows padded to whole vectors). */
+void pn_conv_gather_windows(const pn_conv_geom *g, const float *x, int64_t ldc, float *colT);
+
 /* C = A * B for int32, row-major (exact: integer sums do not depend on order). */
 void pn_conv_gemm_i32(int64_t M, int64_t N, int64_t K, const int32_t *A, int64_t lda,
 		      const int32_t *B, int64_t ldb, int32_t *C, int64_t ldc);

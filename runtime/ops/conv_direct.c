@@ -3,7 +3,7 @@
  * ungrouped 1x1 ones (which conv.c runs as a GEMM on the input):
  *
  *   dot      ungrouped, at most DOT_MAX_N outputs per image: dot products
- *            along the reduction (SSD heads, 1x1 maps);
+ *            along the reduction (SSD heads, 1x1 maps of one image);
  *   same     depthwise, stride 1, output as large as the input: the input
  *            read in place with lane masks (MobileNet, EfficientNet);
  *   flat     the rest: the input packed into the flat layout of window.h
@@ -511,8 +511,7 @@ static int use_dot(const pn_conv_geom *g)
 	       pn_conv_force_path != 0 && pn_conv_force_path != 1 && PN_VREGS >= 24;
 }
 
-/* colT[q][(c, t)]: the input under tap t of output q's window, or 0. */
-static void dot_gather(const pn_conv_geom *g, const float *x, int64_t ldc, float *colT)
+void pn_conv_gather_windows(const pn_conv_geom *g, const float *x, int64_t ldc, float *colT)
 {
 	const pn_window *w = &g->w;
 	for (int64_t q = 0; q < g->osp; q++) {
@@ -562,7 +561,7 @@ static int conv_dot_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const
 	for (int64_t n0 = 0; n0 < g->N; n0 += chunk) {
 		const int64_t cnt = g->N - n0 < chunk ? g->N - n0 : chunk, items = cnt * pairs;
 		for (int64_t i = 0; i < cnt; i++)
-			dot_gather(g, x + (n0 + i) * g->C * g->isp, ldc, colT + i * per_image);
+			pn_conv_gather_windows(g, x + (n0 + i) * g->C * g->isp, ldc, colT + i * per_image);
 		int nt = 1;
 		if (cnt * g->M * N * K > PN_PAR_MIN_WORK && !omp_in_parallel())
 			nt = omp_get_max_threads();
