@@ -66,14 +66,9 @@ while read -r h; do
 done < "$work/sample"
 
 ls -d "$work"/cases/* > "$work/case_list"
-echo "timing $(wc -l < "$work/case_list") cases with passnet" >&2
-# shellcheck disable=SC2046
-bin/passnet -j1 --json time --trials "$TRIALS" --warmup "$WARMUP" $(cat "$work/case_list") \
-	> "$work/passnet.jsonl" 2> "$work/passnet.err" || true
-echo "timing them with ONNX Runtime $ort_version (C API, then Node)" >&2
-# shellcheck disable=SC2046
-build/bench/ort_time --lib "$ort_lib" --trials "$TRIALS" --warmup "$WARMUP" --rtol "$RTOL" \
-	--atol "$ATOL" $(cat "$work/case_list") > "$work/ort_c.jsonl" 2> "$work/ort_c.err" || true
+echo "timing $(wc -l < "$work/case_list") cases with passnet, then ONNX Runtime $ort_version" \
+	"(C API, then Node)" >&2
+time_cases "$RTOL" "$ATOL" ort_c.jsonl
 # shellcheck disable=SC2046
 node bench/ort/time.js --json --trials "$TRIALS" --warmup "$WARMUP" --rtol "$RTOL" --atol "$ATOL" \
 	$(cat "$work/case_list") > "$work/ort_node.jsonl" 2> "$work/ort_node.err" || true

@@ -29,7 +29,6 @@ BUDGET=${BUDGET:-120}
 TRIALS=${TRIALS:-5}
 WARMUP=${WARMUP:-2}
 PY=${PYTHON:-/usr/bin/python3}
-PN=${PASSNET:-bin/passnet}
 if [ -n "${KEEP:-}" ]; then
 	work=$KEEP
 	mkdir -p "$work"
@@ -52,12 +51,7 @@ fi
 ls -d "$work"/tasks/tasks/*/v*/ | sed 's:/$::' > "$work/case_list"
 echo "timing $(wc -l < "$work/case_list") variants of $(ls "$work/tasks/tasks" | wc -l) tasks" \
 	"with passnet -j1, then ONNX Runtime" >&2
-# shellcheck disable=SC2046
-$PN -j1 --json time --trials "$TRIALS" --warmup "$WARMUP" $(cat "$work/case_list") \
-	> "$work/passnet.jsonl" 2> "$work/passnet.err" || true
-# shellcheck disable=SC2046
-build/bench/ort_time --lib "$ort_lib" --trials "$TRIALS" --warmup "$WARMUP" --rtol 1e-2 --atol 1e-3 \
-	$(cat "$work/case_list") > "$work/ort.jsonl" 2> "$work/ort.err" || true
+time_cases 1e-2 1e-3 ort.jsonl
 
 "$PY" - "$work" "$TRIALS" "$WARMUP" <<'PYEOF'
 import json, math, os, sys

@@ -68,12 +68,7 @@ done < "$work/files"
 
 ls -d "$work"/cases/* > "$work/case_list"
 echo "timing $(wc -l < "$work/case_list") models with passnet -j1, then ONNX Runtime" >&2
-# shellcheck disable=SC2046
-bin/passnet -j1 --json time --trials "$TRIALS" --warmup "$WARMUP" $(cat "$work/case_list") \
-	> "$work/passnet.jsonl" 2> "$work/passnet.err" || true
-# shellcheck disable=SC2046
-build/bench/ort_time --lib "$ort_lib" --trials "$TRIALS" --warmup "$WARMUP" --rtol 1e-3 --atol 1e-4 \
-	$(cat "$work/case_list") > "$work/ort.jsonl" 2> "$work/ort.err" || true
+time_cases 1e-3 1e-4 ort.jsonl
 
 "$PY" - "$work/passnet.jsonl" "$work/ort.jsonl" "$work/failures" "$TRIALS" "$WARMUP" <<'PYEOF'
 import json, math, os, sys

@@ -6,6 +6,12 @@
 #                        inputs (seed 1) and its outputs; on failure a line
 #                        "NAME<TAB>passnet run failed<TAB>why" in
 #                        $work/failures, DIR removed, status 1
+#   time_cases RTOL ATOL OUT
+#                        every folder of $work/case_list timed by `passnet
+#                        -j1 time` ($PASSNET, default bin/passnet) into
+#                        $work/passnet.jsonl, then by ORT's C API (outputs
+#                        compared within RTOL, ATOL) into $work/OUT; TRIALS
+#                        timed runs after WARMUP
 
 ort_setup() {
 	# The CPU build of ORT ships inside the npm package; the install script
@@ -25,4 +31,13 @@ case_inputs() {
 		rm -rf "$1"
 		return 1
 	fi
+}
+
+time_cases() {
+	# shellcheck disable=SC2046
+	"${PASSNET:-bin/passnet}" -j1 --json time --trials "$TRIALS" --warmup "$WARMUP" \
+		$(cat "$work/case_list") > "$work/passnet.jsonl" 2> "$work/passnet.err" || true
+	# shellcheck disable=SC2046
+	build/bench/ort_time --lib "$ort_lib" --trials "$TRIALS" --warmup "$WARMUP" --rtol "$1" \
+		--atol "$2" $(cat "$work/case_list") > "$work/$3" 2> "$work/${3%.jsonl}.err" || true
 }
