@@ -62,7 +62,7 @@ DEB_TEST  := lmdb-utils libcmocka-dev libonnx-testdata python3-onnx python3-nump
 # (slurmctld, slurmd, munged) to run contrib/slurm's job array on.
 DEB_TEST  += slurm-wlm munge
 # tests/cli/inputs_meaning.sh exports torchaudio's Conformer with torch.onnx.
-DEB_TEST  += python3-torch python3-torchaudio
+DEB_TEST  += python3-torch python3-torchaudio python3-torchvision
 # `make fuzz`: clang with its sanitizer and libFuzzer runtimes, and clang's
 # OpenMP runtime (the library is built with -fopenmp by clang too).
 DEB_FUZZ  := clang libclang-rt-dev libomp-dev

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "canon/form.h"
 #include "runtime/infer.h"
+#include "model/formats.h"
 #include "model/onnx.h"
 #include "partition/partition.h"
 
@@ -41,7 +42,7 @@ static int load_for_hashing(const char *path, pn_model **out, char *err)
 		free(data);
 		return pn_fail(err, "out of memory");
 	}
-	Onnx__ModelProto *mp = pn_onnx_unpack(data, len, &m->arena, err);
+	Onnx__ModelProto *mp = pn_model_unpack(data, len, m, err);
 	pn_decode_opts o = {.weights_as_meta = 1};
 	rc = !mp || pn_onnx_resolve_external(mp, &io, m, err) < 0 || pn_model_from_proto(mp, &o, m, err);
 	free(data);

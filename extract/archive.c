@@ -237,7 +237,7 @@ static int pn_load_entry(pn_loader *L, struct archive_entry *e)
 	if (type != AE_IFREG && !hardlink) {
 		/* Links are not followed inside archives; only worth a word if
 		 * the link would have been a model or an archive. */
-		if (pn_is_onnx_name(name) || pn_is_archive_name(name))
+		if (pn_is_model_name(name) || pn_is_archive_name(name))
 			pn_walk_error(L->w, L->place, "member '%s' is %s, skipped", name, pn_type_name(type));
 		free(name);
 		return PN_READ_SKIP;

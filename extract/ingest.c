@@ -1,6 +1,7 @@
 /*
  * ingest.c - see ingest.h.
  */
+#include "model/formats.h"
 #include "extract/ingest.h"
 
 #include <stdlib.h>
@@ -437,7 +438,7 @@ static int make_variants(ctx *c, const pn_binding *chosen)
 static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, const char *source,
 		  const char *path, const pn_dimbind *given)
 {
-	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, c->a, c->err);
+	Onnx__ModelProto *mp = pn_model_unpack(bytes, len, c->m, c->err);
 	c->proto = mp;
 	if (!mp || pn_onnx_resolve_external(mp, io, c->m, c->err) < 0)
 		return -1;

@@ -8,7 +8,7 @@
  *   name      the source's key in the store: 1-128 characters from
  *             [A-Za-z0-9._+-] (no '/' or '!', which are path separators);
  *             unique within the manifest.
- *   kind      local: file (one .onnx file), dir (a directory, walked
+ *   kind      local: file (one model file: .onnx, .pt), dir (a directory, walked
  *             recursively) or archive (.tar, .tar.gz/.tgz, .tar.xz/.txz,
  *             .tar.bz2/.tbz2, .zip); remote, fetched into the cache first
  *             (extract/fetch.h): npm, deb or url.

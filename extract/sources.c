@@ -35,17 +35,24 @@ int pn_has_suffix_ci(const char *s, const char *suffix)
 	return n > k && strcasecmp(s + n - k, suffix) == 0;
 }
 
-int pn_is_onnx_name(const char *s)
+int pn_is_model_name(const char *s)
 {
+	/* ONNX, and TorchScript archives as torch.jit.save names them; which
+	 * reader a file goes to is decided by its content (model/formats.c) */
+	static const char *ext[] = {".onnx", ".pt", ".pth", ".jit", ".torchscript"};
 	const char *base = strrchr(s, '/');
 	base = base ? base + 1 : s;
-	return pn_has_suffix_ci(base, ".onnx");
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+		if (pn_has_suffix_ci(base, ext[i]))
+			return 1;
+	return 0;
 }
 
 int pn_is_archive_name(const char *s)
 {
 	static const char *ext[] = { ".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz",
-	                             ".tar.bz2", ".tbz2", ".tbz", ".zip" };
+	                             ".tar.bz2", ".tbz2", ".tbz", ".zip",
+	                             ".mar" /* TorchServe's model archive: a zip */ };
 	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
 		if (pn_has_suffix_ci(s, ext[i]))
 			return 1;
@@ -184,7 +191,7 @@ static void pn_walk_archive(pn_walker *w, pn_archive *ar, const char *place, int
 	pn_folder *folder = NULL;   /* shared by consecutive models in one folder */
 	for (size_t i = 0; i < ar->n && !w->stop; i++) {
 		const pn_member *m = &ar->m[i];
-		int onnx = pn_is_onnx_name(m->name);
+		int onnx = pn_is_model_name(m->name);
 		if (!onnx && !pn_is_archive_name(m->name))
 			continue;
 		char *path = pn_join(place, "!", m->name);
@@ -288,7 +295,7 @@ static int pn_read_dir(pn_walker *w, const char *disk, const char *rel, pn_diren
 		if (link && fstatat(dfd, nm, &st, 0)) {
 			/* A dangling link only matters where a file would have. */
 			int e = errno;
-			if (pn_is_onnx_name(nm) || pn_is_archive_name(nm)) {
+			if (pn_is_model_name(nm) || pn_is_archive_name(nm)) {
 				char *place = pn_join(rel, "", nm);
 				pn_walk_error(w, place ? place : nm, "%s", strerror(e));
 				free(place);
@@ -362,7 +369,7 @@ static int pn_walk_dir(pn_walker *w, const char *disk, const char *rel, char *er
 	pn_folder *folder = NULL;   /* made on the first model found here */
 	for (size_t i = 0; i < n && !w->stop; i++) {
 		pn_dirent *e = &v[i];
-		int onnx = !e->dir && pn_is_onnx_name(e->name);
+		int onnx = !e->dir && pn_is_model_name(e->name);
 		if (!e->dir && !onnx && !pn_is_archive_name(e->name))
 			continue;
 		char *sub = pn_join(disk, "/", e->name);
@@ -435,7 +442,7 @@ int pn_source_walk(const char *source, const char *location, const pn_walk_cb *c
 		return pn_fail(err, "%s: not a file or a directory", location);
 	const char *base = strrchr(location, '/');
 	base = base ? base + 1 : location;
-	if (pn_is_onnx_name(base)) {
+	if (pn_is_model_name(base)) {
 		char *dir = pn_parent_dir(location);
 		pn_folder *f = dir ? pn_folder_disk(dir) : NULL;
 		char *path = strdup(base);
@@ -457,7 +464,7 @@ int pn_source_walk(const char *source, const char *location, const pn_walk_cb *c
 	 * is an ar archive, which no other name lets in. */
 	w.ar_format = pn_has_suffix_ci(base, ".deb");
 	if (pn_walk_archive_file(&w, location, base, st.st_size, err)) {
-		pn_errprefix(err, "%s: not a .onnx file, a directory or a readable archive", location);
+		pn_errprefix(err, "%s: not a model file (.onnx, .pt), a directory or a readable archive", location);
 		return -1;
 	}
 	return w.stop;
@@ -500,7 +507,7 @@ int pn_source_walk_fetched(const char *source, const char *disk, const char *nam
 	struct stat st;
 	if (stat(disk, &st) || !S_ISREG(st.st_mode))
 		return pn_fail(err, "%s: the cached file is gone", name);
-	if (!deb && pn_is_onnx_name(name)) {
+	if (!deb && pn_is_model_name(name)) {
 		if (pn_walk_lone_model(&w, disk, name, err)) {
 			pn_errprefix(err, "%s", name);
 			return -1;
@@ -509,7 +516,7 @@ int pn_source_walk_fetched(const char *source, const char *disk, const char *nam
 	}
 	if (pn_walk_archive_file(&w, disk, name, st.st_size, err)) {
 		pn_errprefix(err, "%s: not %s", name, deb ? "a Debian package (an ar archive)"
-		                                         : "a .onnx file or a readable archive");
+		                                         : "a model file (.onnx, .pt) or a readable archive");
 		return -1;
 	}
 	return w.stop;

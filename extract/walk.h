@@ -81,7 +81,7 @@ int pn_disk_read(const char *path, void **data, size_t *len, char *err);
 
 /* Name helpers. */
 int pn_has_suffix_ci(const char *s, const char *suffix);
-int pn_is_onnx_name(const char *s);
+int pn_is_model_name(const char *s);
 int pn_is_archive_name(const char *s);
 /* Normalises a relative path into out (at least strlen(raw) + 1 bytes):
  * drops "." and empty components and a trailing '/'.  Returns NULL, or why

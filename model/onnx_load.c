@@ -11,6 +11,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
+#include "model/formats.h"
 #include "model/onnx.h"
 
 int pn_read_file(const char *path, void **data, size_t *len, char *err)
@@ -214,7 +215,7 @@ int pn_model_load(const void *bytes, size_t len, const pn_fileio *io, int with_t
 	pn_model *m = pn_model_new();
 	if (!m)
 		return pn_fail(err, "out of memory");
-	Onnx__ModelProto *mp = pn_onnx_unpack(bytes, len, &m->arena, err);
+	Onnx__ModelProto *mp = pn_model_unpack(bytes, len, m, err);
 	int rc = mp ? 0 : -1;
 	if (!rc && pn_onnx_resolve_external(mp, io, m, err) < 0)
 		rc = -1;

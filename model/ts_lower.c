@@ -1,0 +1,1576 @@
+/*
+ * ts_lower.c - a TorchScript module lowered to one ONNX graph by running
+ * its forward() over symbolic values.
+ *
+ * The interpreter walks the parsed code (ts_syntax.h) the way Python would,
+ * except that tensors are names of ONNX values: a call of torch.* or ops.*
+ * becomes nodes (ts_aten.c), a call of a submodule's method is run in
+ * place, so its nodes land in the same graph (inlining), and everything
+ * Python-level (ints, lists, the module tree, `if` on a constant, loops
+ * over a known range) is computed now, as torch.jit.trace or torch.onnx
+ * would have.  What depends on a tensor's value at run time becomes
+ * control flow: an `if` on a tensor condition is an ONNX If whose branches
+ * are lowered into its two bodies, and a `for` over range(n) with n known
+ * only at run time is an ONNX Loop.
+ *
+ * Graph inputs are forward()'s parameters.  An archive says nothing of
+ * their shapes, so a tensor input starts with an unknown rank, and the
+ * first op that needs one gives it (a convolution: [batch, C, spatial...]
+ * from its weight), with symbolic dims named so that extract's binding
+ * rules recognise their roles (batch, height, width, sequence).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "model/torchscript.h"
+#include "model/ts_internal.h"
+
+typedef struct frame {
+	const char **names;
+	ts_val **vals;
+	int n, cap;
+	ts_val *ret;
+} frame;
+
+/* A pickled object (module or tensor) and the value it became. */
+typedef struct memo {
+	const pn_pkl *key;
+	ts_val *val;
+} memo;
+
+struct ts_ctx {
+	ts_archive ar;
+	pn_arena *a;
+	ts_graph root;
+	ts_graph *cur;
+	int64_t counter, total;
+	char *err;
+	int depth;
+	int64_t steps;
+	memo *memos;
+	int n_memo, cap_memo;
+	ts_val **inputs;       /* the tensor graph inputs, for their rank hints */
+	const char ***input_names;
+	int n_inputs;
+	const char **unsupported;
+	int n_unsup;
+	ts_val *constants;     /* CONSTANTS.cN, made on first use */
+};
+
+enum { FLOW_NEXT = 0, FLOW_RETURN, FLOW_BREAK, FLOW_CONTINUE };
+
+/* --- values ------------------------------------------------------------------------- */
+
+ts_graph *ts_cur(ts_ctx *c) { return c->cur; }
+pn_arena *ts_arena(ts_ctx *c) { return c->a; }
+
+int ts_err(ts_ctx *c, const char *fmt, ...)
+{
+	if (*c->err)
+		return -1;   /* keep the innermost message */
+	va_list ap;
+	va_start(ap, fmt);
+	pn_vfail(c->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+ts_val *ts_new(ts_ctx *c, int kind)
+{
+	ts_val *v = pn_arena_alloc(c->a, sizeof(*v));
+	if (!v) {
+		ts_err(c, "out of memory");
+		return NULL;
+	}
+	v->kind = (uint8_t)kind;
+	v->rank = -1;
+	for (int i = 0; i < PN_MAX_RANK; i++)
+		v->dims[i] = -1;
+	return v;
+}
+
+ts_val *ts_int(ts_ctx *c, int64_t x)
+{
+	ts_val *v = ts_new(c, TSV_INT);
+	if (v)
+		v->i = x;
+	return v;
+}
+
+ts_val *ts_float(ts_ctx *c, double x)
+{
+	ts_val *v = ts_new(c, TSV_FLOAT);
+	if (v)
+		v->f = x;
+	return v;
+}
+
+ts_val *ts_bool(ts_ctx *c, int x)
+{
+	ts_val *v = ts_new(c, TSV_BOOL);
+	if (v)
+		v->i = !!x;
+	return v;
+}
+
+ts_val *ts_tensor(ts_ctx *c, const char *name, int dtype, int rank)
+{
+	if (!name) {
+		ts_err(c, "out of memory");
+		return NULL;
+	}
+	ts_val *v = ts_new(c, TSV_TENSOR);
+	if (v) {
+		v->name = name;
+		v->dtype = dtype;
+		v->rank = rank;
+	}
+	return v;
+}
+
+static int seq_push(ts_ctx *c, ts_val *s, ts_val *item)
+{
+	if (s->n == s->cap) {
+		int nc = s->cap ? s->cap * 2 : 4;
+		if (nc > (1 << 24))
+			return ts_err(c, "a list of more than %d items", 1 << 24);
+		ts_val **ni = pn_arena_alloc(c->a, sizeof(*ni) * (size_t)nc);
+		if (!ni)
+			return ts_err(c, "out of memory");
+		if (s->n)
+			memcpy(ni, s->items, sizeof(*ni) * (size_t)s->n);
+		s->items = ni;
+		s->cap = nc;
+	}
+	s->items[s->n++] = item;
+	return 0;
+}
+
+ts_val *ts_seq(ts_ctx *c, int kind, int n)
+{
+	ts_val *v = ts_new(c, kind);
+	if (!v)
+		return NULL;
+	if (n > 0) {
+		v->items = pn_arena_alloc(c->a, sizeof(*v->items) * (size_t)n);
+		if (!v->items) {
+			ts_err(c, "out of memory");
+			return NULL;
+		}
+		v->n = v->cap = n;
+	}
+	return v;
+}
+
+int ts_get_int(const ts_val *v, int64_t *out)
+{
+	if (!v || (v->kind != TSV_INT && v->kind != TSV_BOOL))
+		return 0;
+	*out = v->i;
+	return 1;
+}
+
+int ts_get_float(const ts_val *v, double *out)
+{
+	if (!v)
+		return 0;
+	if (v->kind == TSV_FLOAT) {
+		*out = v->f;
+		return 1;
+	}
+	if (v->kind == TSV_INT || v->kind == TSV_BOOL) {
+		*out = (double)v->i;
+		return 1;
+	}
+	return 0;
+}
+
+int ts_get_ints(const ts_val *v, int64_t *out, int max, int rep)
+{
+	if (v && (v->kind == TSV_INT || v->kind == TSV_BOOL)) {
+		for (int i = 0; i < rep && i < max; i++)
+			out[i] = v->i;
+		return rep;
+	}
+	if (!v || (v->kind != TSV_LIST && v->kind != TSV_TUPLE) || v->n > max)
+		return -1;
+	for (int i = 0; i < v->n; i++)
+		if (!ts_get_int(v->items[i], &out[i]))
+			return -1;
+	return v->n;
+}
+
+int ts_dtype_from_scalar_type(int64_t st)
+{
+	switch (st) {
+	case 0: return PN_UINT8;
+	case 1: return PN_INT8;
+	case 2: return PN_INT16;
+	case 3: return PN_INT32;
+	case 4: return PN_INT64;
+	case 5: return PN_FLOAT16;
+	case 6: return PN_FLOAT;
+	case 7: return PN_DOUBLE;
+	case 11: return PN_BOOL;
+	case 15: return PN_BFLOAT16;
+	default: return 0;
+	}
+}
+
+const char *ts_as_tensor(ts_ctx *c, ts_val *v)
+{
+	if (!v) {
+		ts_err(c, "a missing value where a tensor is needed");
+		return NULL;
+	}
+	if (v->kind == TSV_TENSOR)
+		return v->name;
+	if (v->kind == TSV_INT || v->kind == TSV_BOOL) {
+		pn_tensor t = {.dtype = v->kind == TSV_BOOL ? PN_BOOL : PN_INT64, .rank = 0, .numel = 1};
+		int64_t x = v->i;
+		uint8_t b = (uint8_t)v->i;
+		t.data = v->kind == TSV_BOOL ? (void *)&b : (void *)&x;
+		return ts_constant(c->cur, &t);
+	}
+	if (v->kind == TSV_FLOAT)
+		return ts_constant_f32(c->cur, (float)v->f);
+	if (v->kind == TSV_LIST || v->kind == TSV_TUPLE) {
+		int64_t k[64];
+		if (v->n <= 64 && ts_get_ints(v, k, 64, 0) == v->n)
+			return ts_constant_i64(c->cur, k, v->n, 1);
+		/* runtime ints: each unsqueezed to [1], then one Concat */
+		const char **parts = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(v->n + 1));
+		if (!parts)
+			return NULL;
+		int64_t zero = 0;
+		for (int i = 0; i < v->n; i++) {
+			ts_val *it = v->items[i];
+			int64_t x;
+			if (ts_get_int(it, &x)) {
+				parts[i] = ts_constant_i64(c->cur, &x, 1, 1);
+			} else if (it && it->kind == TSV_TENSOR && it->rank == 0) {
+				const char *in[2] = {it->name, ts_constant_i64(c->cur, &zero, 1, 1)};
+				Onnx__NodeProto *n = ts_node(c->cur, "Unsqueeze", in, 2, 1);
+				parts[i] = n ? n->output[0] : NULL;
+			} else {
+				ts_err(c, "a list item that is neither an int nor a scalar tensor");
+				return NULL;
+			}
+			if (!parts[i])
+				return NULL;
+		}
+		Onnx__NodeProto *n = ts_node(c->cur, "Concat", parts, v->n, 1);
+		if (!n || ts_attr_int(c->cur, n, "axis", 0))
+			return NULL;
+		return n->output[0];
+	}
+	ts_err(c, "a value of kind %d where a tensor is needed", v->kind);
+	return NULL;
+}
+
+void ts_hint_input(ts_ctx *c, ts_val *v, int rank, const int64_t *dims, const char *const *names)
+{
+	if (!v || v->kind != TSV_TENSOR || !v->input || v->rank >= 0 || rank < 0 || rank > PN_MAX_RANK)
+		return;
+	v->rank = rank;
+	int k = v->input - 1;
+	for (int i = 0; i < rank; i++) {
+		v->dims[i] = dims ? dims[i] : -1;
+		c->input_names[k][i] = names ? names[i] : NULL;
+	}
+}
+
+void ts_unsupported(ts_ctx *c, const char *op)
+{
+	for (int i = 0; i < c->n_unsup; i++)
+		if (!strcmp(c->unsupported[i], op))
+			return;
+	const char **nv = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(c->n_unsup + 1));
+	if (!nv)
+		return;
+	if (c->n_unsup)
+		memcpy(nv, c->unsupported, sizeof(char *) * (size_t)c->n_unsup);
+	nv[c->n_unsup++] = op;
+	c->unsupported = nv;
+}
+
+/* --- frames ------------------------------------------------------------------------- */
+
+static ts_val **lookup(frame *f, const char *name)
+{
+	for (int i = f->n - 1; i >= 0; i--)
+		if (!strcmp(f->names[i], name))
+			return &f->vals[i];
+	return NULL;
+}
+
+static int bind(ts_ctx *c, frame *f, const char *name, ts_val *v)
+{
+	ts_val **slot = lookup(f, name);
+	if (slot) {
+		*slot = v;
+		return 0;
+	}
+	if (f->n == f->cap) {
+		int nc = f->cap ? f->cap * 2 : 16;
+		const char **nn = pn_arena_alloc(c->a, sizeof(char *) * (size_t)nc);
+		ts_val **nv = pn_arena_alloc(c->a, sizeof(ts_val *) * (size_t)nc);
+		if (!nn || !nv)
+			return ts_err(c, "out of memory");
+		if (f->n) {
+			memcpy(nn, f->names, sizeof(char *) * (size_t)f->n);
+			memcpy(nv, f->vals, sizeof(ts_val *) * (size_t)f->n);
+		}
+		f->names = nn;
+		f->vals = nv;
+		f->cap = nc;
+	}
+	f->names[f->n] = name;
+	f->vals[f->n++] = v;
+	return 0;
+}
+
+static int frame_copy(ts_ctx *c, const frame *from, frame *to)
+{
+	memset(to, 0, sizeof(*to));
+	for (int i = 0; i < from->n; i++)
+		if (bind(c, to, from->names[i], from->vals[i]))
+			return -1;
+	return 0;
+}
+
+/* --- the module tree ---------------------------------------------------------------- */
+
+static ts_val *memo_get(ts_ctx *c, const pn_pkl *k)
+{
+	for (int i = 0; i < c->n_memo; i++)
+		if (c->memos[i].key == k)
+			return c->memos[i].val;
+	return NULL;
+}
+
+static int memo_put(ts_ctx *c, const pn_pkl *k, ts_val *v)
+{
+	if (c->n_memo == c->cap_memo) {
+		int nc = c->cap_memo ? c->cap_memo * 2 : 64;
+		memo *nm = pn_arena_alloc(c->a, sizeof(*nm) * (size_t)nc);
+		if (!nm)
+			return ts_err(c, "out of memory");
+		if (c->n_memo)
+			memcpy(nm, c->memos, sizeof(*nm) * (size_t)c->n_memo);
+		c->memos = nm;
+		c->cap_memo = nc;
+	}
+	c->memos[c->n_memo++] = (memo){k, v};
+	return 0;
+}
+
+static const char *qual_of(ts_ctx *c, const pn_pkl *g)
+{
+	return pn_arena_printf(c->a, "%s.%s", g->module ? g->module : "", g->name ? g->name : "");
+}
+
+/* A pickled value as an interpreter value; path names weights. */
+static ts_val *from_pickle(ts_ctx *c, const pn_pkl *p, const char *path, const char *folder)
+{
+	if (!p)
+		return ts_new(c, TSV_NONE);
+	ts_val *v = memo_get(c, p);
+	if (v)
+		return v;
+	switch (p->kind) {
+	case PN_PKL_NONE: return ts_new(c, TSV_NONE);
+	case PN_PKL_BOOL: return ts_bool(c, (int)p->i);
+	case PN_PKL_INT: return ts_int(c, p->i);
+	case PN_PKL_FLOAT: return ts_float(c, p->f);
+	case PN_PKL_STR:
+		if ((v = ts_new(c, TSV_STR)))
+			v->s = p->s;
+		return v;
+	case PN_PKL_TUPLE:
+	case PN_PKL_LIST: {
+		v = ts_seq(c, p->kind == PN_PKL_TUPLE ? TSV_TUPLE : TSV_LIST, p->n);
+		for (int i = 0; v && i < p->n; i++) {
+			const char *ip = pn_arena_printf(c->a, "%s.%d", path, i);
+			if (!(v->items[i] = from_pickle(c, p->items[i], ip, folder)))
+				return NULL;
+		}
+		return v;
+	}
+	case PN_PKL_OBJECT: {
+		pn_tensor t;
+		int rc = ts_archive_tensor(&c->ar, p, folder, &t, c->err);
+		if (rc < 0)
+			return NULL;
+		if (rc == 0) {
+			pn_tensor *tp = pn_arena_memdup(c->a, &t, sizeof(t));
+			const char *name = pn_arena_strdup(c->a, *path ? path : "constant");
+			if (!tp || !name || ts_initializer(&c->root, name, tp)) {
+				ts_err(c, "out of memory");
+				return NULL;
+			}
+			v = ts_tensor(c, name, t.dtype, t.rank);
+			if (!v)
+				return NULL;
+			memcpy(v->dims, t.dims, sizeof(t.dims));
+			v->data = tp;
+			return memo_put(c, p, v) ? NULL : v;
+		}
+		if (p->fn && p->fn->kind == PN_PKL_GLOBAL && p->fn->module &&
+		    !strncmp(p->fn->module, "__torch__", 9)) {
+			const char *qual = qual_of(c, p->fn);
+			const pn_ts_class *cls = ts_archive_class(&c->ar, qual, c->err);
+			if (!cls) {
+				ts_err(c, "class %s is not in the archive's code", qual);
+				return NULL;
+			}
+			if (!(v = ts_new(c, TSV_MODULE)))
+				return NULL;
+			v->obj = p;
+			v->cls = cls;
+			v->path = path;
+			return memo_put(c, p, v) ? NULL : v;
+		}
+		ts_err(c, "%s: a pickled %s.%s is not supported", *path ? path : "data.pkl",
+		       p->fn && p->fn->module ? p->fn->module : "?", p->fn && p->fn->name ? p->fn->name : "?");
+		return NULL;
+	}
+	default:
+		ts_err(c, "%s: an unsupported pickled value (kind %d)", *path ? path : "data.pkl", p->kind);
+		return NULL;
+	}
+}
+
+/* The state dict of a pickled module (its BUILD state, or a dict it was
+ * built with). */
+static const pn_pkl *module_state(const ts_val *m)
+{
+	const pn_pkl *s = m->obj ? m->obj->state : NULL;
+	return s && s->kind == PN_PKL_DICT ? s : NULL;
+}
+
+static const pn_ts_func *class_method(const pn_ts_class *cls, const char *name)
+{
+	for (int i = 0; cls && i < cls->n_methods; i++)
+		if (!strcmp(cls->methods[i].name, name))
+			return &cls->methods[i];
+	return NULL;
+}
+
+static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e);
+
+static ts_val *module_attr(ts_ctx *c, frame *f, ts_val *m, const char *name)
+{
+	const pn_pkl *st = module_state(m);
+	const pn_pkl *p = st ? pn_pkl_dict_get(st, name) : NULL;
+	if (p) {
+		const char *path = *m->path ? pn_arena_printf(c->a, "%s.%s", m->path, name)
+					    : pn_arena_strdup(c->a, name);
+		return path ? from_pickle(c, p, path, "data") : NULL;
+	}
+	for (int i = 0; i < m->cls->n_attrs; i++)
+		if (!strcmp(m->cls->attrs[i].name, name) && m->cls->attrs[i].value)
+			return eval(c, f, m->cls->attrs[i].value);
+	if (class_method(m->cls, name)) {
+		ts_val *v = ts_new(c, TSV_METHOD);
+		if (v) {
+			v->self = m;
+			v->s = name;
+		}
+		return v;
+	}
+	ts_err(c, "%s has no attribute %s", m->cls->name, name);
+	return NULL;
+}
+
+static ts_val *constant_attr(ts_ctx *c, const char *name)
+{
+	const pn_pkl *k = c->ar.constants;
+	long idx;
+	char *end;
+	if (name[0] != 'c' || (idx = strtol(name + 1, &end, 10)) < 0 || *end || !k ||
+	    k->kind != PN_PKL_TUPLE || idx >= k->n) {
+		ts_err(c, "CONSTANTS.%s is not in constants.pkl", name);
+		return NULL;
+	}
+	const char *path = pn_arena_printf(c->a, "CONSTANTS.%s", name);
+	return path ? from_pickle(c, k->items[idx], path, "constants") : NULL;
+}
+
+/* --- expressions -------------------------------------------------------------------- */
+
+static ts_val *call_func(ts_ctx *c, const pn_ts_func *fn, ts_val *self, ts_val **args, int n,
+			 const char **kw, int n_kw);
+
+static int truth(ts_val *v, int *out)
+{
+	if (!v)
+		return -1;
+	switch (v->kind) {
+	case TSV_NONE: *out = 0; return 0;
+	case TSV_BOOL:
+	case TSV_INT: *out = v->i != 0; return 0;
+	case TSV_FLOAT: *out = v->f != 0; return 0;
+	case TSV_STR: *out = v->s && *v->s; return 0;
+	case TSV_LIST:
+	case TSV_TUPLE:
+	case TSV_DICT: *out = v->n != 0; return 0;
+	case TSV_TENSOR:
+		if (v->data && v->data->numel == 1 && v->data->dtype == PN_BOOL) {
+			*out = ((const uint8_t *)v->data->data)[0] != 0;
+			return 0;
+		}
+		return 1;   /* known only at run time */
+	default: *out = 1; return 0;
+	}
+}
+
+static ts_val *arith(ts_ctx *c, const char *op, ts_val *a, ts_val *b);
+
+ts_val *ts_py_binary(ts_ctx *c, const char *op, ts_val *a, ts_val *b)
+{
+	int64_t x = 0, y = 0;
+	double p, q;
+	int ints = ts_get_int(a, &x) && ts_get_int(b, &y);
+	if (!ts_get_float(a, &p) || !ts_get_float(b, &q))
+		return NULL;
+	if (!strcmp(op, "+")) return ints ? ts_int(c, x + y) : ts_float(c, p + q);
+	if (!strcmp(op, "-")) return ints ? ts_int(c, x - y) : ts_float(c, p - q);
+	if (!strcmp(op, "*")) return ints ? ts_int(c, x * y) : ts_float(c, p * q);
+	if (!strcmp(op, "/")) return q == 0 ? (ts_err(c, "division by zero"), NULL) : ts_float(c, p / q);
+	if (!strcmp(op, "//")) {
+		if (ints) {
+			if (y == 0)
+				return ts_err(c, "division by zero"), NULL;
+			int64_t d = x / y;
+			if ((x % y != 0) && ((x < 0) != (y < 0)))
+				d--;
+			return ts_int(c, d);
+		}
+		return q == 0 ? (ts_err(c, "division by zero"), NULL) : ts_float(c, floor(p / q));
+	}
+	if (!strcmp(op, "%")) {
+		if (ints) {
+			if (y == 0)
+				return ts_err(c, "division by zero"), NULL;
+			int64_t r = x % y;
+			if (r && ((r < 0) != (y < 0)))
+				r += y;
+			return ts_int(c, r);
+		}
+		return ts_float(c, p - q * floor(p / q));
+	}
+	if (!strcmp(op, "**")) return ints && y >= 0 ? ts_int(c, (int64_t)pow((double)x, (double)y)) : ts_float(c, pow(p, q));
+	if (!strcmp(op, "==")) return ts_bool(c, p == q);
+	if (!strcmp(op, "!=")) return ts_bool(c, p != q);
+	if (!strcmp(op, "<")) return ts_bool(c, p < q);
+	if (!strcmp(op, "<=")) return ts_bool(c, p <= q);
+	if (!strcmp(op, ">")) return ts_bool(c, p > q);
+	if (!strcmp(op, ">=")) return ts_bool(c, p >= q);
+	if (ints && !strcmp(op, "&")) return ts_int(c, x & y);
+	if (ints && !strcmp(op, "|")) return ts_int(c, x | y);
+	return NULL;
+}
+
+/* a op b where either is a tensor (or a runtime scalar): the aten op. */
+static ts_val *arith(ts_ctx *c, const char *op, ts_val *a, ts_val *b)
+{
+	static const struct {
+		const char *op, *aten;
+	} ops[] = {
+		{"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}, {"/", "aten::div"},
+		{"//", "aten::floordiv"}, {"%", "aten::remainder"}, {"**", "aten::pow"},
+		{"==", "aten::eq"}, {"!=", "aten::ne"}, {"<", "aten::lt"}, {"<=", "aten::le"},
+		{">", "aten::gt"}, {">=", "aten::ge"}, {"@", "aten::matmul"}, {"&", "aten::bitwise_and"},
+		{"|", "aten::bitwise_or"},
+	};
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+		if (!strcmp(ops[i].op, op)) {
+			const ts_aten *t = ts_aten_find(ops[i].aten);
+			ts_val *args[2] = {a, b}, *out = NULL;
+			if (!t)
+				break;
+			return t->fn(c, args, 2, &out) ? NULL : out;
+		}
+	ts_err(c, "operator %s on tensors is not supported", op);
+	return NULL;
+}
+
+static ts_val *binary(ts_ctx *c, const char *op, ts_val *a, ts_val *b)
+{
+	if (!a || !b)
+		return NULL;
+	if (a->kind == TSV_TENSOR || b->kind == TSV_TENSOR)
+		return arith(c, op, a, b);
+	if ((a->kind == TSV_LIST || a->kind == TSV_TUPLE) && a->kind == b->kind && !strcmp(op, "+")) {
+		ts_val *v = ts_seq(c, a->kind, 0);
+		for (int i = 0; v && i < a->n + b->n; i++)
+			if (seq_push(c, v, i < a->n ? a->items[i] : b->items[i - a->n]))
+				return NULL;
+		return v;
+	}
+	if (a->kind == TSV_STR && b->kind == TSV_STR && (!strcmp(op, "==") || !strcmp(op, "!=")))
+		return ts_bool(c, !strcmp(a->s, b->s) == !strcmp(op, "=="));
+	ts_val *v = ts_py_binary(c, op, a, b);
+	if (!v && !*c->err)
+		ts_err(c, "operator %s on values of kinds %d and %d", op, a->kind, b->kind);
+	return v;
+}
+
+static ts_val *compare(ts_ctx *c, const char *op, ts_val *a, ts_val *b)
+{
+	if (!a || !b)
+		return NULL;
+	if (!strcmp(op, "is") || !strcmp(op, "is not")) {
+		int same = a->kind == b->kind && (a->kind == TSV_NONE || a == b);
+		return ts_bool(c, same == !strcmp(op, "is"));
+	}
+	if (!strcmp(op, "in") || !strcmp(op, "not in")) {
+		if (b->kind != TSV_LIST && b->kind != TSV_TUPLE)
+			return ts_err(c, "`in` on a value of kind %d", b->kind), NULL;
+		int found = 0;
+		for (int i = 0; i < b->n && !found; i++) {
+			ts_val *eq = binary(c, "==", a, b->items[i]);
+			if (!eq || eq->kind != TSV_BOOL)
+				return NULL;
+			found = (int)eq->i;
+		}
+		return ts_bool(c, found == !strcmp(op, "in"));
+	}
+	return binary(c, op, a, b);
+}
+
+static ts_val *subscript(ts_ctx *c, ts_val *a, ts_val *idx)
+{
+	if (!a || !idx)
+		return NULL;
+	int64_t k;
+	if ((a->kind == TSV_LIST || a->kind == TSV_TUPLE) && ts_get_int(idx, &k)) {
+		if (k < 0)
+			k += a->n;
+		if (k < 0 || k >= a->n)
+			return ts_err(c, "index %lld out of range", (long long)k), NULL;
+		return a->items[k];
+	}
+	if (a->kind == TSV_DICT && idx->kind == TSV_STR) {
+		for (int i = 0; i < a->n; i++)
+			if (a->items[2 * i]->kind == TSV_STR && !strcmp(a->items[2 * i]->s, idx->s))
+				return a->items[2 * i + 1];
+		return ts_err(c, "key %s not in dict", idx->s), NULL;
+	}
+	if (a->kind == TSV_TENSOR) {
+		const ts_aten *t = ts_aten_find("aten::index_value");
+		ts_val *args[2] = {a, idx}, *out = NULL;
+		return t && !t->fn(c, args, 2, &out) ? out : NULL;
+	}
+	ts_err(c, "subscript of a value of kind %d", a->kind);
+	return NULL;
+}
+
+/* Python's range() over known ints, as a list. */
+static ts_val *range_list(ts_ctx *c, ts_val **args, int n)
+{
+	int64_t a[3] = {0, 0, 1}, v;
+	if (n < 1 || n > 3)
+		return ts_err(c, "range() with %d arguments", n), NULL;
+	for (int i = 0; i < n; i++)
+		if (!ts_get_int(args[i], &v))
+			return NULL;   /* runtime: the caller lowers a Loop */
+	if (n == 1)
+		ts_get_int(args[0], &a[1]);
+	else
+		for (int i = 0; i < n; i++)
+			ts_get_int(args[i], &a[i]);
+	if (a[2] == 0)
+		return ts_err(c, "range() step 0"), NULL;
+	ts_val *l = ts_seq(c, TSV_LIST, 0);
+	int count = 0;
+	for (int64_t x = a[0]; l && (a[2] > 0 ? x < a[1] : x > a[1]); x += a[2]) {
+		if (++count > TS_LIMIT_UNROLL)
+			return ts_err(c, "range() of more than %d steps", TS_LIMIT_UNROLL), NULL;
+		if (seq_push(c, l, ts_int(c, x)))
+			return NULL;
+	}
+	return l;
+}
+
+/* The builtins TorchScript's printer writes as plain names. */
+static int builtin(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **out)
+{
+	if (!strcmp(name, "annotate") && n == 2) {
+		*out = args[1];
+		return 1;
+	}
+	if (!strcmp(name, "uninitialized")) {
+		*out = ts_new(c, TSV_NONE);
+		return 1;
+	}
+	if ((!strcmp(name, "int") || !strcmp(name, "float") || !strcmp(name, "bool")) && n == 1) {
+		ts_val *a = args[0];
+		double f;
+		int t;
+		if (!strcmp(name, "bool") && !truth(a, &t))
+			*out = ts_bool(c, t);
+		else if (ts_get_float(a, &f))
+			*out = name[0] == 'i' ? ts_int(c, (int64_t)f) : name[0] == 'f' ? ts_float(c, f) : ts_bool(c, f != 0);
+		else if (a && a->kind == TSV_TENSOR)
+			*out = a;   /* a runtime scalar stays one */
+		else
+			*out = NULL;
+		if (!*out && !*c->err)
+			ts_err(c, "%s() of a value of kind %d", name, a ? a->kind : -1);
+		return 1;
+	}
+	if (!strcmp(name, "len") && n == 1) {
+		if (args[0] && (args[0]->kind == TSV_LIST || args[0]->kind == TSV_TUPLE || args[0]->kind == TSV_DICT))
+			*out = ts_int(c, args[0]->n);
+		else
+			*out = NULL, ts_err(c, "len() of a value of kind %d", args[0] ? args[0]->kind : -1);
+		return 1;
+	}
+	if (!strcmp(name, "range")) {
+		*out = range_list(c, args, n);
+		if (!*out && !*c->err)
+			ts_err(c, "range() over a value known only at run time outside a for loop");
+		return 1;
+	}
+	if (!strcmp(name, "isinstance") || !strcmp(name, "hasattr")) {
+		*out = ts_bool(c, 1);
+		return 1;
+	}
+	if ((!strcmp(name, "min") || !strcmp(name, "max")) && n == 2) {
+		ts_val *lt = binary(c, "<", args[0], args[1]);
+		*out = lt && lt->kind == TSV_BOOL ? ((lt->i != 0) == (name[1] == 'i') ? args[0] : args[1]) : NULL;
+		if (!*out && !*c->err)
+			ts_err(c, "%s() of values known only at run time", name);
+		return 1;
+	}
+	return 0;
+}
+
+/* Keyword arguments put in place by the aten table's parameter names. */
+static int place_keywords(ts_ctx *c, const ts_aten *t, ts_val ***args, int *n, const char **kw,
+			  ts_val **kwv, int n_kw)
+{
+	if (!n_kw)
+		return 0;
+	int max = *n;
+	ts_val **v = pn_arena_alloc(c->a, sizeof(ts_val *) * 32);
+	if (!v)
+		return ts_err(c, "out of memory");
+	memcpy(v, *args, sizeof(ts_val *) * (size_t)*n);
+	for (int k = 0; k < n_kw; k++) {
+		int pos = 0, found = -1;
+		const char *p = t->params ? t->params : "";
+		while (*p) {
+			const char *e = strchr(p, ',');
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+			if (l == strlen(kw[k]) && !strncmp(p, kw[k], l)) {
+				found = pos;
+				break;
+			}
+			pos++;
+			p = e ? e + 1 : p + l;
+		}
+		if (found < 0 || found >= 32)
+			return ts_err(c, "%s: unknown keyword %s", t->name, kw[k]);
+		v[found] = kwv[k];
+		if (found + 1 > max)
+			max = found + 1;
+	}
+	*args = v;
+	*n = max;
+	return 0;
+}
+
+/* An op the table does not map: a node of domain "torch" named for it,
+ * over the call's tensor arguments, so the model is kept and the
+ * partition cuts around the node as it does around an unknown ONNX op. */
+static ts_val *unknown_op(ts_ctx *c, const char *op, ts_val **args, int n)
+{
+	ts_unsupported(c, op);
+	const char **in = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(n + 1));
+	int k = 0, dtype = PN_FLOAT;
+	if (!in)
+		return ts_err(c, "out of memory"), NULL;
+	for (int i = 0; i < n; i++)
+		if (args[i] && args[i]->kind == TSV_TENSOR) {
+			if (!k && args[i]->dtype)
+				dtype = args[i]->dtype;
+			in[k++] = args[i]->name;
+		}
+	const char *type = strncmp(op, "aten::", 6) ? op : op + 6;
+	Onnx__NodeProto *node = ts_node(c->cur, type, in, k, 1);
+	if (!node)
+		return ts_err(c, "out of memory"), NULL;
+	node->domain = "torch";
+	return ts_tensor(c, node->output[0], dtype, -1);
+}
+
+static ts_val *call_qual(ts_ctx *c, const char *q, ts_val **args, int n, const char **kw, ts_val **kwv,
+			 int n_kw)
+{
+	ts_val *out = NULL;
+	if (!strncmp(q, "__torch__.", 10)) {
+		const pn_ts_func *fn = ts_archive_func(&c->ar, q, c->err);
+		if (fn)
+			return call_func(c, fn, NULL, args, n, kw, n_kw);
+		if (!*c->err)
+			ts_err(c, "%s is not in the archive's code", q);
+		return NULL;
+	}
+	if (!n_kw && builtin(c, q, args, n, &out))
+		return out;
+	if (!strcmp(q, "torch.device")) {
+		return ts_new(c, TSV_DEVICE);
+	}
+	const char *aten = !strncmp(q, "torch.", 6) ? pn_arena_printf(c->a, "aten::%s", q + 6)
+			   : !strncmp(q, "ops.", 4) ? pn_arena_printf(c->a, "%s", q + 4)
+			   : pn_arena_printf(c->a, "aten::%s", q);
+	const ts_aten *t = aten ? ts_aten_find(aten) : NULL;
+	if (!t)
+		return unknown_op(c, aten ? aten : q, args, n);
+	if (place_keywords(c, t, &args, &n, kw, kwv, n_kw))
+		return NULL;
+	if (t->fn(c, args, n, &out))
+		return NULL;
+	return out;
+}
+
+static ts_val *call(ts_ctx *c, frame *f, const pn_ts_expr *e)
+{
+	ts_val *callee = eval(c, f, e->a);
+	if (!callee)
+		return NULL;
+	int n = e->n_pos, n_kw = e->n - e->n_pos;
+	ts_val **args = pn_arena_alloc(c->a, sizeof(ts_val *) * (size_t)(n + 1));
+	ts_val **kwv = pn_arena_alloc(c->a, sizeof(ts_val *) * (size_t)(n_kw + 1));
+	if (!args || !kwv)
+		return ts_err(c, "out of memory"), NULL;
+	for (int i = 0; i < e->n; i++) {
+		ts_val *v = eval(c, f, e->args[i]);
+		if (!v)
+			return NULL;
+		if (i < n)
+			args[i] = v;
+		else
+			kwv[i - n] = v;
+	}
+	if (callee->kind == TSV_QUAL && !strcmp(callee->s, "getattr") && n == 2 && args[0]->kind == TSV_MODULE &&
+	    args[1]->kind == TSV_STR)
+		return module_attr(c, f, args[0], args[1]->s);
+	if (callee->kind == TSV_QUAL)
+		return call_qual(c, callee->s, args, n, e->kw_names, kwv, n_kw);
+	if (callee->kind == TSV_METHOD && callee->self->kind == TSV_MODULE) {
+		const pn_ts_func *fn = class_method(callee->self->cls, callee->s);
+		return call_func(c, fn, callee->self, args, n, e->kw_names, n_kw);
+	}
+	if (callee->kind == TSV_METHOD && callee->self->kind == TSV_LIST && !strcmp(callee->s, "append") &&
+	    n == 1) {
+		return seq_push(c, callee->self, args[0]) ? NULL : ts_new(c, TSV_NONE);
+	}
+	if (callee->kind == TSV_METHOD && callee->self->kind == TSV_TENSOR) {
+		/* x.method(args) is torch.method(x, args) */
+		ts_val **a2 = pn_arena_alloc(c->a, sizeof(ts_val *) * (size_t)(n + 2));
+		if (!a2)
+			return ts_err(c, "out of memory"), NULL;
+		a2[0] = callee->self;
+		memcpy(a2 + 1, args, sizeof(ts_val *) * (size_t)n);
+		const char *q = pn_arena_printf(c->a, "torch.%s", callee->s);
+		return q ? call_qual(c, q, a2, n + 1, e->kw_names, kwv, n_kw) : NULL;
+	}
+	ts_err(c, "line %d: a call of a value of kind %d", e->line, callee->kind);
+	return NULL;
+}
+
+static ts_val *attribute(ts_ctx *c, frame *f, const pn_ts_expr *e)
+{
+	ts_val *base = eval(c, f, e->a);
+	if (!base)
+		return NULL;
+	if (base->kind == TSV_MODULE)
+		return module_attr(c, f, base, e->s);
+	if (base->kind == TSV_QUAL) {
+		if (!strcmp(base->s, "CONSTANTS"))
+			return constant_attr(c, e->s);
+		ts_val *v = ts_new(c, TSV_QUAL);
+		if (v && !(v->s = pn_arena_printf(c->a, "%s.%s", base->s, e->s)))
+			return ts_err(c, "out of memory"), NULL;
+		return v;
+	}
+	if (base->kind == TSV_TENSOR || base->kind == TSV_LIST) {
+		if (base->kind == TSV_TENSOR && !strcmp(e->s, "dtype"))
+			return ts_int(c, base->dtype == PN_FLOAT ? 6 : base->dtype == PN_INT64 ? 4 : 6);
+		if (base->kind == TSV_TENSOR && !strcmp(e->s, "is_cuda"))
+			return ts_bool(c, 0);
+		ts_val *v = ts_new(c, TSV_METHOD);
+		if (v) {
+			v->self = base;
+			v->s = e->s;
+		}
+		return v;
+	}
+	ts_err(c, "line %d: attribute %s of a value of kind %d", e->line, e->s, base->kind);
+	return NULL;
+}
+
+static ts_val *eval_seq(ts_ctx *c, frame *f, const pn_ts_expr *e, int kind)
+{
+	ts_val *v = ts_seq(c, kind, e->n);
+	for (int i = 0; v && i < e->n; i++)
+		if (!(v->items[i] = eval(c, f, e->args[i])))
+			return NULL;
+	if (v && kind == TSV_DICT)
+		v->n = e->n / 2;
+	return v;
+}
+
+static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
+{
+	if (!e)
+		return ts_err(c, "a missing expression"), NULL;
+	if (*c->err)
+		return NULL;
+	switch (e->kind) {
+	case PN_TSE_NAME: {
+		ts_val **slot = lookup(f, e->s);
+		if (slot)
+			return *slot;
+		if (!strcmp(e->s, "inf"))
+			return ts_float(c, INFINITY);
+		if (!strcmp(e->s, "nan"))
+			return ts_float(c, NAN);
+		ts_val *v = ts_new(c, TSV_QUAL);
+		if (v)
+			v->s = e->s;
+		return v;
+	}
+	case PN_TSE_INT: return ts_int(c, e->i);
+	case PN_TSE_FLOAT: return ts_float(c, e->f);
+	case PN_TSE_BOOL: return ts_bool(c, (int)e->i);
+	case PN_TSE_NONE: return ts_new(c, TSV_NONE);
+	case PN_TSE_STR: {
+		ts_val *v = ts_new(c, TSV_STR);
+		if (v)
+			v->s = e->s;
+		return v;
+	}
+	case PN_TSE_ATTR: return attribute(c, f, e);
+	case PN_TSE_CALL: return call(c, f, e);
+	case PN_TSE_SUBSCRIPT: return subscript(c, eval(c, f, e->a), eval(c, f, e->b));
+	case PN_TSE_TUPLE: return eval_seq(c, f, e, TSV_TUPLE);
+	case PN_TSE_LIST: return eval_seq(c, f, e, TSV_LIST);
+	case PN_TSE_DICT: return eval_seq(c, f, e, TSV_DICT);
+	case PN_TSE_SLICE: {
+		/* a slice object: a tuple (lo, hi, step) of which NULL parts are None */
+		ts_val *v = ts_seq(c, TSV_TUPLE, 3);
+		for (int i = 0; v && i < 3; i++)
+			if (!(v->items[i] = e->args && e->args[i] ? eval(c, f, e->args[i]) : ts_new(c, TSV_NONE)))
+				return NULL;
+		if (v)
+			v->s = "slice";
+		return v;
+	}
+	case PN_TSE_UNARY: {
+		ts_val *a = eval(c, f, e->a);
+		if (!a)
+			return NULL;
+		if (!strcmp(e->op, "not")) {
+			int t;
+			int rc = truth(a, &t);
+			if (rc == 0)
+				return ts_bool(c, !t);
+			const ts_aten *n = ts_aten_find("aten::logical_not");
+			ts_val *out = NULL;
+			return n && !n->fn(c, &a, 1, &out) ? out : NULL;
+		}
+		if (!strcmp(e->op, "-")) {
+			if (a->kind == TSV_INT)
+				return ts_int(c, -a->i);
+			if (a->kind == TSV_FLOAT)
+				return ts_float(c, -a->f);
+			const ts_aten *n = ts_aten_find("aten::neg");
+			ts_val *out = NULL;
+			return n && !n->fn(c, &a, 1, &out) ? out : NULL;
+		}
+		if (!strcmp(e->op, "+"))
+			return a;
+		return ts_err(c, "line %d: unary %s", e->line, e->op), NULL;
+	}
+	case PN_TSE_BINARY: return binary(c, e->op, eval(c, f, e->a), eval(c, f, e->b));
+	case PN_TSE_COMPARE: return compare(c, e->op, eval(c, f, e->a), eval(c, f, e->b));
+	case PN_TSE_BOOLOP: {
+		ts_val *a = eval(c, f, e->a);
+		int t;
+		if (!a)
+			return NULL;
+		if (truth(a, &t))
+			return ts_err(c, "line %d: %s on a value known only at run time", e->line, e->op), NULL;
+		if (!strcmp(e->op, "and") ? !t : t)
+			return a;
+		return eval(c, f, e->b);
+	}
+	case PN_TSE_IFEXP: {
+		int t;
+		ts_val *cond = eval(c, f, e->a);
+		if (!cond)
+			return NULL;
+		if (truth(cond, &t))
+			return ts_err(c, "line %d: `x if c else y` on a condition known only at run time", e->line), NULL;
+		return eval(c, f, t ? e->b : e->c);
+	}
+	default:
+		return ts_err(c, "line %d: an expression of kind %d", e->line, e->kind), NULL;
+	}
+}
+
+/* --- statements --------------------------------------------------------------------- */
+
+static int exec_block(ts_ctx *c, frame *f, const pn_ts_block *b);
+
+static int assign(ts_ctx *c, frame *f, const pn_ts_expr *t, ts_val *v)
+{
+	if (!v)
+		return -1;
+	if (t->kind == PN_TSE_NAME)
+		return bind(c, f, t->s, v);
+	if (t->kind == PN_TSE_TUPLE || t->kind == PN_TSE_LIST) {
+		if (v->kind != TSV_TUPLE && v->kind != TSV_LIST)
+			return ts_err(c, "line %d: unpacking a value of kind %d", t->line, v->kind);
+		if (v->n != t->n)
+			return ts_err(c, "line %d: unpacking %d values into %d names", t->line, v->n, t->n);
+		for (int i = 0; i < t->n; i++)
+			if (assign(c, f, t->args[i], v->items[i]))
+				return -1;
+		return 0;
+	}
+	if (t->kind == PN_TSE_SUBSCRIPT) {
+		ts_val *seq = eval(c, f, t->a), *idx = eval(c, f, t->b);
+		int64_t k;
+		if (seq && seq->kind == TSV_LIST && ts_get_int(idx, &k)) {
+			if (k < 0)
+				k += seq->n;
+			if (k < 0 || k >= seq->n)
+				return ts_err(c, "line %d: index out of range", t->line);
+			seq->items[k] = v;
+			return 0;
+		}
+	}
+	return ts_err(c, "line %d: assignment to this target is not supported", t->line);
+}
+
+static int lower_if(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *cond);
+static int lower_loop(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *count);
+
+static int exec_for(ts_ctx *c, frame *f, const pn_ts_stmt *s)
+{
+	const pn_ts_expr *it = s->value;
+	ts_val *seq;
+	/* for i in range(n) with n a runtime int: an ONNX Loop */
+	if (it->kind == PN_TSE_CALL && it->a->kind == PN_TSE_NAME && !strcmp(it->a->s, "range") &&
+	    it->n == 1) {
+		ts_val *n = eval(c, f, it->args[0]);
+		if (!n)
+			return -1;
+		if (n->kind == TSV_TENSOR)
+			return lower_loop(c, f, s, n);
+		seq = range_list(c, &n, 1);
+	} else {
+		seq = eval(c, f, it);
+	}
+	if (!seq)
+		return -1;
+	if (seq->kind != TSV_LIST && seq->kind != TSV_TUPLE)
+		return ts_err(c, "line %d: a for loop over a value of kind %d", s->line, seq->kind);
+	for (int i = 0; i < seq->n; i++) {
+		if (assign(c, f, s->targets[0], seq->items[i]))
+			return -1;
+		int r = exec_block(c, f, &s->body);
+		if (r < 0 || r == FLOW_RETURN)
+			return r;
+		if (r == FLOW_BREAK)
+			break;
+	}
+	return FLOW_NEXT;
+}
+
+static int exec_stmt(ts_ctx *c, frame *f, const pn_ts_stmt *s)
+{
+	if (++c->steps > TS_LIMIT_STEPS)
+		return ts_err(c, "more than %d statements run", TS_LIMIT_STEPS);
+	switch (s->kind) {
+	case PN_TSS_ASSIGN: {
+		ts_val *v = eval(c, f, s->value);
+		for (int i = 0; v && i < s->n_targets; i++)
+			if (assign(c, f, s->targets[i], v))
+				return -1;
+		return v ? FLOW_NEXT : -1;
+	}
+	case PN_TSS_AUGASSIGN:
+		return assign(c, f, s->targets[0],
+			      binary(c, s->op, eval(c, f, s->targets[0]), eval(c, f, s->value)))
+			       ? -1 : FLOW_NEXT;
+	case PN_TSS_EXPR: return eval(c, f, s->value) ? FLOW_NEXT : -1;
+	case PN_TSS_RETURN:
+		f->ret = s->value ? eval(c, f, s->value) : ts_new(c, TSV_NONE);
+		return f->ret ? FLOW_RETURN : -1;
+	case PN_TSS_IF: {
+		ts_val *cond = eval(c, f, s->value);
+		int t;
+		if (!cond)
+			return -1;
+		int rc = truth(cond, &t);
+		if (rc == 1)
+			return lower_if(c, f, s, cond);
+		if (rc < 0)
+			return -1;
+		return exec_block(c, f, t ? &s->body : &s->orelse);
+	}
+	case PN_TSS_FOR: return exec_for(c, f, s);
+	case PN_TSS_WHILE: {
+		for (int k = 0;; k++) {
+			int t;
+			ts_val *cond = eval(c, f, s->value);
+			if (!cond)
+				return -1;
+			int rc = truth(cond, &t);
+			if (rc)
+				return rc < 0 ? -1 : ts_err(c, "line %d: a while loop on a condition known only at run time", s->line);
+			if (!t)
+				break;
+			if (k >= TS_LIMIT_UNROLL)
+				return ts_err(c, "line %d: a while loop of more than %d steps", s->line, TS_LIMIT_UNROLL);
+			int r = exec_block(c, f, &s->body);
+			if (r < 0 || r == FLOW_RETURN)
+				return r;
+			if (r == FLOW_BREAK)
+				break;
+		}
+		return FLOW_NEXT;
+	}
+	case PN_TSS_BREAK: return FLOW_BREAK;
+	case PN_TSS_CONTINUE: return FLOW_CONTINUE;
+	case PN_TSS_PASS: return FLOW_NEXT;
+	case PN_TSS_RAISE: return ts_err(c, "line %d: the model raises an exception here", s->line);
+	case PN_TSS_ASSERT: {
+		int t;
+		ts_val *v = eval(c, f, s->value);
+		if (!v)
+			return -1;
+		if (!truth(v, &t) && !t)
+			return ts_err(c, "line %d: an assert fails", s->line);
+		return FLOW_NEXT;
+	}
+	default: return ts_err(c, "line %d: a statement of kind %d", s->line, s->kind);
+	}
+}
+
+static int exec_block(ts_ctx *c, frame *f, const pn_ts_block *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		int r = exec_stmt(c, f, b->stmts[i]);
+		if (r != FLOW_NEXT)
+			return r;
+	}
+	return FLOW_NEXT;
+}
+
+static ts_val *call_func(ts_ctx *c, const pn_ts_func *fn, ts_val *self, ts_val **args, int n,
+			 const char **kw, int n_kw)
+{
+	if (!fn)
+		return ts_err(c, "a call of a method the class does not define"), NULL;
+	if (c->depth >= TS_LIMIT_CALL_DEPTH)
+		return ts_err(c, "calls nested more than %d deep", TS_LIMIT_CALL_DEPTH), NULL;
+	frame f = {0};
+	int p = 0;
+	if (self) {
+		if (fn->n_params < 1)
+			return ts_err(c, "method %s without self", fn->name), NULL;
+		if (bind(c, &f, fn->params[0].name, self))
+			return NULL;
+		p = 1;
+	}
+	if (n > fn->n_params - p)
+		return ts_err(c, "%s takes %d arguments, given %d", fn->name, fn->n_params - p, n), NULL;
+	for (int i = p; i < fn->n_params; i++) {
+		ts_val *v = i - p < n ? args[i - p] : NULL;
+		for (int k = 0; !v && k < n_kw; k++)
+			if (kw && !strcmp(kw[k], fn->params[i].name))
+				v = args[n + k];
+		if (!v && fn->params[i].dflt)
+			v = eval(c, &f, fn->params[i].dflt);
+		if (!v)
+			return ts_err(c, "%s: argument %s missing", fn->name, fn->params[i].name), NULL;
+		if (bind(c, &f, fn->params[i].name, v))
+			return NULL;
+	}
+	c->depth++;
+	int r = exec_block(c, &f, &fn->body);
+	c->depth--;
+	if (r < 0)
+		return NULL;
+	return f.ret ? f.ret : ts_new(c, TSV_NONE);
+}
+
+/* --- control flow on run-time values -------------------------------------------------- */
+
+/* The names a branch or a body changed: bound to another value than in
+ * before (new names too), in the order the branch bound them. */
+static int changed_names(const frame *before, const frame *after, const char **out, int max)
+{
+	int k = 0;
+	for (int i = 0; i < after->n && k < max; i++) {
+		ts_val **old = lookup((frame *)before, after->names[i]);
+		if (!old || *old != after->vals[i])
+			out[k++] = after->names[i];
+	}
+	return k;
+}
+
+static int has_name(const char **v, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return 1;
+	return 0;
+}
+
+/* A value carried out of a body as a graph output: an Identity so that
+ * the body's output has a name of its own. */
+static Onnx__ValueInfoProto *body_output(ts_ctx *c, ts_val *v, ts_val *like)
+{
+	const char *in = ts_as_tensor(c, v);
+	if (!in)
+		return NULL;
+	Onnx__NodeProto *n = ts_node(c->cur, "Identity", &in, 1, 1);
+	if (!n)
+		return NULL;
+	int dtype = v->kind == TSV_TENSOR ? v->dtype : like && like->kind == TSV_TENSOR ? like->dtype : 0;
+	if (!dtype)
+		dtype = v->kind == TSV_FLOAT ? PN_FLOAT : v->kind == TSV_BOOL ? PN_BOOL : PN_INT64;
+	return ts_value_info(c->cur, n->output[0], dtype, -1, NULL, NULL);
+}
+
+static int lower_if(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *cond)
+{
+	ts_graph *outer = c->cur;
+	ts_graph g[2];
+	frame bf[2];
+	const pn_ts_block *blocks[2] = {&s->body, &s->orelse};
+	for (int k = 0; k < 2; k++) {
+		ts_graph_init(&g[k], c->a, outer, &c->counter, &c->total);
+		if (frame_copy(c, f, &bf[k]))
+			return -1;
+		c->cur = &g[k];
+		int r = exec_block(c, &bf[k], blocks[k]);
+		c->cur = outer;
+		if (r < 0)
+			return -1;
+		if (r != FLOW_NEXT)
+			return ts_err(c, "line %d: return, break or continue inside an if on a run-time condition",
+				      s->line);
+	}
+	const char *names[256];
+	int n = changed_names(f, &bf[0], names, 256);
+	const char *more[256];
+	int m = changed_names(f, &bf[1], more, 256);
+	for (int i = 0; i < m && n < 256; i++)
+		if (!has_name(names, n, more[i]))
+			names[n++] = more[i];
+	/* a name bound in only one branch and not before cannot be used after */
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (lookup(&bf[0], names[i]) && lookup(&bf[1], names[i]))
+			names[k++] = names[i];
+	n = k;
+	ts_val *first[256];
+	for (int b = 0; b < 2; b++) {
+		c->cur = &g[b];
+		for (int i = 0; i < n; i++) {
+			ts_val *v = *lookup(&bf[b], names[i]);
+			if (b == 0)
+				first[i] = v;
+			if (ts_graph_output(&g[b], body_output(c, v, b ? first[i] : NULL))) {
+				c->cur = outer;
+				return ts_err(c, "line %d: a branch value that is not a tensor or a number", s->line);
+			}
+		}
+		c->cur = outer;
+	}
+	const char *cn = ts_as_tensor(c, cond);
+	Onnx__NodeProto *node = cn ? ts_node(outer, "If", &cn, 1, n) : NULL;
+	Onnx__GraphProto *then_g = ts_graph_finish(&g[0], "then_branch");
+	Onnx__GraphProto *else_g = ts_graph_finish(&g[1], "else_branch");
+	if (!node || !then_g || !else_g || ts_attr_graph(outer, node, "then_branch", then_g) ||
+	    ts_attr_graph(outer, node, "else_branch", else_g))
+		return ts_err(c, "out of memory");
+	for (int i = 0; i < n; i++) {
+		ts_val *v = ts_tensor(c, node->output[i], first[i]->kind == TSV_TENSOR ? first[i]->dtype : 0,
+				      first[i]->kind == TSV_TENSOR ? first[i]->rank : 0);
+		if (!v || bind(c, f, names[i], v))
+			return -1;
+		if (first[i]->kind != TSV_TENSOR)
+			v->scalar = 1;
+	}
+	return FLOW_NEXT;
+}
+
+/* for i in range(n), n known at run time: an ONNX Loop whose carried
+ * values are the names the body rebinds that existed before it. */
+static int lower_loop(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *count)
+{
+	if (s->targets[0]->kind != PN_TSE_NAME)
+		return ts_err(c, "line %d: a run-time loop with a tuple target", s->line);
+	ts_graph *outer = c->cur;
+	/* first pass: which names does the body rebind? run it on a scratch
+	 * graph and throw the nodes away */
+	ts_graph scratch;
+	frame sf;
+	ts_graph_init(&scratch, c->a, outer, &c->counter, &c->total);
+	if (frame_copy(c, f, &sf))
+		return -1;
+	ts_val *iv = ts_tensor(c, ts_fresh_name(outer, "iter"), PN_INT64, 0);
+	if (!iv)
+		return -1;
+	iv->scalar = 1;
+	if (bind(c, &sf, s->targets[0]->s, iv))
+		return -1;
+	c->cur = &scratch;
+	int r = exec_block(c, &sf, &s->body);
+	c->cur = outer;
+	if (r < 0)
+		return -1;
+	if (r != FLOW_NEXT)
+		return ts_err(c, "line %d: return, break or continue inside a run-time loop", s->line);
+	const char *names[256];
+	int n0 = changed_names(f, &sf, names, 256), n = 0;
+	for (int i = 0; i < n0; i++)
+		if (lookup(f, names[i]) && strcmp(names[i], s->targets[0]->s))
+			names[n++] = names[i];
+	/* second pass: the body proper, its carried values as inputs */
+	ts_graph body;
+	frame bf;
+	ts_graph_init(&body, c->a, outer, &c->counter, &c->total);
+	if (frame_copy(c, f, &bf))
+		return -1;
+	c->cur = &body;
+	const char *iname = ts_fresh_name(&body, "iter");
+	const char *cname = ts_fresh_name(&body, "cond");
+	ts_val *it = ts_tensor(c, iname, PN_INT64, 0);
+	if (!it || bind(c, &bf, s->targets[0]->s, it) ||
+	    ts_graph_input(&body, ts_value_info(&body, iname, PN_INT64, 0, NULL, NULL)) ||
+	    ts_graph_input(&body, ts_value_info(&body, cname, PN_BOOL, 0, NULL, NULL))) {
+		c->cur = outer;
+		return -1;
+	}
+	it->scalar = 1;
+	const char *init[258];
+	ts_val *before[256];
+	for (int i = 0; i < n; i++) {
+		before[i] = *lookup(f, names[i]);
+		c->cur = outer;
+		init[2 + i] = ts_as_tensor(c, before[i]);
+		c->cur = &body;
+		int dt = before[i]->kind == TSV_TENSOR ? before[i]->dtype
+			 : before[i]->kind == TSV_FLOAT ? PN_FLOAT : PN_INT64;
+		const char *in = ts_fresh_name(&body, "carried");
+		ts_val *cv = ts_tensor(c, in, dt, before[i]->kind == TSV_TENSOR ? before[i]->rank : 0);
+		if (!init[2 + i] || !cv || bind(c, &bf, names[i], cv) ||
+		    ts_graph_input(&body, ts_value_info(&body, in, dt, -1, NULL, NULL))) {
+			c->cur = outer;
+			return -1;
+		}
+		cv->scalar = before[i]->kind != TSV_TENSOR;
+		memcpy(cv->dims, before[i]->dims, sizeof(cv->dims));
+	}
+	r = exec_block(c, &bf, &s->body);
+	if (r == FLOW_NEXT) {
+		Onnx__NodeProto *cid = ts_node(&body, "Identity", &cname, 1, 1);
+		if (!cid || ts_graph_output(&body, ts_value_info(&body, cid->output[0], PN_BOOL, 0, NULL, NULL)))
+			r = -1;
+		for (int i = 0; r == FLOW_NEXT && i < n; i++)
+			if (ts_graph_output(&body, body_output(c, *lookup(&bf, names[i]), before[i])))
+				r = ts_err(c, "line %d: a loop value that is not a tensor or a number", s->line);
+	}
+	c->cur = outer;
+	if (r < 0)
+		return -1;
+	init[0] = ts_as_tensor(c, count);
+	init[1] = "";
+	Onnx__NodeProto *node = init[0] ? ts_node(outer, "Loop", init, 2 + n, n) : NULL;
+	Onnx__GraphProto *bg = ts_graph_finish(&body, "body");
+	if (!node || !bg || ts_attr_graph(outer, node, "body", bg))
+		return ts_err(c, "out of memory");
+	for (int i = 0; i < n; i++) {
+		ts_val *v = ts_tensor(c, node->output[i], before[i]->kind == TSV_TENSOR ? before[i]->dtype : PN_INT64,
+				      before[i]->kind == TSV_TENSOR ? before[i]->rank : 0);
+		if (!v || bind(c, f, names[i], v))
+			return -1;
+		v->scalar = before[i]->kind != TSV_TENSOR;
+	}
+	return FLOW_NEXT;
+}
+
+/* --- the model ---------------------------------------------------------------------- */
+
+/* forward()'s parameters as graph inputs. */
+static int make_inputs(ts_ctx *c, const pn_ts_func *fwd, ts_val **args, int *n_args)
+{
+	int n = 0;
+	c->inputs = pn_arena_alloc(c->a, sizeof(ts_val *) * (size_t)(fwd->n_params + 1));
+	c->input_names = pn_arena_alloc(c->a, sizeof(char **) * (size_t)(fwd->n_params + 1));
+	if (!c->inputs || !c->input_names)
+		return ts_err(c, "out of memory");
+	for (int i = 1; i < fwd->n_params; i++) {
+		const char *ty = fwd->params[i].type ? fwd->params[i].type : "Tensor";
+		ts_val *v;
+		if (!strcmp(ty, "Tensor")) {
+			v = ts_tensor(c, fwd->params[i].name, PN_FLOAT, -1);
+		} else if (!strcmp(ty, "int") || !strcmp(ty, "float") || !strcmp(ty, "bool")) {
+			int dt = ty[0] == 'i' ? PN_INT64 : ty[0] == 'f' ? PN_FLOAT : PN_BOOL;
+			v = ts_tensor(c, fwd->params[i].name, dt, 0);
+			if (v)
+				v->scalar = 1;
+		} else if (!strncmp(ty, "Optional[", 9)) {
+			args[n++] = ts_new(c, TSV_NONE);
+			continue;
+		} else {
+			return ts_err(c, "forward's parameter %s of type %s is not supported", fwd->params[i].name, ty);
+		}
+		if (!v)
+			return -1;
+		c->input_names[c->n_inputs] = pn_arena_alloc(c->a, sizeof(char *) * PN_MAX_RANK);
+		if (!c->input_names[c->n_inputs])
+			return ts_err(c, "out of memory");
+		c->inputs[c->n_inputs++] = v;
+		v->input = c->n_inputs;
+		args[n++] = v;
+	}
+	*n_args = n;
+	return 0;
+}
+
+static int declare_inputs(ts_ctx *c)
+{
+	for (int i = 0; i < c->n_inputs; i++) {
+		ts_val *v = c->inputs[i];
+		Onnx__ValueInfoProto *vi = ts_value_info(&c->root, v->name, v->dtype, v->rank, v->dims,
+							 c->input_names[i]);
+		if (ts_graph_input(&c->root, vi))
+			return ts_err(c, "out of memory");
+	}
+	return 0;
+}
+
+static int declare_outputs(ts_ctx *c, ts_val *ret)
+{
+	ts_val *one[1] = {ret};
+	ts_val **items = one;
+	int n = 1;
+	if (ret->kind == TSV_TUPLE || ret->kind == TSV_LIST) {
+		items = ret->items;
+		n = ret->n;
+	}
+	for (int i = 0; i < n; i++) {
+		ts_val *v = items[i];
+		if (v->kind == TSV_TUPLE || v->kind == TSV_LIST)
+			return ts_err(c, "forward returns nested tuples or lists");
+		const char *name = ts_as_tensor(c, v);
+		if (!name)
+			return -1;
+		/* an output that is an input or a weight as is gets a node of its own */
+		if (v->kind != TSV_TENSOR || v->input || v->data) {
+			Onnx__NodeProto *id = ts_node(c->cur, "Identity", &name, 1, 1);
+			if (!id)
+				return ts_err(c, "out of memory");
+			name = id->output[0];
+		}
+		int dt = v->kind == TSV_TENSOR ? v->dtype : v->kind == TSV_FLOAT ? PN_FLOAT : PN_INT64;
+		if (ts_graph_output(&c->root, ts_value_info(&c->root, name, dt, -1, NULL, NULL)))
+			return ts_err(c, "out of memory");
+	}
+	return 0;
+}
+
+static Onnx__ModelProto *model_proto(ts_ctx *c, Onnx__GraphProto *g)
+{
+	Onnx__ModelProto *mp = pn_arena_alloc(c->a, sizeof(*mp));
+	Onnx__OperatorSetIdProto **ops = pn_arena_alloc(c->a, sizeof(*ops) * 2);
+	if (!mp || !ops)
+		return NULL;
+	onnx__model_proto__init(mp);
+	mp->has_ir_version = 1;
+	mp->ir_version = 8;
+	mp->producer_name = "passnet torchscript";
+	mp->graph = g;
+	int n_ops = c->n_unsup ? 2 : 1;
+	for (int i = 0; i < n_ops; i++) {
+		ops[i] = pn_arena_alloc(c->a, sizeof(**ops));
+		if (!ops[i])
+			return NULL;
+		onnx__operator_set_id_proto__init(ops[i]);
+		ops[i]->domain = i ? "torch" : "";
+		ops[i]->has_version = 1;
+		ops[i]->version = i ? 1 : 17;
+	}
+	mp->opset_import = ops;
+	mp->n_opset_import = (size_t)n_ops;
+	return mp;
+}
+
+Onnx__ModelProto *pn_torchscript_to_onnx(const void *bytes, size_t len, pn_arena *a,
+					 pn_torchscript_info *info, char *err)
+{
+	ts_ctx *c = pn_arena_alloc(a, sizeof(*c));
+	if (!c) {
+		pn_fail(err, "out of memory");
+		return NULL;
+	}
+	*err = 0;
+	c->a = a;
+	c->err = err;
+	if (info)
+		memset(info, 0, sizeof(*info));
+	ts_graph_init(&c->root, a, NULL, &c->counter, &c->total);
+	c->cur = &c->root;
+	if (ts_archive_open(bytes, len, a, &c->ar, err))
+		return NULL;
+	ts_val *root = from_pickle(c, c->ar.data, "", "data");
+	if (!root)
+		return NULL;
+	if (root->kind != TSV_MODULE) {
+		pn_fail(err, "data.pkl does not hold a module");
+		return NULL;
+	}
+	const pn_ts_func *fwd = class_method(root->cls, "forward");
+	if (!fwd) {
+		pn_fail(err, "class %s has no forward method", root->cls->name);
+		return NULL;
+	}
+	ts_val **args = pn_arena_alloc(a, sizeof(ts_val *) * (size_t)(fwd->n_params + 1));
+	int n_args = 0;
+	if (!args || make_inputs(c, fwd, args, &n_args))
+		return NULL;
+	ts_val *ret = call_func(c, fwd, root, args, n_args, NULL, 0);
+	if (!ret || declare_inputs(c) || declare_outputs(c, ret)) {
+		if (c->n_unsup && info) {
+			info->n_unsupported = c->n_unsup;
+			info->unsupported = c->unsupported;
+		}
+		return NULL;
+	}
+	if (info) {
+		info->n_unsupported = c->n_unsup;
+		info->unsupported = c->unsupported;
+	}
+	Onnx__GraphProto *g = ts_graph_finish(&c->root, "torchscript");
+	Onnx__ModelProto *mp = g ? model_proto(c, g) : NULL;
+	if (!mp)
+		pn_fail(err, "out of memory");
+	return mp;
+}
