@@ -81,13 +81,13 @@ LIB_OBJ   := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) \
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 # The fuzz harnesses (tests/fuzz/, see "fuzzing" below).
-FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json check_task
+FUZZ_HARNESSES := onnx_model archive manifest tensorproto canon_decode json check_task torchscript
 FUZZ_BIN    := $(patsubst %,build/fuzz/%,$(FUZZ_HARNESSES))
 FUZZ_REPLAY := $(patsubst %,build/fuzz-replay/%,$(FUZZ_HARNESSES))
 
 .PHONY: FORCE all mpi deps fuzz fuzz-seeds fuzz-run test test-corpus unit-test cli-test conformance-test corpus corpus-baseline clean \
         check test-sanitize-ci \
-        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-ort-models bench-ort-dtypes bench-protocol bench-kernels bench-deps \
+        ort bench-extract bench-dedup bench-mpi bench-peer bench-ort bench-ort-models bench-ort-dtypes bench-torchscript bench-protocol bench-kernels bench-deps \
         bench-scale bench-scale-series bench-scale-stages test-sanitize sanitize-build \
         test-tsan
 .SECONDARY: $(GEN_SRC) $(filter %.pb-c.h,$(GEN_HDR))
@@ -526,6 +526,14 @@ bench-ort-models: deps
 
 # Exported task variants per dtype (bench/ort_dtypes.sh: float32, float16,
 # bfloat16 on passnet and on ORT, 1 thread; TASKS=40 BUDGET=120 KEEP=DIR)
+# TorchScript archives of every torchvision architecture that traces, read
+# by passnet: outputs against torch's, sole-op hashes against torch.onnx's
+# export (bench/torchscript.sh; `time` measures the lowering).
+bench-torchscript: deps
+	@dpkg -s time >/dev/null 2>&1 || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@bench/torchscript.sh $(MODELS)
+
 bench-ort-dtypes: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all build/bench/ort_time
 	@command -v node >/dev/null || { echo "bench-ort-dtypes needs node and npm (node >= 18)"; exit 1; }

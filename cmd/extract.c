@@ -156,12 +156,15 @@ const pn_cmd_spec pn_cmd_extract = {
 	.args = "[PATH...]",
 	.max_args = -1,
 	.summary = "ingest models from files, directories, archives or a manifest",
-	.description = "ingest models from `.onnx` files, directories and archives (`.tar`, "
-		       "`.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`, `.zip`, nested) into the store; "
+	.description = "ingest models from `.onnx` files, TorchScript archives (`.pt`, `.pth`, "
+		       "`.jit`; docs/sources.md), directories and archives (`.tar`, "
+		       "`.tar.gz`, `.tgz`, `.tar.xz`, `.tar.bz2`, `.zip`, `.mar`, nested) into the store; "
 		       "only new or changed files are decoded",
-	.details = "Ingests every *.onnx model found in the sources into the store: .onnx\n"
-		   "files, directories (recursive) and archives (.tar, .tar.gz, .tgz, .tar.xz,\n"
-		   ".tar.bz2, .zip, nested too); each PATH is a source named after the path.\n"
+	.details = "Ingests every model found in the sources into the store: .onnx files and\n"
+		   "TorchScript archives (.pt, .pth, .jit, .torchscript: torch.jit.save's zip,\n"
+		   "lowered to ONNX), directories (recursive) and archives (.tar, .tar.gz, .tgz,\n"
+		   ".tar.xz, .tar.bz2, .zip, .mar, nested too); each PATH is a source named\n"
+		   "after the path.\n"
 		   "Only new or changed files are decoded; a second run over the same sources\n"
 		   "reports 0 new models.  Bad models are reported on stderr, kept in the\n"
 		   "errors table, and the run goes on.  Exit status 1 only if the store\n"

@@ -394,7 +394,8 @@ const pn_cmd_spec pn_cmd_run = {
 		       "(and with `--write-inputs` the inputs it ran on) as TensorProto `.pb` files, "
 		       "with `--write-model` a stored model with the weights it regenerated; "
 		       "`--check-shapes` compares inferred shapes with the executed ones",
-	.details = "Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file, a\n"
+	.details = "Runs a model on the reference executor.  MODEL_OR_KEY is an .onnx file or a\n"
+		   "TorchScript archive (.pt: docs/sources.md), a\n"
 		   "folder holding model.onnx, or the key (prefix) of a stored model, whose\n"
 		   "weights kept as metadata are regenerated from their statistics.\n"
 		   "Symbolic input dims take the --dim values, then a stored model's binding;\n"

@@ -634,8 +634,10 @@ static int identity(ts_ctx *c, ts_val **args, int n, ts_val **out)
 static int op_dropout(ts_ctx *c, ts_val **args, int n, ts_val **out)
 {
 	int64_t train = 0;
+	double p = 0;
 	ts_get_int(ARG(2), &train);
-	if (train)
+	ts_get_float(ARG(1), &p);
+	if (train && p != 0)
 		return ts_err(c, "dropout in training mode is not mapped");
 	return identity(c, args, n, out);
 }
@@ -818,6 +820,31 @@ static int op_size(ts_ctx *c, ts_val **args, int n, ts_val **out)
 		return -1;
 	(*out)->scalar = 1;
 	return 0;
+}
+
+/* expand(x, size): Expand, with torch's -1 ("keep this dim") as 1, which
+ * Expand's broadcasting keeps */
+static int op_expand(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *size = ARG(1);
+	if (!x || !size || (size->kind != TSV_LIST && size->kind != TSV_TUPLE))
+		return ts_err(c, "expand without a size list");
+	ts_val *sz = ts_seq(c, TSV_LIST, size->n);
+	for (int i = 0; sz && i < size->n; i++) {
+		int64_t d;
+		sz->items[i] = ts_get_int(size->items[i], &d) && d == -1 ? ts_int(c, 1) : size->items[i];
+	}
+	const char *in[2] = {ts_as_tensor(c, x), sz ? ts_as_tensor(c, sz) : NULL};
+	return emit(c, "Expand", in, 2, x->dtype, size->n, out, NULL);
+}
+
+static int op_expand_as(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *y = ARG(1), *shape = NULL;
+	if (!x || !y || emit(c, "Shape", &y->name, 1, PN_INT64, 1, &shape, NULL))
+		return -1;
+	const char *in[2] = {ts_as_tensor(c, x), shape->name};
+	return emit(c, "Expand", in, 2, x->dtype, y->rank, out, NULL);
 }
 
 static int op_num_to_tensor(ts_ctx *c, ts_val **args, int n, ts_val **out)
@@ -1178,6 +1205,150 @@ static int op_full(ts_ctx *c, ts_val **args, int n, ts_val **out)
 	return filled(c, v, ARG(0), ARG(2), out);
 }
 
+/* --- resizing -------------------------------------------------------------------------- */
+
+/* upsample_{bilinear,nearest,bicubic}{1,2,3}d(input, output_size,
+ * [align_corners,] scale_factors): Resize with the attributes torch.onnx
+ * gives it (opset 11+), sizes as [N, C] of the input's Shape then
+ * output_size, or scales [1, 1, s...]. */
+static int upsample(ts_ctx *c, const char *mode, int has_align, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *size = ARG(1), *scales = ARG(has_align ? 3 : 2);
+	int64_t align = 0;
+	if (has_align)
+		ts_get_int(ARG(2), &align);
+	if (!x)
+		return -1;
+	ts_graph *g = ts_cur(c);
+	const char *in[4] = {ts_as_tensor(c, x), "", "", NULL};
+	int n_in = 4;
+	if (!is_none(size)) {
+		ts_val *shape = NULL, *lead = NULL;
+		int64_t zero = 0, two = 2;
+		if (emit(c, "Shape", &x->name, 1, PN_INT64, 1, &shape, NULL))
+			return -1;
+		const char *sl[4] = {shape->name, ts_constant_i64(g, &zero, 1, 1), ts_constant_i64(g, &two, 1, 1),
+				     ts_constant_i64(g, &zero, 1, 1)};
+		if (emit(c, "Slice", sl, 4, PN_INT64, 1, &lead, NULL))
+			return -1;
+		const char *cat[2] = {lead->name, ts_as_tensor(c, size)};
+		Onnx__NodeProto *cn = ts_node(g, "Concat", cat, 2, 1);
+		if (!cn || ts_attr_int(g, cn, "axis", 0))
+			return ts_err(c, "out of memory");
+		in[3] = cn->output[0];
+	} else {
+		double f[3];
+		int k = -1;
+		if (scales && (scales->kind == TSV_LIST || scales->kind == TSV_TUPLE) && scales->n <= 3) {
+			k = scales->n;
+			for (int i = 0; i < k; i++)
+				if (!ts_get_float(scales->items[i], &f[i]))
+					k = -1;
+		}
+		if (k < 1)
+			return ts_err(c, "upsampling without a known size or scale");
+		float sc[5] = {1, 1, 1, 1, 1};
+		for (int i = 0; i < k; i++)
+			sc[2 + i] = (float)f[i];
+		pn_tensor t = {.dtype = PN_FLOAT, .rank = 1, .numel = k + 2, .dims = {k + 2}, .data = sc};
+		in[2] = ts_constant(g, &t);
+		n_in = 3;
+	}
+	Onnx__NodeProto *nd = NULL;
+	if (emit(c, "Resize", in, n_in, x->dtype, x->rank, out, &nd))
+		return -1;
+	int linear = strcmp(mode, "nearest") != 0;
+	const char *ctm = !linear ? "asymmetric" : align ? "align_corners" : "pytorch_half_pixel";
+	return ts_attr_str(g, nd, "coordinate_transformation_mode", ctm) ||
+	       ts_attr_float(g, nd, "cubic_coeff_a", -0.75f) || ts_attr_str(g, nd, "mode", mode) ||
+	       ts_attr_str(g, nd, "nearest_mode", "floor");
+}
+
+static int op_upsample_linear(ts_ctx *c, ts_val **args, int n, ts_val **out) { return upsample(c, "linear", 1, args, n, out); }
+static int op_upsample_cubic(ts_ctx *c, ts_val **args, int n, ts_val **out) { return upsample(c, "cubic", 1, args, n, out); }
+static int op_upsample_nearest(ts_ctx *c, ts_val **args, int n, ts_val **out) { return upsample(c, "nearest", 0, args, n, out); }
+
+/* --- attention ------------------------------------------------------------------------ */
+
+/* rows [from, from + k) of a weight or bias (axis 0), as a Slice node */
+static const char *rows(ts_ctx *c, ts_val *w, int64_t from, int64_t k)
+{
+	int64_t to = from + k;
+	const char *r = slice0(c, ts_as_tensor(c, w), from, to);
+	return r;
+}
+
+/* x @ w^T + b for w given by name */
+static int project(ts_ctx *c, ts_val *x, const char *w, const char *b, ts_val **out)
+{
+	ts_val *wt = NULL, *y = NULL;
+	Onnx__NodeProto *nd = NULL;
+	int64_t perm[2] = {1, 0};
+	if (emit(c, "Transpose", &w, 1, x->dtype, 2, &wt, &nd) || ts_attr_ints(ts_cur(c), nd, "perm", perm, 2))
+		return -1;
+	const char *mm[2] = {x->name, wt->name};
+	if (emit(c, "MatMul", mm, 2, x->dtype, x->rank, b ? &y : out, NULL))
+		return -1;
+	if (!b)
+		return 0;
+	const char *ad[2] = {y->name, b};
+	return emit(c, "Add", ad, 2, x->dtype, x->rank, out, NULL);
+}
+
+/* [B, T, E] -> [B, H, T, E/H] */
+static int split_heads(ts_ctx *c, ts_val *x, int64_t heads, int64_t dh, ts_val **out)
+{
+	int64_t shape[4] = {0, 0, heads, dh}, perm[4] = {0, 2, 1, 3};
+	const char *rs[2] = {x->name, ts_constant_i64(ts_cur(c), shape, 4, 1)};
+	ts_val *r = NULL;
+	if (emit(c, "Reshape", rs, 2, x->dtype, 4, &r, NULL))
+		return -1;
+	return transpose_perm(c, r, perm, 4, out);
+}
+
+/* _native_multi_head_attention(query, key, value, embed_dim, num_head,
+ * qkv_weight, qkv_bias, proj_weight, proj_bias, mask, need_weights, ...),
+ * the fast path nn.MultiheadAttention takes in eval on batch-first inputs:
+ * written out as the projections, scaled dot products, softmax and output
+ * projection it computes.  Returns (output, None). */
+static int op_native_mha(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *q = ARG(0), *k = ARG(1), *v = ARG(2), *w = ARG(5), *b = ARG(6), *pw = ARG(7), *pb = ARG(8);
+	int64_t e, h, need = 0;
+	if (ARG(10))
+		ts_get_int(args[10], &need);
+	if (!q || !k || !v || !w || !pw || !ts_get_int(ARG(3), &e) || !ts_get_int(ARG(4), &h) || h < 1 ||
+	    e % h || !is_none(ARG(9)) || need)
+		return ts_err(c, "multi-head attention with a mask, weights asked for, or sizes not known now");
+	ts_val *in3[3] = {q, k, v}, *p[3];
+	int64_t dims[3] = {-1, -1, e};
+	const char *names[3] = {"batch", "sequence", NULL};
+	ts_hint_input(c, q, 3, dims, names);
+	for (int i = 0; i < 3; i++) {
+		ts_val *x = NULL;
+		if (project(c, in3[i], rows(c, w, i * e, e), is_none(b) ? NULL : rows(c, b, i * e, e), &x) ||
+		    split_heads(c, x, h, e / h, &p[i]))
+			return -1;
+	}
+	ts_val *kt = NULL, *sc = NULL, *att = NULL, *ctx = NULL, *ct = NULL, *merged = NULL;
+	int64_t perm_k[4] = {0, 1, 3, 2}, perm_o[4] = {0, 2, 1, 3}, shape[3] = {0, 0, e};
+	ts_val scale = {.kind = TSV_FLOAT, .f = 1.0 / sqrt((double)(e / h))};
+	Onnx__NodeProto *nd = NULL;
+	if (binary_op(c, "Mul", p[0], &scale, &p[0]) || transpose_perm(c, p[1], perm_k, 4, &kt) ||
+	    binary_op(c, "MatMul", p[0], kt, &sc) || emit(c, "Softmax", &sc->name, 1, sc->dtype, 4, &att, &nd) ||
+	    ts_attr_int(ts_cur(c), nd, "axis", -1) || binary_op(c, "MatMul", att, p[2], &ctx) ||
+	    transpose_perm(c, ctx, perm_o, 4, &ct))
+		return -1;
+	const char *rs[2] = {ct->name, ts_constant_i64(ts_cur(c), shape, 3, 1)};
+	ts_val *res = ts_seq(c, TSV_TUPLE, 2);
+	if (!res || emit(c, "Reshape", rs, 2, q->dtype, 3, &merged, NULL) ||
+	    project(c, merged, ts_as_tensor(c, pw), is_none(pb) ? NULL : ts_as_tensor(c, pb), &res->items[0]))
+		return -1;
+	res->items[1] = ts_new(c, TSV_NONE);
+	*out = res;
+	return 0;
+}
+
 /* An op met by name whose mapping needs what the lowering cannot know now
  * (adaptive pooling to other sizes, flatten of inner dims): a node of
  * domain "torch", as for an op the table lacks. */
@@ -1196,6 +1367,7 @@ static int op_named(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **
 	if (emit(c, name, in, k, dt, -1, out, &nd))
 		return -1;
 	nd->domain = "torch";
+	(*out)->unknown = nd;
 	return 0;
 }
 
@@ -1256,6 +1428,8 @@ static const ts_aten table[] = {
 	{"aten::squeeze", "self,dim", op_squeeze},
 	{"aten::size", "self,dim", op_size},
 	{"prim.NumToTensor", "a", op_num_to_tensor},
+	{"aten::expand", "self,size,implicit", op_expand},
+	{"aten::expand_as", "self,other", op_expand_as},
 	{"aten::to", "self,dtype,non_blocking,copy,memory_format", op_to},
 	{"aten::type_as", "self,other", op_to},
 	{"aten::mean", "self,dim,keepdim,dtype", op_mean},
@@ -1268,6 +1442,14 @@ static const ts_aten table[] = {
 	{"aten::lstm", "input,hx,params,has_biases,num_layers,dropout,train,bidirectional,batch_first", op_lstm},
 	{"aten::gru", "input,hx,params,has_biases,num_layers,dropout,train,bidirectional,batch_first", op_gru},
 	{"aten::zeros", "size,dtype,layout,device,pin_memory", op_zeros},
+	{"aten::upsample_bilinear2d", "input,output_size,align_corners,scale_factors", op_upsample_linear},
+	{"aten::upsample_linear1d", "input,output_size,align_corners,scale_factors", op_upsample_linear},
+	{"aten::upsample_trilinear3d", "input,output_size,align_corners,scale_factors", op_upsample_linear},
+	{"aten::upsample_bicubic2d", "input,output_size,align_corners,scale_factors", op_upsample_cubic},
+	{"aten::upsample_nearest1d", "input,output_size,scale_factors", op_upsample_nearest},
+	{"aten::upsample_nearest2d", "input,output_size,scale_factors", op_upsample_nearest},
+	{"aten::upsample_nearest3d", "input,output_size,scale_factors", op_upsample_nearest},
+	{"aten::_native_multi_head_attention", "query,key,value,embed_dim,num_head,qkv_weight,qkv_bias,proj_weight,proj_bias,mask,need_weights", op_native_mha},
 	{"aten::ones", "size,dtype,layout,device,pin_memory", op_ones},
 	{"aten::full", "size,fill_value,dtype,layout,device,pin_memory", op_full},
 };

@@ -117,6 +117,8 @@ Onnx__GraphProto *ts_graph_finish(ts_graph *g, const char *name);
 
 /* --- values and the interpreter (ts_lower.c) --- */
 
+typedef struct ts_ctx ts_ctx;
+
 enum ts_kind {
 	TSV_NONE = 0,
 	TSV_BOOL,
@@ -152,9 +154,8 @@ struct ts_val {
 	const pn_ts_class *cls;
 	const char *path;     /* MODULE: attribute path from the root, "" for it */
 	ts_val *self;         /* METHOD */
+	Onnx__NodeProto *unknown;   /* TENSOR: the unmapped op's node that made it */
 };
-
-typedef struct ts_ctx ts_ctx;
 
 /* The lowering of one aten call: args are positional, keywords already put
  * in place by the table's parameter names (missing ones NULL). */
@@ -201,5 +202,60 @@ int ts_get_ints(const ts_val *v, int64_t *out, int max, int rep);
 
 /* TorchScript's ScalarType codes to ONNX dtypes, and back. */
 int ts_dtype_from_scalar_type(int64_t st);
+
+/* --- the interpreter's state (ts_lower.c runs it, ts_control.c lowers its
+ * control flow, ts_values.c makes its values) --- */
+
+/* A function call's variables (a body of If or Loop runs on a copy). */
+typedef struct ts_frame {
+	const char **names;
+	ts_val **vals;
+	int n, cap;
+	ts_val *ret;
+} ts_frame;
+
+/* A pickled object (module or tensor) and the value it became. */
+typedef struct ts_memo {
+	const pn_pkl *key;
+	ts_val *val;
+} ts_memo;
+
+struct ts_ctx {
+	ts_archive ar;
+	pn_arena *a;
+	ts_graph root;
+	ts_graph *cur;
+	int64_t counter, total;
+	char *err;
+	int depth;
+	int64_t steps;
+	ts_memo *memos;
+	int n_memo, cap_memo;
+	ts_val **inputs;       /* the tensor graph inputs, for their rank hints */
+	const char ***input_names;
+	int n_inputs;
+	const char **unsupported;
+	int n_unsup;
+	ts_val *constants;     /* CONSTANTS.cN, made on first use */
+};
+
+/* How a statement ends. */
+enum { FLOW_NEXT = 0, FLOW_RETURN, FLOW_BREAK, FLOW_CONTINUE };
+
+
+ts_val **ts_lookup(ts_frame *f, const char *name);
+int ts_bind(ts_ctx *c, ts_frame *f, const char *name, ts_val *v);
+int ts_frame_copy(ts_ctx *c, const ts_frame *from, ts_frame *to);
+/* Runs a block: FLOW_* or -1. */
+int ts_exec_block(ts_ctx *c, ts_frame *f, const pn_ts_block *b);
+int ts_seq_push(ts_ctx *c, ts_val *s, ts_val *item);
+/* Python's truth of v: 0 with *out, 1 when known only at run time, -1. */
+int ts_truth(ts_val *v, int *out);
+/* range() over known ints as a list; NULL when an argument is a run-time int. */
+ts_val *ts_range_list(ts_ctx *c, ts_val **args, int n);
+/* An if on a run-time condition: an ONNX If (ts_control.c). */
+int ts_lower_if(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *cond);
+/* for i in range(n), n known only at run time: an ONNX Loop. */
+int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count);
 
 #endif

@@ -29,278 +29,9 @@
 #include "model/torchscript.h"
 #include "model/ts_internal.h"
 
-typedef struct frame {
-	const char **names;
-	ts_val **vals;
-	int n, cap;
-	ts_val *ret;
-} frame;
-
-/* A pickled object (module or tensor) and the value it became. */
-typedef struct memo {
-	const pn_pkl *key;
-	ts_val *val;
-} memo;
-
-struct ts_ctx {
-	ts_archive ar;
-	pn_arena *a;
-	ts_graph root;
-	ts_graph *cur;
-	int64_t counter, total;
-	char *err;
-	int depth;
-	int64_t steps;
-	memo *memos;
-	int n_memo, cap_memo;
-	ts_val **inputs;       /* the tensor graph inputs, for their rank hints */
-	const char ***input_names;
-	int n_inputs;
-	const char **unsupported;
-	int n_unsup;
-	ts_val *constants;     /* CONSTANTS.cN, made on first use */
-};
-
-enum { FLOW_NEXT = 0, FLOW_RETURN, FLOW_BREAK, FLOW_CONTINUE };
-
-/* --- values ------------------------------------------------------------------------- */
-
-ts_graph *ts_cur(ts_ctx *c) { return c->cur; }
-pn_arena *ts_arena(ts_ctx *c) { return c->a; }
-
-int ts_err(ts_ctx *c, const char *fmt, ...)
-{
-	if (*c->err)
-		return -1;   /* keep the innermost message */
-	va_list ap;
-	va_start(ap, fmt);
-	pn_vfail(c->err, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-ts_val *ts_new(ts_ctx *c, int kind)
-{
-	ts_val *v = pn_arena_alloc(c->a, sizeof(*v));
-	if (!v) {
-		ts_err(c, "out of memory");
-		return NULL;
-	}
-	v->kind = (uint8_t)kind;
-	v->rank = -1;
-	for (int i = 0; i < PN_MAX_RANK; i++)
-		v->dims[i] = -1;
-	return v;
-}
-
-ts_val *ts_int(ts_ctx *c, int64_t x)
-{
-	ts_val *v = ts_new(c, TSV_INT);
-	if (v)
-		v->i = x;
-	return v;
-}
-
-ts_val *ts_float(ts_ctx *c, double x)
-{
-	ts_val *v = ts_new(c, TSV_FLOAT);
-	if (v)
-		v->f = x;
-	return v;
-}
-
-ts_val *ts_bool(ts_ctx *c, int x)
-{
-	ts_val *v = ts_new(c, TSV_BOOL);
-	if (v)
-		v->i = !!x;
-	return v;
-}
-
-ts_val *ts_tensor(ts_ctx *c, const char *name, int dtype, int rank)
-{
-	if (!name) {
-		ts_err(c, "out of memory");
-		return NULL;
-	}
-	ts_val *v = ts_new(c, TSV_TENSOR);
-	if (v) {
-		v->name = name;
-		v->dtype = dtype;
-		v->rank = rank;
-	}
-	return v;
-}
-
-static int seq_push(ts_ctx *c, ts_val *s, ts_val *item)
-{
-	if (s->n == s->cap) {
-		int nc = s->cap ? s->cap * 2 : 4;
-		if (nc > (1 << 24))
-			return ts_err(c, "a list of more than %d items", 1 << 24);
-		ts_val **ni = pn_arena_alloc(c->a, sizeof(*ni) * (size_t)nc);
-		if (!ni)
-			return ts_err(c, "out of memory");
-		if (s->n)
-			memcpy(ni, s->items, sizeof(*ni) * (size_t)s->n);
-		s->items = ni;
-		s->cap = nc;
-	}
-	s->items[s->n++] = item;
-	return 0;
-}
-
-ts_val *ts_seq(ts_ctx *c, int kind, int n)
-{
-	ts_val *v = ts_new(c, kind);
-	if (!v)
-		return NULL;
-	if (n > 0) {
-		v->items = pn_arena_alloc(c->a, sizeof(*v->items) * (size_t)n);
-		if (!v->items) {
-			ts_err(c, "out of memory");
-			return NULL;
-		}
-		v->n = v->cap = n;
-	}
-	return v;
-}
-
-int ts_get_int(const ts_val *v, int64_t *out)
-{
-	if (!v || (v->kind != TSV_INT && v->kind != TSV_BOOL))
-		return 0;
-	*out = v->i;
-	return 1;
-}
-
-int ts_get_float(const ts_val *v, double *out)
-{
-	if (!v)
-		return 0;
-	if (v->kind == TSV_FLOAT) {
-		*out = v->f;
-		return 1;
-	}
-	if (v->kind == TSV_INT || v->kind == TSV_BOOL) {
-		*out = (double)v->i;
-		return 1;
-	}
-	return 0;
-}
-
-int ts_get_ints(const ts_val *v, int64_t *out, int max, int rep)
-{
-	if (v && (v->kind == TSV_INT || v->kind == TSV_BOOL)) {
-		for (int i = 0; i < rep && i < max; i++)
-			out[i] = v->i;
-		return rep;
-	}
-	if (!v || (v->kind != TSV_LIST && v->kind != TSV_TUPLE) || v->n > max)
-		return -1;
-	for (int i = 0; i < v->n; i++)
-		if (!ts_get_int(v->items[i], &out[i]))
-			return -1;
-	return v->n;
-}
-
-int ts_dtype_from_scalar_type(int64_t st)
-{
-	switch (st) {
-	case 0: return PN_UINT8;
-	case 1: return PN_INT8;
-	case 2: return PN_INT16;
-	case 3: return PN_INT32;
-	case 4: return PN_INT64;
-	case 5: return PN_FLOAT16;
-	case 6: return PN_FLOAT;
-	case 7: return PN_DOUBLE;
-	case 11: return PN_BOOL;
-	case 15: return PN_BFLOAT16;
-	default: return 0;
-	}
-}
-
-const char *ts_as_tensor(ts_ctx *c, ts_val *v)
-{
-	if (!v) {
-		ts_err(c, "a missing value where a tensor is needed");
-		return NULL;
-	}
-	if (v->kind == TSV_TENSOR)
-		return v->name;
-	if (v->kind == TSV_INT || v->kind == TSV_BOOL) {
-		pn_tensor t = {.dtype = v->kind == TSV_BOOL ? PN_BOOL : PN_INT64, .rank = 0, .numel = 1};
-		int64_t x = v->i;
-		uint8_t b = (uint8_t)v->i;
-		t.data = v->kind == TSV_BOOL ? (void *)&b : (void *)&x;
-		return ts_constant(c->cur, &t);
-	}
-	if (v->kind == TSV_FLOAT)
-		return ts_constant_f32(c->cur, (float)v->f);
-	if (v->kind == TSV_LIST || v->kind == TSV_TUPLE) {
-		int64_t k[64];
-		if (v->n <= 64 && ts_get_ints(v, k, 64, 0) == v->n)
-			return ts_constant_i64(c->cur, k, v->n, 1);
-		/* runtime ints: each unsqueezed to [1], then one Concat */
-		const char **parts = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(v->n + 1));
-		if (!parts)
-			return NULL;
-		int64_t zero = 0;
-		for (int i = 0; i < v->n; i++) {
-			ts_val *it = v->items[i];
-			int64_t x;
-			if (ts_get_int(it, &x)) {
-				parts[i] = ts_constant_i64(c->cur, &x, 1, 1);
-			} else if (it && it->kind == TSV_TENSOR && it->rank == 0) {
-				const char *in[2] = {it->name, ts_constant_i64(c->cur, &zero, 1, 1)};
-				Onnx__NodeProto *n = ts_node(c->cur, "Unsqueeze", in, 2, 1);
-				parts[i] = n ? n->output[0] : NULL;
-			} else {
-				ts_err(c, "a list item that is neither an int nor a scalar tensor");
-				return NULL;
-			}
-			if (!parts[i])
-				return NULL;
-		}
-		Onnx__NodeProto *n = ts_node(c->cur, "Concat", parts, v->n, 1);
-		if (!n || ts_attr_int(c->cur, n, "axis", 0))
-			return NULL;
-		return n->output[0];
-	}
-	ts_err(c, "a value of kind %d where a tensor is needed", v->kind);
-	return NULL;
-}
-
-void ts_hint_input(ts_ctx *c, ts_val *v, int rank, const int64_t *dims, const char *const *names)
-{
-	if (!v || v->kind != TSV_TENSOR || !v->input || v->rank >= 0 || rank < 0 || rank > PN_MAX_RANK)
-		return;
-	v->rank = rank;
-	int k = v->input - 1;
-	for (int i = 0; i < rank; i++) {
-		v->dims[i] = dims ? dims[i] : -1;
-		c->input_names[k][i] = names ? names[i] : NULL;
-	}
-}
-
-void ts_unsupported(ts_ctx *c, const char *op)
-{
-	for (int i = 0; i < c->n_unsup; i++)
-		if (!strcmp(c->unsupported[i], op))
-			return;
-	const char **nv = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(c->n_unsup + 1));
-	if (!nv)
-		return;
-	if (c->n_unsup)
-		memcpy(nv, c->unsupported, sizeof(char *) * (size_t)c->n_unsup);
-	nv[c->n_unsup++] = op;
-	c->unsupported = nv;
-}
-
 /* --- frames ------------------------------------------------------------------------- */
 
-static ts_val **lookup(frame *f, const char *name)
+ts_val **ts_lookup(ts_frame *f, const char *name)
 {
 	for (int i = f->n - 1; i >= 0; i--)
 		if (!strcmp(f->names[i], name))
@@ -308,9 +39,9 @@ static ts_val **lookup(frame *f, const char *name)
 	return NULL;
 }
 
-static int bind(ts_ctx *c, frame *f, const char *name, ts_val *v)
+int ts_bind(ts_ctx *c, ts_frame *f, const char *name, ts_val *v)
 {
-	ts_val **slot = lookup(f, name);
+	ts_val **slot = ts_lookup(f, name);
 	if (slot) {
 		*slot = v;
 		return 0;
@@ -334,11 +65,11 @@ static int bind(ts_ctx *c, frame *f, const char *name, ts_val *v)
 	return 0;
 }
 
-static int frame_copy(ts_ctx *c, const frame *from, frame *to)
+int ts_frame_copy(ts_ctx *c, const ts_frame *from, ts_frame *to)
 {
 	memset(to, 0, sizeof(*to));
 	for (int i = 0; i < from->n; i++)
-		if (bind(c, to, from->names[i], from->vals[i]))
+		if (ts_bind(c, to, from->names[i], from->vals[i]))
 			return -1;
 	return 0;
 }
@@ -357,7 +88,7 @@ static int memo_put(ts_ctx *c, const pn_pkl *k, ts_val *v)
 {
 	if (c->n_memo == c->cap_memo) {
 		int nc = c->cap_memo ? c->cap_memo * 2 : 64;
-		memo *nm = pn_arena_alloc(c->a, sizeof(*nm) * (size_t)nc);
+		ts_memo *nm = pn_arena_alloc(c->a, sizeof(*nm) * (size_t)nc);
 		if (!nm)
 			return ts_err(c, "out of memory");
 		if (c->n_memo)
@@ -365,7 +96,7 @@ static int memo_put(ts_ctx *c, const pn_pkl *k, ts_val *v)
 		c->memos = nm;
 		c->cap_memo = nc;
 	}
-	c->memos[c->n_memo++] = (memo){k, v};
+	c->memos[c->n_memo++] = (ts_memo){k, v};
 	return 0;
 }
 
@@ -461,9 +192,9 @@ static const pn_ts_func *class_method(const pn_ts_class *cls, const char *name)
 	return NULL;
 }
 
-static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e);
+static ts_val *eval(ts_ctx *c, ts_frame *f, const pn_ts_expr *e);
 
-static ts_val *module_attr(ts_ctx *c, frame *f, ts_val *m, const char *name)
+static ts_val *module_attr(ts_ctx *c, ts_frame *f, ts_val *m, const char *name)
 {
 	const pn_pkl *st = module_state(m);
 	const pn_pkl *p = st ? pn_pkl_dict_get(st, name) : NULL;
@@ -506,7 +237,7 @@ static ts_val *constant_attr(ts_ctx *c, const char *name)
 static ts_val *call_func(ts_ctx *c, const pn_ts_func *fn, ts_val *self, ts_val **args, int n,
 			 const char **kw, int n_kw);
 
-static int truth(ts_val *v, int *out)
+int ts_truth(ts_val *v, int *out)
 {
 	if (!v)
 		return -1;
@@ -609,7 +340,7 @@ static ts_val *binary(ts_ctx *c, const char *op, ts_val *a, ts_val *b)
 	if ((a->kind == TSV_LIST || a->kind == TSV_TUPLE) && a->kind == b->kind && !strcmp(op, "+")) {
 		ts_val *v = ts_seq(c, a->kind, 0);
 		for (int i = 0; v && i < a->n + b->n; i++)
-			if (seq_push(c, v, i < a->n ? a->items[i] : b->items[i - a->n]))
+			if (ts_seq_push(c, v, i < a->n ? a->items[i] : b->items[i - a->n]))
 				return NULL;
 		return v;
 	}
@@ -662,6 +393,8 @@ static ts_val *subscript(ts_ctx *c, ts_val *a, ts_val *idx)
 				return a->items[2 * i + 1];
 		return ts_err(c, "key %s not in dict", idx->s), NULL;
 	}
+	if (a->kind == TSV_QUAL)   /* a type: List[int], Optional[Tensor] */
+		return a;
 	if (a->kind == TSV_TENSOR) {
 		const ts_aten *t = ts_aten_find("aten::index_value");
 		ts_val *args[2] = {a, idx}, *out = NULL;
@@ -672,7 +405,7 @@ static ts_val *subscript(ts_ctx *c, ts_val *a, ts_val *idx)
 }
 
 /* Python's range() over known ints, as a list. */
-static ts_val *range_list(ts_ctx *c, ts_val **args, int n)
+ts_val *ts_range_list(ts_ctx *c, ts_val **args, int n)
 {
 	int64_t a[3] = {0, 0, 1}, v;
 	if (n < 1 || n > 3)
@@ -692,7 +425,7 @@ static ts_val *range_list(ts_ctx *c, ts_val **args, int n)
 	for (int64_t x = a[0]; l && (a[2] > 0 ? x < a[1] : x > a[1]); x += a[2]) {
 		if (++count > TS_LIMIT_UNROLL)
 			return ts_err(c, "range() of more than %d steps", TS_LIMIT_UNROLL), NULL;
-		if (seq_push(c, l, ts_int(c, x)))
+		if (ts_seq_push(c, l, ts_int(c, x)))
 			return NULL;
 	}
 	return l;
@@ -713,7 +446,7 @@ static int builtin(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **o
 		ts_val *a = args[0];
 		double f;
 		int t;
-		if (!strcmp(name, "bool") && !truth(a, &t))
+		if (!strcmp(name, "bool") && !ts_truth(a, &t))
 			*out = ts_bool(c, t);
 		else if (ts_get_float(a, &f))
 			*out = name[0] == 'i' ? ts_int(c, (int64_t)f) : name[0] == 'f' ? ts_float(c, f) : ts_bool(c, f != 0);
@@ -733,7 +466,7 @@ static int builtin(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **o
 		return 1;
 	}
 	if (!strcmp(name, "range")) {
-		*out = range_list(c, args, n);
+		*out = ts_range_list(c, args, n);
 		if (!*out && !*c->err)
 			ts_err(c, "range() over a value known only at run time outside a for loop");
 		return 1;
@@ -808,7 +541,10 @@ static ts_val *unknown_op(ts_ctx *c, const char *op, ts_val **args, int n)
 	if (!node)
 		return ts_err(c, "out of memory"), NULL;
 	node->domain = "torch";
-	return ts_tensor(c, node->output[0], dtype, -1);
+	ts_val *v = ts_tensor(c, node->output[0], dtype, -1);
+	if (v)
+		v->unknown = node;
+	return v;
 }
 
 static ts_val *call_qual(ts_ctx *c, const char *q, ts_val **args, int n, const char **kw, ts_val **kwv,
@@ -841,7 +577,7 @@ static ts_val *call_qual(ts_ctx *c, const char *q, ts_val **args, int n, const c
 	return out;
 }
 
-static ts_val *call(ts_ctx *c, frame *f, const pn_ts_expr *e)
+static ts_val *call(ts_ctx *c, ts_frame *f, const pn_ts_expr *e)
 {
 	ts_val *callee = eval(c, f, e->a);
 	if (!callee)
@@ -871,7 +607,7 @@ static ts_val *call(ts_ctx *c, frame *f, const pn_ts_expr *e)
 	}
 	if (callee->kind == TSV_METHOD && callee->self->kind == TSV_LIST && !strcmp(callee->s, "append") &&
 	    n == 1) {
-		return seq_push(c, callee->self, args[0]) ? NULL : ts_new(c, TSV_NONE);
+		return ts_seq_push(c, callee->self, args[0]) ? NULL : ts_new(c, TSV_NONE);
 	}
 	if (callee->kind == TSV_METHOD && callee->self->kind == TSV_TENSOR) {
 		/* x.method(args) is torch.method(x, args) */
@@ -887,7 +623,7 @@ static ts_val *call(ts_ctx *c, frame *f, const pn_ts_expr *e)
 	return NULL;
 }
 
-static ts_val *attribute(ts_ctx *c, frame *f, const pn_ts_expr *e)
+static ts_val *attribute(ts_ctx *c, ts_frame *f, const pn_ts_expr *e)
 {
 	ts_val *base = eval(c, f, e->a);
 	if (!base)
@@ -918,7 +654,7 @@ static ts_val *attribute(ts_ctx *c, frame *f, const pn_ts_expr *e)
 	return NULL;
 }
 
-static ts_val *eval_seq(ts_ctx *c, frame *f, const pn_ts_expr *e, int kind)
+static ts_val *eval_seq(ts_ctx *c, ts_frame *f, const pn_ts_expr *e, int kind)
 {
 	ts_val *v = ts_seq(c, kind, e->n);
 	for (int i = 0; v && i < e->n; i++)
@@ -929,7 +665,7 @@ static ts_val *eval_seq(ts_ctx *c, frame *f, const pn_ts_expr *e, int kind)
 	return v;
 }
 
-static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
+static ts_val *eval(ts_ctx *c, ts_frame *f, const pn_ts_expr *e)
 {
 	if (!e)
 		return ts_err(c, "a missing expression"), NULL;
@@ -937,7 +673,7 @@ static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
 		return NULL;
 	switch (e->kind) {
 	case PN_TSE_NAME: {
-		ts_val **slot = lookup(f, e->s);
+		ts_val **slot = ts_lookup(f, e->s);
 		if (slot)
 			return *slot;
 		if (!strcmp(e->s, "inf"))
@@ -981,7 +717,7 @@ static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
 			return NULL;
 		if (!strcmp(e->op, "not")) {
 			int t;
-			int rc = truth(a, &t);
+			int rc = ts_truth(a, &t);
 			if (rc == 0)
 				return ts_bool(c, !t);
 			const ts_aten *n = ts_aten_find("aten::logical_not");
@@ -1008,7 +744,7 @@ static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
 		int t;
 		if (!a)
 			return NULL;
-		if (truth(a, &t))
+		if (ts_truth(a, &t))
 			return ts_err(c, "line %d: %s on a value known only at run time", e->line, e->op), NULL;
 		if (!strcmp(e->op, "and") ? !t : t)
 			return a;
@@ -1019,7 +755,7 @@ static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
 		ts_val *cond = eval(c, f, e->a);
 		if (!cond)
 			return NULL;
-		if (truth(cond, &t))
+		if (ts_truth(cond, &t))
 			return ts_err(c, "line %d: `x if c else y` on a condition known only at run time", e->line), NULL;
 		return eval(c, f, t ? e->b : e->c);
 	}
@@ -1030,15 +766,19 @@ static ts_val *eval(ts_ctx *c, frame *f, const pn_ts_expr *e)
 
 /* --- statements --------------------------------------------------------------------- */
 
-static int exec_block(ts_ctx *c, frame *f, const pn_ts_block *b);
 
-static int assign(ts_ctx *c, frame *f, const pn_ts_expr *t, ts_val *v)
+static ts_val *unknown_outputs(ts_ctx *c, ts_val *v, int k);
+
+static int assign(ts_ctx *c, ts_frame *f, const pn_ts_expr *t, ts_val *v)
 {
 	if (!v)
 		return -1;
 	if (t->kind == PN_TSE_NAME)
-		return bind(c, f, t->s, v);
+		return ts_bind(c, f, t->s, v);
 	if (t->kind == PN_TSE_TUPLE || t->kind == PN_TSE_LIST) {
+		if (v->kind == TSV_TENSOR && v->unknown && v->unknown->n_output == 1 && t->n > 1 &&
+		    (v = unknown_outputs(c, v, t->n)) == NULL)
+			return -1;
 		if (v->kind != TSV_TUPLE && v->kind != TSV_LIST)
 			return ts_err(c, "line %d: unpacking a value of kind %d", t->line, v->kind);
 		if (v->n != t->n)
@@ -1063,10 +803,29 @@ static int assign(ts_ctx *c, frame *f, const pn_ts_expr *t, ts_val *v)
 	return ts_err(c, "line %d: assignment to this target is not supported", t->line);
 }
 
-static int lower_if(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *cond);
-static int lower_loop(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *count);
+/* An unmapped op whose result is unpacked into k names: its node gets k
+ * outputs (the ONNX graph cannot say how many it has otherwise). */
+static ts_val *unknown_outputs(ts_ctx *c, ts_val *v, int k)
+{
+	Onnx__NodeProto *nd = v->unknown;
+	char **outs = pn_arena_alloc(c->a, sizeof(char *) * (size_t)k);
+	ts_val *t = ts_seq(c, TSV_TUPLE, k);
+	if (!outs || !t)
+		return ts_err(c, "out of memory"), NULL;
+	outs[0] = nd->output[0];
+	for (int i = 1; i < k; i++)
+		if (!(outs[i] = (char *)ts_fresh_name(c->cur, nd->op_type)))
+			return ts_err(c, "out of memory"), NULL;
+	nd->output = outs;
+	nd->n_output = (size_t)k;
+	for (int i = 0; i < k; i++)
+		if (!(t->items[i] = ts_tensor(c, outs[i], v->dtype, -1)))
+			return NULL;
+	return t;
+}
 
-static int exec_for(ts_ctx *c, frame *f, const pn_ts_stmt *s)
+
+static int exec_for(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s)
 {
 	const pn_ts_expr *it = s->value;
 	ts_val *seq;
@@ -1077,8 +836,8 @@ static int exec_for(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 		if (!n)
 			return -1;
 		if (n->kind == TSV_TENSOR)
-			return lower_loop(c, f, s, n);
-		seq = range_list(c, &n, 1);
+			return ts_lower_loop(c, f, s, n);
+		seq = ts_range_list(c, &n, 1);
 	} else {
 		seq = eval(c, f, it);
 	}
@@ -1089,7 +848,7 @@ static int exec_for(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 	for (int i = 0; i < seq->n; i++) {
 		if (assign(c, f, s->targets[0], seq->items[i]))
 			return -1;
-		int r = exec_block(c, f, &s->body);
+		int r = ts_exec_block(c, f, &s->body);
 		if (r < 0 || r == FLOW_RETURN)
 			return r;
 		if (r == FLOW_BREAK)
@@ -1098,7 +857,7 @@ static int exec_for(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 	return FLOW_NEXT;
 }
 
-static int exec_stmt(ts_ctx *c, frame *f, const pn_ts_stmt *s)
+static int exec_stmt(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s)
 {
 	if (++c->steps > TS_LIMIT_STEPS)
 		return ts_err(c, "more than %d statements run", TS_LIMIT_STEPS);
@@ -1123,12 +882,12 @@ static int exec_stmt(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 		int t;
 		if (!cond)
 			return -1;
-		int rc = truth(cond, &t);
+		int rc = ts_truth(cond, &t);
 		if (rc == 1)
-			return lower_if(c, f, s, cond);
+			return ts_lower_if(c, f, s, cond);
 		if (rc < 0)
 			return -1;
-		return exec_block(c, f, t ? &s->body : &s->orelse);
+		return ts_exec_block(c, f, t ? &s->body : &s->orelse);
 	}
 	case PN_TSS_FOR: return exec_for(c, f, s);
 	case PN_TSS_WHILE: {
@@ -1137,14 +896,14 @@ static int exec_stmt(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 			ts_val *cond = eval(c, f, s->value);
 			if (!cond)
 				return -1;
-			int rc = truth(cond, &t);
+			int rc = ts_truth(cond, &t);
 			if (rc)
 				return rc < 0 ? -1 : ts_err(c, "line %d: a while loop on a condition known only at run time", s->line);
 			if (!t)
 				break;
 			if (k >= TS_LIMIT_UNROLL)
 				return ts_err(c, "line %d: a while loop of more than %d steps", s->line, TS_LIMIT_UNROLL);
-			int r = exec_block(c, f, &s->body);
+			int r = ts_exec_block(c, f, &s->body);
 			if (r < 0 || r == FLOW_RETURN)
 				return r;
 			if (r == FLOW_BREAK)
@@ -1161,7 +920,7 @@ static int exec_stmt(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 		ts_val *v = eval(c, f, s->value);
 		if (!v)
 			return -1;
-		if (!truth(v, &t) && !t)
+		if (!ts_truth(v, &t) && !t)
 			return ts_err(c, "line %d: an assert fails", s->line);
 		return FLOW_NEXT;
 	}
@@ -1169,7 +928,7 @@ static int exec_stmt(ts_ctx *c, frame *f, const pn_ts_stmt *s)
 	}
 }
 
-static int exec_block(ts_ctx *c, frame *f, const pn_ts_block *b)
+int ts_exec_block(ts_ctx *c, ts_frame *f, const pn_ts_block *b)
 {
 	for (int i = 0; i < b->n; i++) {
 		int r = exec_stmt(c, f, b->stmts[i]);
@@ -1186,12 +945,12 @@ static ts_val *call_func(ts_ctx *c, const pn_ts_func *fn, ts_val *self, ts_val *
 		return ts_err(c, "a call of a method the class does not define"), NULL;
 	if (c->depth >= TS_LIMIT_CALL_DEPTH)
 		return ts_err(c, "calls nested more than %d deep", TS_LIMIT_CALL_DEPTH), NULL;
-	frame f = {0};
+	ts_frame f = {0};
 	int p = 0;
 	if (self) {
 		if (fn->n_params < 1)
 			return ts_err(c, "method %s without self", fn->name), NULL;
-		if (bind(c, &f, fn->params[0].name, self))
+		if (ts_bind(c, &f, fn->params[0].name, self))
 			return NULL;
 		p = 1;
 	}
@@ -1206,214 +965,15 @@ static ts_val *call_func(ts_ctx *c, const pn_ts_func *fn, ts_val *self, ts_val *
 			v = eval(c, &f, fn->params[i].dflt);
 		if (!v)
 			return ts_err(c, "%s: argument %s missing", fn->name, fn->params[i].name), NULL;
-		if (bind(c, &f, fn->params[i].name, v))
+		if (ts_bind(c, &f, fn->params[i].name, v))
 			return NULL;
 	}
 	c->depth++;
-	int r = exec_block(c, &f, &fn->body);
+	int r = ts_exec_block(c, &f, &fn->body);
 	c->depth--;
 	if (r < 0)
 		return NULL;
 	return f.ret ? f.ret : ts_new(c, TSV_NONE);
-}
-
-/* --- control flow on run-time values -------------------------------------------------- */
-
-/* The names a branch or a body changed: bound to another value than in
- * before (new names too), in the order the branch bound them. */
-static int changed_names(const frame *before, const frame *after, const char **out, int max)
-{
-	int k = 0;
-	for (int i = 0; i < after->n && k < max; i++) {
-		ts_val **old = lookup((frame *)before, after->names[i]);
-		if (!old || *old != after->vals[i])
-			out[k++] = after->names[i];
-	}
-	return k;
-}
-
-static int has_name(const char **v, int n, const char *s)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(v[i], s))
-			return 1;
-	return 0;
-}
-
-/* A value carried out of a body as a graph output: an Identity so that
- * the body's output has a name of its own. */
-static Onnx__ValueInfoProto *body_output(ts_ctx *c, ts_val *v, ts_val *like)
-{
-	const char *in = ts_as_tensor(c, v);
-	if (!in)
-		return NULL;
-	Onnx__NodeProto *n = ts_node(c->cur, "Identity", &in, 1, 1);
-	if (!n)
-		return NULL;
-	int dtype = v->kind == TSV_TENSOR ? v->dtype : like && like->kind == TSV_TENSOR ? like->dtype : 0;
-	if (!dtype)
-		dtype = v->kind == TSV_FLOAT ? PN_FLOAT : v->kind == TSV_BOOL ? PN_BOOL : PN_INT64;
-	return ts_value_info(c->cur, n->output[0], dtype, -1, NULL, NULL);
-}
-
-static int lower_if(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *cond)
-{
-	ts_graph *outer = c->cur;
-	ts_graph g[2];
-	frame bf[2];
-	const pn_ts_block *blocks[2] = {&s->body, &s->orelse};
-	for (int k = 0; k < 2; k++) {
-		ts_graph_init(&g[k], c->a, outer, &c->counter, &c->total);
-		if (frame_copy(c, f, &bf[k]))
-			return -1;
-		c->cur = &g[k];
-		int r = exec_block(c, &bf[k], blocks[k]);
-		c->cur = outer;
-		if (r < 0)
-			return -1;
-		if (r != FLOW_NEXT)
-			return ts_err(c, "line %d: return, break or continue inside an if on a run-time condition",
-				      s->line);
-	}
-	const char *names[256];
-	int n = changed_names(f, &bf[0], names, 256);
-	const char *more[256];
-	int m = changed_names(f, &bf[1], more, 256);
-	for (int i = 0; i < m && n < 256; i++)
-		if (!has_name(names, n, more[i]))
-			names[n++] = more[i];
-	/* a name bound in only one branch and not before cannot be used after */
-	int k = 0;
-	for (int i = 0; i < n; i++)
-		if (lookup(&bf[0], names[i]) && lookup(&bf[1], names[i]))
-			names[k++] = names[i];
-	n = k;
-	ts_val *first[256];
-	for (int b = 0; b < 2; b++) {
-		c->cur = &g[b];
-		for (int i = 0; i < n; i++) {
-			ts_val *v = *lookup(&bf[b], names[i]);
-			if (b == 0)
-				first[i] = v;
-			if (ts_graph_output(&g[b], body_output(c, v, b ? first[i] : NULL))) {
-				c->cur = outer;
-				return ts_err(c, "line %d: a branch value that is not a tensor or a number", s->line);
-			}
-		}
-		c->cur = outer;
-	}
-	const char *cn = ts_as_tensor(c, cond);
-	Onnx__NodeProto *node = cn ? ts_node(outer, "If", &cn, 1, n) : NULL;
-	Onnx__GraphProto *then_g = ts_graph_finish(&g[0], "then_branch");
-	Onnx__GraphProto *else_g = ts_graph_finish(&g[1], "else_branch");
-	if (!node || !then_g || !else_g || ts_attr_graph(outer, node, "then_branch", then_g) ||
-	    ts_attr_graph(outer, node, "else_branch", else_g))
-		return ts_err(c, "out of memory");
-	for (int i = 0; i < n; i++) {
-		ts_val *v = ts_tensor(c, node->output[i], first[i]->kind == TSV_TENSOR ? first[i]->dtype : 0,
-				      first[i]->kind == TSV_TENSOR ? first[i]->rank : 0);
-		if (!v || bind(c, f, names[i], v))
-			return -1;
-		if (first[i]->kind != TSV_TENSOR)
-			v->scalar = 1;
-	}
-	return FLOW_NEXT;
-}
-
-/* for i in range(n), n known at run time: an ONNX Loop whose carried
- * values are the names the body rebinds that existed before it. */
-static int lower_loop(ts_ctx *c, frame *f, const pn_ts_stmt *s, ts_val *count)
-{
-	if (s->targets[0]->kind != PN_TSE_NAME)
-		return ts_err(c, "line %d: a run-time loop with a tuple target", s->line);
-	ts_graph *outer = c->cur;
-	/* first pass: which names does the body rebind? run it on a scratch
-	 * graph and throw the nodes away */
-	ts_graph scratch;
-	frame sf;
-	ts_graph_init(&scratch, c->a, outer, &c->counter, &c->total);
-	if (frame_copy(c, f, &sf))
-		return -1;
-	ts_val *iv = ts_tensor(c, ts_fresh_name(outer, "iter"), PN_INT64, 0);
-	if (!iv)
-		return -1;
-	iv->scalar = 1;
-	if (bind(c, &sf, s->targets[0]->s, iv))
-		return -1;
-	c->cur = &scratch;
-	int r = exec_block(c, &sf, &s->body);
-	c->cur = outer;
-	if (r < 0)
-		return -1;
-	if (r != FLOW_NEXT)
-		return ts_err(c, "line %d: return, break or continue inside a run-time loop", s->line);
-	const char *names[256];
-	int n0 = changed_names(f, &sf, names, 256), n = 0;
-	for (int i = 0; i < n0; i++)
-		if (lookup(f, names[i]) && strcmp(names[i], s->targets[0]->s))
-			names[n++] = names[i];
-	/* second pass: the body proper, its carried values as inputs */
-	ts_graph body;
-	frame bf;
-	ts_graph_init(&body, c->a, outer, &c->counter, &c->total);
-	if (frame_copy(c, f, &bf))
-		return -1;
-	c->cur = &body;
-	const char *iname = ts_fresh_name(&body, "iter");
-	const char *cname = ts_fresh_name(&body, "cond");
-	ts_val *it = ts_tensor(c, iname, PN_INT64, 0);
-	if (!it || bind(c, &bf, s->targets[0]->s, it) ||
-	    ts_graph_input(&body, ts_value_info(&body, iname, PN_INT64, 0, NULL, NULL)) ||
-	    ts_graph_input(&body, ts_value_info(&body, cname, PN_BOOL, 0, NULL, NULL))) {
-		c->cur = outer;
-		return -1;
-	}
-	it->scalar = 1;
-	const char *init[258];
-	ts_val *before[256];
-	for (int i = 0; i < n; i++) {
-		before[i] = *lookup(f, names[i]);
-		c->cur = outer;
-		init[2 + i] = ts_as_tensor(c, before[i]);
-		c->cur = &body;
-		int dt = before[i]->kind == TSV_TENSOR ? before[i]->dtype
-			 : before[i]->kind == TSV_FLOAT ? PN_FLOAT : PN_INT64;
-		const char *in = ts_fresh_name(&body, "carried");
-		ts_val *cv = ts_tensor(c, in, dt, before[i]->kind == TSV_TENSOR ? before[i]->rank : 0);
-		if (!init[2 + i] || !cv || bind(c, &bf, names[i], cv) ||
-		    ts_graph_input(&body, ts_value_info(&body, in, dt, -1, NULL, NULL))) {
-			c->cur = outer;
-			return -1;
-		}
-		cv->scalar = before[i]->kind != TSV_TENSOR;
-		memcpy(cv->dims, before[i]->dims, sizeof(cv->dims));
-	}
-	r = exec_block(c, &bf, &s->body);
-	if (r == FLOW_NEXT) {
-		Onnx__NodeProto *cid = ts_node(&body, "Identity", &cname, 1, 1);
-		if (!cid || ts_graph_output(&body, ts_value_info(&body, cid->output[0], PN_BOOL, 0, NULL, NULL)))
-			r = -1;
-		for (int i = 0; r == FLOW_NEXT && i < n; i++)
-			if (ts_graph_output(&body, body_output(c, *lookup(&bf, names[i]), before[i])))
-				r = ts_err(c, "line %d: a loop value that is not a tensor or a number", s->line);
-	}
-	c->cur = outer;
-	if (r < 0)
-		return -1;
-	init[0] = ts_as_tensor(c, count);
-	init[1] = "";
-	Onnx__NodeProto *node = init[0] ? ts_node(outer, "Loop", init, 2 + n, n) : NULL;
-	Onnx__GraphProto *bg = ts_graph_finish(&body, "body");
-	if (!node || !bg || ts_attr_graph(outer, node, "body", bg))
-		return ts_err(c, "out of memory");
-	for (int i = 0; i < n; i++) {
-		ts_val *v = ts_tensor(c, node->output[i], before[i]->kind == TSV_TENSOR ? before[i]->dtype : PN_INT64,
-				      before[i]->kind == TSV_TENSOR ? before[i]->rank : 0);
-		if (!v || bind(c, f, names[i], v))
-			return -1;
-		v->scalar = before[i]->kind != TSV_TENSOR;
-	}
-	return FLOW_NEXT;
 }
 
 /* --- the model ---------------------------------------------------------------------- */

@@ -5,7 +5,7 @@
 # built by gcc with tests/fuzz/replay.c (build/fuzz-replay/<harness>), one
 # process per file: each must return, exit status 0.  No clang needed.
 . "$ROOT/tests/cli/lib.sh"
-harnesses="onnx_model archive manifest tensorproto canon_decode json check_task"
+harnesses="onnx_model archive manifest tensorproto canon_decode json check_task torchscript"
 for h in $harnesses; do
 	[ -x "$ROOT/build/fuzz-replay/$h" ] || fail "no build/fuzz-replay/$h (make test builds it)"
 done

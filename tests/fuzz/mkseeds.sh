@@ -18,7 +18,7 @@ root=$(cd "$here/../.." && pwd)
 data=${TESTDATA:-/usr/share/libonnx-testdata/data}
 [ -d "$data/node" ] || { echo "mkseeds.sh: no ONNX backend tests at $data (make deps)" >&2; exit 1; }
 rm -rf "${out:?}"/*
-for h in onnx_model archive manifest tensorproto canon_decode json check_task; do
+for h in onnx_model archive manifest tensorproto canon_decode json check_task torchscript; do
 	mkdir -p "$out/$h"
 	[ -d "$here/seeds/$h" ] && cp "$here/seeds/$h"/* "$out/$h/"
 done
@@ -115,6 +115,6 @@ pack_task conv-self test_conv_with_strides_padding ""
 pack_task if-self test_if ""
 pack_task loop-self test_loop11 ""
 pack_task topk-vs-relu test_top_k test_relu
-for h in onnx_model archive manifest tensorproto canon_decode json check_task; do
+for h in onnx_model archive manifest tensorproto canon_decode json check_task torchscript; do
 	printf '%s: %d seeds, %d bytes\n' "$h" "$(ls "$out/$h" | wc -l)" "$(cat "$out/$h"/* | wc -c)"
 done
