@@ -203,9 +203,13 @@ static int op_rsub(ts_ctx *c, ts_val **args, int n, ts_val **out)
 
 static int op_ne(ts_ctx *c, ts_val **args, int n, ts_val **out)
 {
-	ts_val *eq;
+	ts_val *eq = NULL;
 	if (!ARG(0) || !ARG(1) || binary_op(c, "Equal", args[0], args[1], &eq))
 		return -1;
+	if (eq->kind == TSV_BOOL) {   /* two numbers known now */
+		*out = ts_bool(c, !eq->i);
+		return *out ? 0 : -1;
+	}
 	return emit(c, "Not", &eq->name, 1, PN_BOOL, eq->rank, out, NULL);
 }
 

@@ -432,8 +432,82 @@ ts_val *ts_range_list(ts_ctx *c, ts_val **args, int n)
 }
 
 /* The builtins TorchScript's printer writes as plain names. */
+/* The torch.* and ops.prim.* calls scripted code makes on Python values
+ * (None checks, list lengths, casts of Optionals, exceptions): computed
+ * now, never nodes.  1 when name is one, *out its result. */
+static int script_builtin(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **out)
+{
+	if ((!strcmp(name, "torch.__is__") || !strcmp(name, "torch.__isnot__")) && n == 2) {
+		int same = args[0]->kind == args[1]->kind && (args[0]->kind == TSV_NONE || args[0] == args[1]);
+		*out = ts_bool(c, same == !strcmp(name, "torch.__is__"));
+		return 1;
+	}
+	if (!strcmp(name, "torch.__not__") && n == 1) {
+		int t;
+		*out = ts_truth(args[0], &t) ? NULL : ts_bool(c, !t);
+		if (!*out)
+			ts_err(c, "not of a value known only at run time");
+		return 1;
+	}
+	if ((!strcmp(name, "unchecked_cast") || !strcmp(name, "ops.prim.unchecked_unwrap_optional") ||
+	     !strcmp(name, "ops.prim.unchecked_cast")) && n >= 1) {
+		*out = args[n - 1];
+		return 1;
+	}
+	if (!strcmp(name, "torch.len") && n == 1) {
+		ts_val *a = args[0];
+		if (a->kind == TSV_TENSOR && a->rank >= 1 && a->dims[0] >= 0 && !a->input)
+			*out = ts_int(c, a->dims[0]);
+		else if (a->kind == TSV_LIST || a->kind == TSV_TUPLE || a->kind == TSV_DICT)
+			*out = ts_int(c, a->n);
+		else
+			*out = NULL, ts_err(c, "len() of a value of unknown length");
+		return 1;
+	}
+	if (!strcmp(name, "torch.dim") && n == 1) {
+		if (args[0]->kind == TSV_TENSOR && args[0]->rank >= 0)
+			*out = ts_int(c, args[0]->rank);
+		else
+			*out = NULL, ts_err(c, "dim() of a tensor of unknown rank");
+		return 1;
+	}
+	if (!strcmp(name, "ops.prim.RaiseException")) {
+		*out = NULL;
+		ts_err(c, "the model raises %s", n && args[0]->kind == TSV_STR ? args[0]->s : "an exception");
+		return 1;
+	}
+	if (!strcmp(name, "torch.format") || !strcmp(name, "torch.str")) {
+		*out = ts_new(c, TSV_STR);
+		if (*out)
+			(*out)->s = n && args[0]->kind == TSV_STR ? args[0]->s : "";
+		return 1;
+	}
+	if (!strcmp(name, "torch.warn") || !strcmp(name, "torch._assert") || !strcmp(name, "print")) {
+		*out = ts_new(c, TSV_NONE);
+		return 1;
+	}
+	if (!strcmp(name, "torch.list") && n == 1 && (args[0]->kind == TSV_LIST || args[0]->kind == TSV_TUPLE)) {
+		ts_val *l = ts_seq(c, TSV_LIST, args[0]->n);
+		for (int i = 0; l && i < args[0]->n; i++)
+			l->items[i] = args[0]->items[i];
+		*out = l;
+		return 1;
+	}
+	if (!strcmp(name, "torch.append") && n == 2 && args[0]->kind == TSV_LIST) {
+		*out = ts_seq_push(c, args[0], args[1]) ? NULL : args[0];
+		return 1;
+	}
+	if (!strcmp(name, "torch.jit.is_scripting") || !strcmp(name, "torch.jit.is_tracing")) {
+		*out = ts_bool(c, name[10] == 's');
+		return 1;
+	}
+	return 0;
+}
+
 static int builtin(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **out)
 {
+	if (script_builtin(c, name, args, n, out))
+		return 1;
 	if (!strcmp(name, "annotate") && n == 2) {
 		*out = args[1];
 		return 1;
@@ -547,6 +621,20 @@ static ts_val *unknown_op(ts_ctx *c, const char *op, ts_val **args, int n)
 	return v;
 }
 
+/* A NamedTuple's constructor: a tuple that remembers its class, so that
+ * its fields can be read by name. */
+static ts_val *named_tuple(ts_ctx *c, const pn_ts_class *cls, ts_val **args, int n)
+{
+	if (n != cls->n_attrs)
+		return ts_err(c, "%s takes %d fields, given %d", cls->name, cls->n_attrs, n), NULL;
+	ts_val *t = ts_seq(c, TSV_TUPLE, n);
+	if (!t)
+		return NULL;
+	memcpy(t->items, args, sizeof(ts_val *) * (size_t)n);
+	t->cls = cls;
+	return t;
+}
+
 static ts_val *call_qual(ts_ctx *c, const char *q, ts_val **args, int n, const char **kw, ts_val **kwv,
 			 int n_kw)
 {
@@ -555,6 +643,10 @@ static ts_val *call_qual(ts_ctx *c, const char *q, ts_val **args, int n, const c
 		const pn_ts_func *fn = ts_archive_func(&c->ar, q, c->err);
 		if (fn)
 			return call_func(c, fn, NULL, args, n, kw, n_kw);
+		*c->err = 0;
+		const pn_ts_class *cls = ts_archive_class(&c->ar, q, c->err);
+		if (cls && cls->n_bases == 1 && !strcmp(cls->bases[0], "NamedTuple") && !n_kw)
+			return named_tuple(c, cls, args, n);
 		if (!*c->err)
 			ts_err(c, "%s is not in the archive's code", q);
 		return NULL;
@@ -637,6 +729,12 @@ static ts_val *attribute(ts_ctx *c, ts_frame *f, const pn_ts_expr *e)
 		if (v && !(v->s = pn_arena_printf(c->a, "%s.%s", base->s, e->s)))
 			return ts_err(c, "out of memory"), NULL;
 		return v;
+	}
+	if (base->kind == TSV_TUPLE && base->cls) {
+		for (int i = 0; i < base->cls->n_attrs && i < base->n; i++)
+			if (!strcmp(base->cls->attrs[i].name, e->s))
+				return base->items[i];
+		return ts_err(c, "line %d: %s has no field %s", e->line, base->cls->name, e->s), NULL;
 	}
 	if (base->kind == TSV_TENSOR || base->kind == TSV_LIST) {
 		if (base->kind == TSV_TENSOR && !strcmp(e->s, "dtype"))
@@ -1038,6 +1136,8 @@ static int declare_outputs(ts_ctx *c, ts_val *ret)
 	}
 	for (int i = 0; i < n; i++) {
 		ts_val *v = items[i];
+		if (v->kind == TSV_NONE && n > 1)
+			continue;   /* an Optional output that is None (an aux head left off) */
 		if (v->kind == TSV_TUPLE || v->kind == TSV_LIST)
 			return ts_err(c, "forward returns nested tuples or lists");
 		const char *name = ts_as_tensor(c, v);
