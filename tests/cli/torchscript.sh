@@ -11,7 +11,8 @@
 #     module's torch.onnx export appear among the archive's;
 #  3. `passnet build` over a folder of .pt files stores and partitions them
 #     like .onnx files; a folder and a tar of the same files, named in a
-#     manifest, build the same subgraphs;
+#     manifest, build the same subgraphs, and so do a url source of a .pt
+#     (a server on 127.0.0.1) and a TorchServe .mar holding it;
 #  4. bad input: a truncated archive and a torch.save state dict are each
 #     one line naming the file and the reason, and the rest of the build
 #     goes on.
@@ -99,6 +100,39 @@ pn --db "$TEST_TMP/db2" ls --subgraphs
 b=$(printf '%s\n' "$out" | awk '{print $1}' | sort)
 [ -n "$a" ] || fail "no subgraphs from the .pt files"
 expect_eq "$b" "$a" "the tar's subgraphs are the folder's"
+
+# a url source of a .pt (served here on 127.0.0.1) and a TorchServe .mar (a
+# zip holding the archive) build the same subgraphs
+srv="$TEST_TMP/srv"
+mkdir -p "$srv/files" "$TEST_TMP/mar/MAR-INF"
+cp "$TEST_TMP/pts/mlp.pt" "$srv/files/mlp.pt"
+cp "$TEST_TMP/pts/mlp.pt" "$TEST_TMP/mar/mlp.pt"
+echo '{"model": {"serializedFile": "mlp.pt"}}' >"$TEST_TMP/mar/MAR-INF/MANIFEST.json"
+(cd "$TEST_TMP/mar" && zip -q -r "$srv/files/mlp.mar" .) || fail "the .mar fixture"
+"$PY" "$ROOT/tests/tools/source_server.py" "$srv" "$TEST_TMP/port" "$TEST_TMP/requests.log" &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+i=0
+while [ ! -s "$TEST_TMP/port" ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "the test server did not start"
+	sleep 0.1
+done
+base="http://127.0.0.1:$(cat "$TEST_TMP/port")"
+printf 'web-pt url %s/files/mlp.pt %s BSD-3-Clause a .pt by url\n' "$base" \
+	"$(sha256sum "$srv/files/mlp.pt" | cut -c1-64)" >"$TEST_TMP/web.txt"
+PASSNET_CACHE="$TEST_TMP/cache" pn --db "$TEST_TMP/db4" build --manifest "$TEST_TMP/web.txt"
+[ "$status" -eq 0 ] || fail "build the url source: $out"
+expect_contains "$out" "1 new models" "the .pt fetched by url is stored"
+pn --db "$TEST_TMP/db5" build "$srv/files/mlp.mar"
+[ "$status" -eq 0 ] || fail "build the .mar: $out"
+expect_contains "$out" "1 new models" "the .pt inside the .mar is stored"
+pn --db "$TEST_TMP/db4" ls --subgraphs
+a=$(printf '%s\n' "$out" | awk '{print $1}' | sort)
+pn --db "$TEST_TMP/db5" ls --subgraphs
+b=$(printf '%s\n' "$out" | awk '{print $1}' | sort)
+[ -n "$a" ] || fail "no subgraphs from the url source"
+expect_eq "$b" "$a" "the .mar's subgraphs are the url's"
 
 # --- 4. bad input: one line each, the rest goes on ------------------------------
 mkdir -p "$TEST_TMP/bad"
