@@ -40,6 +40,8 @@ static int emit(ts_ctx *c, const char *op, const char *const *in, int n_in, int 
 	if (node)
 		*node = nd;
 	*out = ts_tensor(c, nd->output[0], dtype, rank);
+	if (*out)
+		(*out)->node = nd;
 	return *out ? 0 : -1;
 }
 
@@ -679,9 +681,44 @@ static int op_reshape(ts_ctx *c, ts_val **args, int n, ts_val **out)
 	return ts_attr_int(ts_cur(c), nd, "allowzero", 0) ? -1 : 0;
 }
 
+/* The perm attribute of a Transpose node, or -1. */
+static int node_perm(const Onnx__NodeProto *n, int64_t *perm)
+{
+	if (!n || strcmp(n->op_type, "Transpose") || n->domain || n->n_input != 1)
+		return -1;
+	for (size_t a = 0; a < n->n_attribute; a++)
+		if (!strcmp(n->attribute[a]->name, "perm") && n->attribute[a]->n_ints <= PN_MAX_RANK) {
+			memcpy(perm, n->attribute[a]->ints, sizeof(int64_t) * n->attribute[a]->n_ints);
+			return (int)n->attribute[a]->n_ints;
+		}
+	return -1;
+}
+
 static int transpose_perm(ts_ctx *c, ts_val *x, const int64_t *perm, int k, ts_val **out)
 {
 	Onnx__NodeProto *nd = NULL;
+	int64_t first[PN_MAX_RANK], q[PN_MAX_RANK];
+	/* a transpose of a transpose is one transpose (none when the two undo
+	 * each other), as torch.onnx's peephole writes it; the first becomes
+	 * dead when nothing else reads it and goes with ts_graph_prune */
+	if (x->kind == TSV_TENSOR && node_perm(x->node, first) == k) {
+		int nop = 1;
+		for (int i = 0; i < k; i++) {
+			if (perm[i] < 0 || perm[i] >= k)
+				return ts_err(c, "transpose with perm %lld of a rank-%d tensor", (long long)perm[i], k);
+			q[i] = first[perm[i]];
+			nop &= q[i] == i;
+		}
+		ts_val *src = ts_tensor(c, x->node->input[0], x->dtype, k);
+		if (!src)
+			return -1;
+		if (nop) {
+			*out = src;
+			return 0;
+		}
+		x = src;
+		perm = q;
+	}
 	const char *in = ts_as_tensor(c, x);
 	if (emit(c, "Transpose", &in, 1, x->dtype, k, out, &nd))
 		return -1;
@@ -977,7 +1014,9 @@ static int op_where(ts_ctx *c, ts_val **args, int n, ts_val **out)
 	return emit(c, "Where", in, 3, dt, max_rank(args[1], args[2]), out, NULL);
 }
 
-/* chunk(x, chunks, dim) with the split dim known: a Split into a list */
+/* chunk(x, chunks, dim): as torch.onnx writes it for a dim whose size it
+ * does not fix, each part a Slice of ceil(size / chunks) elements, the
+ * bounds computed from the input's Shape */
 static int op_chunk(ts_ctx *c, ts_val **args, int n, ts_val **out)
 {
 	ts_val *x = ARG(0);
@@ -986,17 +1025,34 @@ static int op_chunk(ts_ctx *c, ts_val **args, int n, ts_val **out)
 		ts_get_int(args[2], &dim);
 	if (!x || !ts_get_int(ARG(1), &chunks) || chunks < 1 || chunks > 1024)
 		return op_named(c, "chunk", args, n, out);
-	Onnx__NodeProto *nd = ts_node(ts_cur(c), "Split", (const char *const[]){ts_as_tensor(c, x)}, 1, (int)chunks);
-	if (!nd)
-		return ts_err(c, "out of memory");
-	if (ts_attr_int(ts_cur(c), nd, "axis", dim) || ts_attr_int(ts_cur(c), nd, "num_outputs", chunks))
+	ts_graph *g = ts_cur(c);
+	int64_t up = chunks - 1, zero = 0;
+	const char *axis = ts_constant_i64(g, &dim, 1, 1);
+	ts_val *shape = NULL, *size = NULL, *plus = NULL, *step = NULL;
+	Onnx__NodeProto *nd = NULL;
+	if (emit(c, "Shape", &x->name, 1, PN_INT64, 1, &shape, NULL))
 		return -1;
-	/* opset 17's Split takes no num_outputs: equal parts are its default */
-	nd->n_attribute = 1;
+	const char *ga[2] = {shape->name, axis};
+	if (emit(c, "Gather", ga, 2, PN_INT64, 1, &size, &nd) || ts_attr_int(g, nd, "axis", 0))
+		return -1;
+	const char *ad[2] = {size->name, ts_constant_i64(g, &up, 1, 1)};
+	const char *dv[2] = {NULL, ts_constant_i64(g, &chunks, 1, 1)};
+	if (emit(c, "Add", ad, 2, PN_INT64, 1, &plus, NULL) || !(dv[0] = plus->name) ||
+	    emit(c, "Div", dv, 2, PN_INT64, 1, &step, NULL))
+		return -1;
 	ts_val *l = ts_seq(c, TSV_LIST, (int)chunks);
-	for (int i = 0; l && i < chunks; i++)
-		if (!(l->items[i] = ts_tensor(c, nd->output[i], x->dtype, x->rank)))
+	const char *from = ts_constant_i64(g, &zero, 1, 1);
+	for (int64_t i = 0; l && i < chunks; i++) {
+		ts_val *to = NULL;
+		int64_t k = i + 1;
+		const char *mu[2] = {step->name, ts_constant_i64(g, &k, 1, 1)};
+		if (emit(c, "Mul", mu, 2, PN_INT64, 1, &to, NULL))
 			return -1;
+		const char *sl[4] = {x->name, from, to->name, axis};
+		if (emit(c, "Slice", sl, 4, x->dtype, x->rank, &l->items[i], NULL))
+			return -1;
+		from = to->name;
+	}
 	*out = l;
 	return l ? 0 : -1;
 }
@@ -1371,7 +1427,7 @@ static int op_named(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **
 	if (emit(c, name, in, k, dt, -1, out, &nd))
 		return -1;
 	nd->domain = "torch";
-	(*out)->unknown = nd;
+	(*out)->node = nd;
 	return 0;
 }
 

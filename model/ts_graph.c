@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/strmap.h"
 #include "model/ts_internal.h"
 
 void ts_graph_init(ts_graph *g, pn_arena *a, ts_graph *parent, int64_t *counter, int64_t *total)
@@ -242,6 +243,63 @@ int ts_graph_input(ts_graph *g, Onnx__ValueInfoProto *vi)
 int ts_graph_output(ts_graph *g, Onnx__ValueInfoProto *vi)
 {
 	return vi ? push(g->a, (void ***)&g->outputs, &g->n_outputs, &g->cap_outputs, vi) : -1;
+}
+
+/* Every value name a body (and the bodies inside it) reads, as used. */
+static int mark_body_inputs(pn_strmap *used, const Onnx__GraphProto *b)
+{
+	for (size_t i = 0; i < b->n_node; i++) {
+		const Onnx__NodeProto *n = b->node[i];
+		for (size_t k = 0; k < n->n_input; k++)
+			if (*n->input[k] && pn_strmap_put(used, n->input[k], 1) < 0)
+				return -1;
+		for (size_t a = 0; a < n->n_attribute; a++)
+			if (n->attribute[a]->g && mark_body_inputs(used, n->attribute[a]->g))
+				return -1;
+	}
+	return 0;
+}
+
+int ts_graph_prune(ts_graph *g)
+{
+	pn_strmap used;
+	if (pn_strmap_init(&used, g->a, (uint32_t)(g->n_nodes * 2 + 16)))
+		return -1;
+	for (size_t i = 0; i < g->n_outputs; i++)
+		if (pn_strmap_put(&used, g->outputs[i]->name, 1) < 0)
+			return -1;
+	/* nodes were made in the order they run, so one pass from the end
+	 * sees every use of a value before its producer */
+	size_t kept = g->n_nodes;
+	for (size_t i = g->n_nodes; i-- > 0;) {
+		Onnx__NodeProto *n = g->nodes[i];
+		int live = 0;
+		for (size_t k = 0; k < n->n_output && !live; k++)
+			live = pn_strmap_get(&used, n->output[k]) >= 0;
+		if (!live) {
+			g->nodes[i] = NULL;
+			kept--;
+			continue;
+		}
+		for (size_t k = 0; k < n->n_input; k++)
+			if (*n->input[k] && pn_strmap_put(&used, n->input[k], 1) < 0)
+				return -1;
+		for (size_t a = 0; a < n->n_attribute; a++)
+			if (n->attribute[a]->g && mark_body_inputs(&used, n->attribute[a]->g))
+				return -1;
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i])
+			g->nodes[j++] = g->nodes[i];
+	g->n_nodes = kept;
+	/* initializers no live node reads go too */
+	j = 0;
+	for (size_t i = 0; i < g->n_inits; i++)
+		if (pn_strmap_get(&used, g->inits[i]->name) >= 0)
+			g->inits[j++] = g->inits[i];
+	g->n_inits = j;
+	return 0;
 }
 
 Onnx__GraphProto *ts_graph_finish(ts_graph *g, const char *name)

@@ -113,6 +113,10 @@ Onnx__ValueInfoProto *ts_value_info(ts_graph *g, const char *name, int dtype, in
 				    const int64_t *dims, const char *const *dim_names);
 int ts_graph_input(ts_graph *g, Onnx__ValueInfoProto *vi);
 int ts_graph_output(ts_graph *g, Onnx__ValueInfoProto *vi);
+/* Drops the nodes whose outputs nothing reads (a trace computes sizes it
+ * never uses; torch.onnx drops them too), and the initializers no node
+ * reads.  For the root graph, once its outputs are declared. */
+int ts_graph_prune(ts_graph *g);
 Onnx__GraphProto *ts_graph_finish(ts_graph *g, const char *name);
 
 /* --- values and the interpreter (ts_lower.c) --- */
@@ -154,7 +158,7 @@ struct ts_val {
 	const pn_ts_class *cls;
 	const char *path;     /* MODULE: attribute path from the root, "" for it */
 	ts_val *self;         /* METHOD */
-	Onnx__NodeProto *unknown;   /* TENSOR: the unmapped op's node that made it */
+	Onnx__NodeProto *node;      /* TENSOR: the node that made it (NULL: an input, a weight) */
 };
 
 /* The lowering of one aten call: args are positional, keywords already put

@@ -617,7 +617,7 @@ static ts_val *unknown_op(ts_ctx *c, const char *op, ts_val **args, int n)
 	node->domain = "torch";
 	ts_val *v = ts_tensor(c, node->output[0], dtype, -1);
 	if (v)
-		v->unknown = node;
+		v->node = node;
 	return v;
 }
 
@@ -874,7 +874,7 @@ static int assign(ts_ctx *c, ts_frame *f, const pn_ts_expr *t, ts_val *v)
 	if (t->kind == PN_TSE_NAME)
 		return ts_bind(c, f, t->s, v);
 	if (t->kind == PN_TSE_TUPLE || t->kind == PN_TSE_LIST) {
-		if (v->kind == TSV_TENSOR && v->unknown && v->unknown->n_output == 1 && t->n > 1 &&
+		if (v->kind == TSV_TENSOR && v->node && v->node->domain && !strcmp(v->node->domain, "torch") && v->node->n_output == 1 && t->n > 1 &&
 		    (v = unknown_outputs(c, v, t->n)) == NULL)
 			return -1;
 		if (v->kind != TSV_TUPLE && v->kind != TSV_LIST)
@@ -905,7 +905,7 @@ static int assign(ts_ctx *c, ts_frame *f, const pn_ts_expr *t, ts_val *v)
  * outputs (the ONNX graph cannot say how many it has otherwise). */
 static ts_val *unknown_outputs(ts_ctx *c, ts_val *v, int k)
 {
-	Onnx__NodeProto *nd = v->unknown;
+	Onnx__NodeProto *nd = v->node;
 	char **outs = pn_arena_alloc(c->a, sizeof(char *) * (size_t)k);
 	ts_val *t = ts_seq(c, TSV_TUPLE, k);
 	if (!outs || !t)
@@ -1227,6 +1227,10 @@ Onnx__ModelProto *pn_torchscript_to_onnx(const void *bytes, size_t len, pn_arena
 	if (info) {
 		info->n_unsupported = c->n_unsup;
 		info->unsupported = c->unsupported;
+	}
+	if (ts_graph_prune(&c->root)) {
+		pn_fail(err, "out of memory");
+		return NULL;
 	}
 	Onnx__GraphProto *g = ts_graph_finish(&c->root, "torchscript");
 	Onnx__ModelProto *mp = g ? model_proto(c, g) : NULL;

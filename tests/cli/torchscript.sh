@@ -18,7 +18,7 @@
 #     goes on.
 . "$ROOT/tests/cli/lib.sh"
 fx="$TEST_TMP/fx"
-models="resnet18 mobilenet_v2 squeezenet1_1 mlp attention lstm unrolled control scripted_resnet18"
+models="resnet18 mobilenet_v2 squeezenet1_1 mlp attention lstm weights unrolled control scripted_resnet18"
 "$PY" "$ROOT/tests/fixtures/torchscript_models.py" "$fx" $models >"$TEST_TMP/fx.log" 2>&1 ||
 	fail "fixtures: $(tail -n 3 "$TEST_TMP/fx.log")"
 
