@@ -472,13 +472,28 @@ static int pool(ts_ctx *c, int avg, ts_val **args, int n, ts_val **out)
 		return ts_err(c, "avg_pool with divisor_override is not mapped");
 	const char *in = ts_as_tensor(c, x);
 	Onnx__NodeProto *nd = NULL;
+	ts_graph *g = ts_cur(c);
+	if (avg && cip) {
+		/* padding averaged in: an explicit Pad first, as torch.onnx
+		 * writes it (even of zeros), then a pool without pads */
+		int64_t pads[2 * (PN_MAX_RANK)] = {0};
+		int r = k + 2;
+		for (int i = 0; i < k; i++)
+			pads[2 + i] = pads[r + 2 + i] = p[i];
+		const char *pin[2] = {in, ts_constant_i64(g, pads, 2 * r, 1)};
+		ts_val *padded = NULL;
+		Onnx__NodeProto *pn = NULL;
+		if (emit(c, "Pad", pin, 2, x->dtype, x->rank, &padded, &pn) || ts_attr_str(g, pn, "mode", "constant"))
+			return -1;
+		in = padded->name;
+		memset(p, 0, sizeof(p));
+	}
 	if (emit(c, avg ? "AveragePool" : "MaxPool", &in, 1, x->dtype, x->rank, out, &nd))
 		return -1;
-	ts_graph *g = ts_cur(c);
 	int dil = 0;
 	for (int i = 0; i < k; i++)
 		dil |= d[i] != 1;
-	if (ts_attr_int(g, nd, "ceil_mode", ceil) || (avg && ts_attr_int(g, nd, "count_include_pad", cip)) ||
+	if (ts_attr_int(g, nd, "ceil_mode", ceil) ||
 	    (dil && ts_attr_ints(g, nd, "dilations", d, k)) || ts_attr_ints(g, nd, "kernel_shape", ks, k))
 		return -1;
 	return ts_attr_ints(g, nd, "pads", p, 2 * k) || ts_attr_ints(g, nd, "strides", s, k);
@@ -1192,7 +1207,7 @@ static int recurrent(ts_ctx *c, int lstm, ts_val **args, int n, ts_val **out)
 				return -1;
 		} else {
 			int64_t p4[4] = {0, 2, 1, 3}, shape[3] = {0, 0, -1};
-			ts_val *t;
+			ts_val *t = NULL;
 			if (transpose_perm(c, y, p4, 4, &t))
 				return -1;
 			const char *rs[2] = {t->name, ts_constant_i64(ts_cur(c), shape, 3, 1)};
@@ -1318,7 +1333,7 @@ static int upsample(ts_ctx *c, const char *mode, int has_align, ts_val **args, i
 	if (emit(c, "Resize", in, n_in, x->dtype, x->rank, out, &nd))
 		return -1;
 	int linear = strcmp(mode, "nearest") != 0;
-	const char *ctm = !linear ? "asymmetric" : align ? "align_corners" : "pytorch_half_pixel";
+	const char *ctm = !linear ? "asymmetric" : align ? "align_corners" : "half_pixel";
 	return ts_attr_str(g, nd, "coordinate_transformation_mode", ctm) ||
 	       ts_attr_float(g, nd, "cubic_coeff_a", -0.75f) || ts_attr_str(g, nd, "mode", mode) ||
 	       ts_attr_str(g, nd, "nearest_mode", "floor");
@@ -1330,79 +1345,80 @@ static int op_upsample_nearest(ts_ctx *c, ts_val **args, int n, ts_val **out) { 
 
 /* --- attention ------------------------------------------------------------------------ */
 
-/* rows [from, from + k) of a weight or bias (axis 0), as a Slice node */
-static const char *rows(ts_ctx *c, ts_val *w, int64_t from, int64_t k)
+/* a runtime int: dim d of x's Shape */
+static ts_val *dim_of(ts_ctx *c, ts_val *x, int64_t d)
 {
-	int64_t to = from + k;
-	const char *r = slice0(c, ts_as_tensor(c, w), from, to);
-	return r;
+	ts_val *a[2] = {x, ts_int(c, d)}, *out = NULL;
+	return a[1] && !op_size(c, a, 2, &out) ? out : NULL;
 }
 
-/* x @ w^T + b for w given by name */
-static int project(ts_ctx *c, ts_val *x, const char *w, const char *b, ts_val **out)
+static int reshape_to(ts_ctx *c, ts_val *x, ts_val **dims, int k, ts_val **out)
 {
-	ts_val *wt = NULL, *y = NULL;
-	Onnx__NodeProto *nd = NULL;
-	int64_t perm[2] = {1, 0};
-	if (emit(c, "Transpose", &w, 1, x->dtype, 2, &wt, &nd) || ts_attr_ints(ts_cur(c), nd, "perm", perm, 2))
+	ts_val *l = ts_seq(c, TSV_LIST, k);
+	if (!l)
 		return -1;
-	const char *mm[2] = {x->name, wt->name};
-	if (emit(c, "MatMul", mm, 2, x->dtype, x->rank, b ? &y : out, NULL))
-		return -1;
-	if (!b)
-		return 0;
-	const char *ad[2] = {y->name, b};
-	return emit(c, "Add", ad, 2, x->dtype, x->rank, out, NULL);
-}
-
-/* [B, T, E] -> [B, H, T, E/H] */
-static int split_heads(ts_ctx *c, ts_val *x, int64_t heads, int64_t dh, ts_val **out)
-{
-	int64_t shape[4] = {0, 0, heads, dh}, perm[4] = {0, 2, 1, 3};
-	const char *rs[2] = {x->name, ts_constant_i64(ts_cur(c), shape, 4, 1)};
-	ts_val *r = NULL;
-	if (emit(c, "Reshape", rs, 2, x->dtype, 4, &r, NULL))
-		return -1;
-	return transpose_perm(c, r, perm, 4, out);
+	memcpy(l->items, dims, sizeof(ts_val *) * (size_t)k);
+	ts_val *a[2] = {x, l};
+	return op_reshape(c, a, 2, out);
 }
 
 /* _native_multi_head_attention(query, key, value, embed_dim, num_head,
  * qkv_weight, qkv_bias, proj_weight, proj_bias, mask, need_weights, ...),
- * the fast path nn.MultiheadAttention takes in eval on batch-first inputs:
- * written out as the projections, scaled dot products, softmax and output
- * projection it computes.  Returns (output, None). */
+ * the fast path nn.MultiheadAttention takes in eval on batch-first inputs,
+ * written out as torch.onnx writes the path it exports
+ * (F.multi_head_attention_forward) for self-attention: [B, T, E] to
+ * [T, B, E], one in-projection chunked in three, heads folded into the
+ * batch ([T, B*H, D] then [B*H, T, D]), q / sqrt(D), softmax(q k^T) v, the
+ * out-projection as a Gemm over [T*B, E], and back to [B, T, E].  Returns
+ * (output, None). */
 static int op_native_mha(ts_ctx *c, ts_val **args, int n, ts_val **out)
 {
 	ts_val *q = ARG(0), *k = ARG(1), *v = ARG(2), *w = ARG(5), *b = ARG(6), *pw = ARG(7), *pb = ARG(8);
 	int64_t e, h, need = 0;
 	if (ARG(10))
 		ts_get_int(args[10], &need);
-	if (!q || !k || !v || !w || !pw || !ts_get_int(ARG(3), &e) || !ts_get_int(ARG(4), &h) || h < 1 ||
-	    e % h || !is_none(ARG(9)) || need)
-		return ts_err(c, "multi-head attention with a mask, weights asked for, or sizes not known now");
-	ts_val *in3[3] = {q, k, v}, *p[3];
-	int64_t dims[3] = {-1, -1, e};
+	if (!q || !k || !v || !w || !pw || is_none(pb) || is_none(b) || !ts_get_int(ARG(3), &e) ||
+	    !ts_get_int(ARG(4), &h) || h < 1 || e % h || !is_none(ARG(9)) || need || q != k || q != v)
+		return ts_err(c, "multi-head attention other than self-attention without a mask");
+	int64_t dims[3] = {-1, -1, e}, d = e / h;
 	const char *names[3] = {"batch", "sequence", NULL};
 	ts_hint_input(c, q, 3, dims, names);
+	int64_t p102[3] = {1, 0, 2}, p021[3] = {0, 2, 1};
+	ts_val *x = NULL, *wt = NULL, *mm = NULL, *qkv = NULL, *parts = NULL;
+	Onnx__NodeProto *nd = NULL;
+	if (transpose_perm(c, q, p102, 3, &x) || transpose_perm(c, w, (int64_t[]){1, 0}, 2, &wt) ||
+	    binary_op(c, "MatMul", x, wt, &mm) || binary_op(c, "Add", b, mm, &qkv))
+		return -1;
+	ts_val *ch[3] = {qkv, ts_int(c, 3), ts_int(c, -1)};
+	if (op_chunk(c, ch, 3, &parts) || parts->kind != TSV_LIST || parts->n != 3)
+		return -1;
+	ts_val *T = dim_of(c, x, 0), *B = dim_of(c, x, 1), *H = ts_int(c, h), *D = ts_int(c, d), *E = ts_int(c, e);
+	ts_val *BH = NULL, *TB = NULL;
+	if (!T || !B || !H || !D || !E || binary_op(c, "Mul", B, H, &BH) || binary_op(c, "Mul", T, B, &TB))
+		return -1;
+	ts_val *heads[3];
 	for (int i = 0; i < 3; i++) {
-		ts_val *x = NULL;
-		if (project(c, in3[i], rows(c, w, i * e, e), is_none(b) ? NULL : rows(c, b, i * e, e), &x) ||
-		    split_heads(c, x, h, e / h, &p[i]))
+		ts_val *sh[3] = {T, BH, D}, *r = NULL;
+		if (reshape_to(c, parts->items[i], sh, 3, &r) || transpose_perm(c, r, p102, 3, &heads[i]))
 			return -1;
 	}
-	ts_val *kt = NULL, *sc = NULL, *att = NULL, *ctx = NULL, *ct = NULL, *merged = NULL;
-	int64_t perm_k[4] = {0, 1, 3, 2}, perm_o[4] = {0, 2, 1, 3}, shape[3] = {0, 0, e};
-	ts_val scale = {.kind = TSV_FLOAT, .f = 1.0 / sqrt((double)(e / h))};
-	Onnx__NodeProto *nd = NULL;
-	if (binary_op(c, "Mul", p[0], &scale, &p[0]) || transpose_perm(c, p[1], perm_k, 4, &kt) ||
-	    binary_op(c, "MatMul", p[0], kt, &sc) || emit(c, "Softmax", &sc->name, 1, sc->dtype, 4, &att, &nd) ||
-	    ts_attr_int(ts_cur(c), nd, "axis", -1) || binary_op(c, "MatMul", att, p[2], &ctx) ||
-	    transpose_perm(c, ctx, perm_o, 4, &ct))
+	ts_val scale = {.kind = TSV_FLOAT, .f = sqrt((double)d)};
+	ts_val *qs = NULL, *kt = NULL, *sc = NULL, *att = NULL, *ctx = NULL, *ct = NULL, *flat = NULL, *proj = NULL,
+	       *tbe = NULL;
+	if (binary_op(c, "Div", heads[0], &scale, &qs) || transpose_perm(c, heads[1], p021, 3, &kt) ||
+	    binary_op(c, "MatMul", qs, kt, &sc) || emit(c, "Softmax", &sc->name, 1, sc->dtype, 3, &att, &nd) ||
+	    ts_attr_int(ts_cur(c), nd, "axis", -1) || binary_op(c, "MatMul", att, heads[2], &ctx) ||
+	    transpose_perm(c, ctx, p102, 3, &ct))
 		return -1;
-	const char *rs[2] = {ct->name, ts_constant_i64(ts_cur(c), shape, 3, 1)};
+	ts_val *fl[2] = {TB, E};
+	if (reshape_to(c, ct, fl, 2, &flat))
+		return -1;
+	ts_val *lin[3] = {flat, pw, pb};
+	if (op_linear(c, lin, 3, &proj))
+		return -1;
+	ts_val *back[3] = {T, B, E};
 	ts_val *res = ts_seq(c, TSV_TUPLE, 2);
-	if (!res || emit(c, "Reshape", rs, 2, q->dtype, 3, &merged, NULL) ||
-	    project(c, merged, ts_as_tensor(c, pw), is_none(pb) ? NULL : ts_as_tensor(c, pb), &res->items[0]))
+	if (!res || reshape_to(c, proj, back, 3, &tbe) || transpose_perm(c, tbe, p102, 3, &res->items[0]))
 		return -1;
 	res->items[1] = ts_new(c, TSV_NONE);
 	*out = res;
