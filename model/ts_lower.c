@@ -1009,6 +1009,12 @@ static int exec_stmt(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s)
 		}
 		return FLOW_NEXT;
 	}
+	case PN_TSS_WITH:
+		/* `with torch.no_grad():` and the like change nothing a graph
+		 * holds: the body runs as it is */
+		if (s->n_targets)
+			return ts_err(c, "line %d: `with ... as` is not supported", s->line);
+		return ts_exec_block(c, f, &s->body);
 	case PN_TSS_BREAK: return FLOW_BREAK;
 	case PN_TSS_CONTINUE: return FLOW_CONTINUE;
 	case PN_TSS_PASS: return FLOW_NEXT;

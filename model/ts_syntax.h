@@ -23,9 +23,9 @@
  *  - In a chain `a < b < c` the node b is shared by both comparisons.
  *  - `__annotations__["0"] = T` in a class body (how torch declares a
  *    submodule whose name is not an identifier) is the attr "0" of type T.
- *  - Strings decode as TorchScript's lexer does: \ooo and \xhh give one
- *    byte each (its printer writes bytes that are not printable ASCII, UTF-8
- *    included, as \ooo); an unknown escape is kept as written.
+ *  - Strings decode as TorchScript's own lexer does: \ooo and \xhh give
+ *    one byte each (no \u); an unknown escape is kept as written.  The
+ *    bytes are not checked to be UTF-8.
  *  - No node nests deeper than PN_TS_LIMIT_DEPTH (expressions and blocks
  *    each), so a reader may walk the tree recursively.
  *

@@ -536,7 +536,7 @@ static void test_single_file_and_stop(void **state)
 	put_text(at("notes.txt"), "just some text, not an archive\n");
 	assert_int_equal(pn_source_walk("src", at("notes.txt"), &cb, err), -1);
 	assert_non_null(strstr(err, "notes.txt"));
-	assert_non_null(strstr(err, "not a .onnx file, a directory or a readable archive"));
+	assert_non_null(strstr(err, "not a model file (.onnx, .pt), a directory or a readable archive"));
 	assert_int_equal(c.nu, 0);
 
 	/* on_unit asks to stop at the second unit: nothing after it. */
@@ -975,7 +975,7 @@ static void test_fetched_files(void **state)
 	/* ar is let in for a .deb only, and no report names the cache file. */
 	c = (collect){ .source = "web" };
 	assert_int_equal(walk_fetched(&c, at("cache/sha256/dddd"), "tiny.tar", err), -1);
-	assert_non_null(strstr(err, "tiny.tar: not a .onnx file or a readable archive"));
+	assert_non_null(strstr(err, "tiny.tar: not a model file (.onnx, .pt) or a readable archive"));
 	assert_null(strstr(err, "dddd"));
 	assert_int_equal(c.nu, 0);
 	collect_free(&c);

@@ -841,6 +841,15 @@ static void test_limits(void **state)
 	free(flat);
 	for (size_t limit = 256; limit <= 16384; limit += 256)
 		parse_exact(flow_src, strlen(flow_src), limit);
+
+	/* a source past PN_TS_LIMIT_SOURCE is refused before a byte is read */
+	char *huge = malloc(PN_TS_LIMIT_SOURCE + 1);
+	assert_non_null(huge);
+	pn_arena_init(&a, 0);
+	assert_int_equal(pn_ts_parse(huge, PN_TS_LIMIT_SOURCE + 1, &a, &f, err), -1);
+	assert_true(is_line_error(err, 1));
+	pn_arena_free(&a);
+	free(huge);
 }
 
 /* 7. The lexical odds and ends: CRLF and CR line breaks, a backslash
