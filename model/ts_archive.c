@@ -39,21 +39,58 @@ static const struct {
 	{"BoolStorage", PN_BOOL},
 };
 
-/* Scans the zip's central names without libarchive: 1 when some member
- * name ends in suffix.  Used only to sniff; the real read checks all. */
+static uint64_t le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The central directory of a zip as [*at, *at + *size), from its end
+ * record (and the zip64 one when the offsets overflowed 32 bits); 0 when
+ * there is none (a truncated file). */
+static int zip_central(const uint8_t *p, size_t len, size_t *at, size_t *size)
+{
+	if (len < 22)
+		return 0;
+	size_t lo = len > 22 + 65535 ? len - 22 - 65535 : 0;
+	for (size_t i = len - 22 + 1; i-- > lo;) {
+		if (memcmp(p + i, "PK\005\006", 4))
+			continue;
+		uint64_t off = le(p + i + 16, 4), sz = le(p + i + 12, 4);
+		if ((off == 0xffffffffu || sz == 0xffffffffu) && i >= 20 && !memcmp(p + i - 20, "PK\006\007", 4)) {
+			uint64_t z = le(p + i - 20 + 8, 8);
+			if (z > len - 56 || memcmp(p + z, "PK\006\006", 4))
+				return 0;
+			sz = le(p + z + 40, 8);
+			off = le(p + z + 48, 8);
+		}
+		if (off > len || sz > len - off)
+			return 0;
+		*at = (size_t)off;
+		*size = (size_t)sz;
+		return 1;
+	}
+	return 0;
+}
+
+/* 1 when some member the central directory lists ends in suffix. */
 static int zip_has_suffix(const uint8_t *p, size_t len, const char *suffix)
 {
-	size_t sl = strlen(suffix);
-	/* central directory entries: "PK\1\2", name length at +28, name at +46 */
-	for (size_t i = 0; i + 46 <= len; i++) {
-		if (p[i] != 'P' || p[i + 1] != 'K' || p[i + 2] != 1 || p[i + 3] != 2)
-			continue;
-		size_t nl = (size_t)p[i + 28] | (size_t)p[i + 29] << 8;
-		if (i + 46 + nl > len)
+	size_t at, size, sl = strlen(suffix);
+	if (!zip_central(p, len, &at, &size))
+		return 0;
+	const uint8_t *e = p + at, *end = p + at + size;
+	while (end - e >= 46 && !memcmp(e, "PK\001\002", 4)) {
+		size_t nl = le(e + 28, 2), el = le(e + 30, 2), cl = le(e + 32, 2);
+		if ((size_t)(end - e) < 46 + nl)
 			return 0;
-		const char *nm = (const char *)p + i + 46;
-		if (nl >= sl && !memcmp(nm + nl - sl, suffix, sl))
+		if (nl >= sl && !memcmp(e + 46 + nl - sl, suffix, sl))
 			return 1;
+		if ((size_t)(end - e) < 46 + nl + el + cl)
+			return 0;
+		e += 46 + nl + el + cl;
 	}
 	return 0;
 }
@@ -289,6 +326,18 @@ static int gather(const uint8_t *src, size_t src_len, size_t es, int64_t off, co
 	}
 	if (lo < 0 || (numel && (uint64_t)hi >= src_len / es))
 		return pn_fail(err, "tensor view reaches past its storage (%zu elements)", src_len / es);
+	/* torch saves most tensors contiguous: one copy */
+	int64_t want = 1;
+	int contiguous = 1;
+	for (int d = rank - 1; d >= 0; d--) {
+		if (size[d] != 1 && stride[d] != want)
+			contiguous = 0;
+		want *= size[d];
+	}
+	if (contiguous) {
+		memcpy(dst, src + (size_t)off * es, (size_t)numel * es);
+		return 0;
+	}
 	int64_t idx[PN_MAX_RANK] = {0};
 	for (int64_t k = 0; k < numel; k++) {
 		int64_t at = off;
