@@ -1430,21 +1430,9 @@ static int op_native_mha(ts_ctx *c, ts_val **args, int n, ts_val **out)
  * domain "torch", as for an op the table lacks. */
 static int op_named(ts_ctx *c, const char *name, ts_val **args, int n, ts_val **out)
 {
-	ts_unsupported(c, pn_arena_printf(ts_arena(c), "aten::%s", name));
-	const char *in[8];
-	int k = 0, dt = PN_FLOAT;
-	for (int i = 0; i < n && k < 8; i++)
-		if (args[i] && args[i]->kind == TSV_TENSOR) {
-			if (!k)
-				dt = args[i]->dtype;
-			in[k++] = args[i]->name;
-		}
-	Onnx__NodeProto *nd = NULL;
-	if (emit(c, name, in, k, dt, -1, out, &nd))
-		return -1;
-	nd->domain = "torch";
-	(*out)->node = nd;
-	return 0;
+	const char *op = pn_arena_printf(ts_arena(c), "aten::%s", name);
+	*out = op ? ts_unknown_op(c, op, args, n) : NULL;
+	return *out ? 0 : -1;
 }
 
 /* --- the table ------------------------------------------------------------------------ */

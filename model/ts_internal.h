@@ -192,6 +192,9 @@ void ts_hint_input(ts_ctx *c, ts_val *v, int rank, const int64_t *dims, const ch
 /* Records an op the table does not know; the model is kept, the op becomes
  * a node of domain "torch" named for it. */
 void ts_unsupported(ts_ctx *c, const char *op);
+/* That node, over the call's tensor arguments ("aten::roll" -> op type
+ * "roll"), recorded with ts_unsupported; its one output of unknown rank. */
+ts_val *ts_unknown_op(ts_ctx *c, const char *op, ts_val **args, int n);
 
 /* Python's a op b ("+", "<", "//", ...) on two numbers known now, or NULL
  * when either is not one. */

@@ -597,7 +597,7 @@ static int place_keywords(ts_ctx *c, const ts_aten *t, ts_val ***args, int *n, c
 /* An op the table does not map: a node of domain "torch" named for it,
  * over the call's tensor arguments, so the model is kept and the
  * partition cuts around the node as it does around an unknown ONNX op. */
-static ts_val *unknown_op(ts_ctx *c, const char *op, ts_val **args, int n)
+ts_val *ts_unknown_op(ts_ctx *c, const char *op, ts_val **args, int n)
 {
 	ts_unsupported(c, op);
 	const char **in = pn_arena_alloc(c->a, sizeof(char *) * (size_t)(n + 1));
@@ -661,7 +661,7 @@ static ts_val *call_qual(ts_ctx *c, const char *q, ts_val **args, int n, const c
 			   : pn_arena_printf(c->a, "aten::%s", q);
 	const ts_aten *t = aten ? ts_aten_find(aten) : NULL;
 	if (!t)
-		return unknown_op(c, aten ? aten : q, args, n);
+		return ts_unknown_op(c, aten ? aten : q, args, n);
 	if (place_keywords(c, t, &args, &n, kw, kwv, n_kw))
 		return NULL;
 	if (t->fn(c, args, n, &out))
