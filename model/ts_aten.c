@@ -1001,7 +1001,218 @@ static int op_slice(ts_ctx *c, ts_val **args, int n, ts_val **out)
 	}
 	const char *in[5] = {ts_as_tensor(c, x), st, en, ts_constant_i64(ts_cur(c), &dim, 1, 1),
 			     ts_constant_i64(ts_cur(c), &step, 1, 1)};
-	return emit(c, "Slice", in, 5, x->dtype, x->rank, out, NULL);
+	if (emit(c, "Slice", in, 5, x->dtype, x->rank, out, NULL))
+		return -1;
+	/* remember the view, for an in-place fill_ through it */
+	int64_t lo = 0, hi = INT64_MAX;
+	int known = (is_none(sv) || ts_get_int(sv, &lo)) && (is_none(ev) || ts_get_int(ev, &hi));
+	ts_val *base = x->view_base ? x->view_base : x;
+	if (known && step == 1 && x->n_view < PN_MAX_RANK && base->rank > 0) {
+		ts_val *v = *out;
+		v->view_base = base;
+		v->n_view = x->n_view;
+		memcpy(v->view_dim, x->view_dim, sizeof(v->view_dim));
+		memcpy(v->view_lo, x->view_lo, sizeof(v->view_lo));
+		memcpy(v->view_hi, x->view_hi, sizeof(v->view_hi));
+		v->view_dim[v->n_view] = dim < 0 ? dim + base->rank : dim;
+		v->view_lo[v->n_view] = lo;
+		v->view_hi[v->n_view++] = hi;
+	}
+	return 0;
+}
+
+/* A bound of a slice along an axis of run-time size: negative counts from
+ * the end, past the end is the end. */
+static const char *bound(ts_ctx *c, int64_t b, const char *size)
+{
+	ts_graph *g = ts_cur(c);
+	if (b == INT64_MAX)
+		return size;
+	const char *k = ts_constant_i64(g, &b, 1, 0);
+	if (b >= 0)
+		return k;
+	ts_val *r = NULL;
+	const char *in[2] = {size, k};
+	return emit(c, "Add", in, 2, PN_INT64, 0, &r, NULL) ? NULL : r->name;
+}
+
+/* fill_(view, value) on a view made by slices of a base tensor: the base
+ * becomes Where(inside the view, value, base), the inside computed from
+ * Range over each sliced axis; every holder of the base sees the new
+ * value (the interpreter's values are shared), as torch's mutation makes
+ * them see it. */
+static int op_fill_(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *v = ARG(0), *value = ARG(1);
+	if (!v || !value || v->kind != TSV_TENSOR)
+		return -1;
+	ts_val *base = v->view_base;
+	if (!base) {
+		/* a whole tensor filled: a tensor of its shape */
+		ts_val *shape = NULL, *filled = NULL;
+		if (emit(c, "Shape", &v->name, 1, PN_INT64, 1, &shape, NULL))
+			return -1;
+		const char *in[2] = {shape->name, operand(c, value, v->dtype)};
+		if (emit(c, "Expand", in, 2, v->dtype, v->rank, &filled, NULL))
+			return -1;
+		v->name = filled->name;
+		v->node = filled->node;
+		*out = v;
+		return 0;
+	}
+	ts_graph *g = ts_cur(c);
+	int r = base->rank;
+	ts_val *shape = NULL, *mask = NULL;
+	if (r < 1 || emit(c, "Shape", &base->name, 1, PN_INT64, 1, &shape, NULL))
+		return ts_err(c, "fill_ through a view of a tensor of unknown rank");
+	for (int i = 0; i < v->n_view; i++) {
+		int64_t d = v->view_dim[i], zero = 0, one = 1;
+		if (d < 0 || d >= r)
+			return ts_err(c, "fill_ through a slice of dim %lld", (long long)d);
+		ts_val *size = NULL, *idx = NULL, *ge = NULL, *lt = NULL, *inside = NULL, *wide = NULL;
+		Onnx__NodeProto *nd = NULL;
+		const char *ga[2] = {shape->name, ts_constant_i64(g, &d, 1, 0)};
+		if (emit(c, "Gather", ga, 2, PN_INT64, 0, &size, &nd) || ts_attr_int(g, nd, "axis", 0))
+			return -1;
+		const char *rg[3] = {ts_constant_i64(g, &zero, 1, 0), size->name, ts_constant_i64(g, &one, 1, 0)};
+		if (emit(c, "Range", rg, 3, PN_INT64, 1, &idx, NULL))
+			return -1;
+		const char *lo[2] = {idx->name, bound(c, v->view_lo[i], size->name)};
+		const char *hi[2] = {idx->name, bound(c, v->view_hi[i], size->name)};
+		if (emit(c, "GreaterOrEqual", lo, 2, PN_BOOL, 1, &ge, NULL) || emit(c, "Less", hi, 2, PN_BOOL, 1, &lt, NULL))
+			return -1;
+		const char *an[2] = {ge->name, lt->name};
+		if (emit(c, "And", an, 2, PN_BOOL, 1, &inside, NULL))
+			return -1;
+		/* [size] to a shape that broadcasts along every other axis */
+		int64_t axes[PN_MAX_RANK];
+		int k = 0;
+		for (int a = 0; a < r; a++)
+			if (a != d)
+				axes[k++] = a;
+		wide = inside;
+		if (k) {
+			const char *un[2] = {inside->name, ts_constant_i64(g, axes, k, 1)};
+			if (emit(c, "Unsqueeze", un, 2, PN_BOOL, r, &wide, NULL))
+				return -1;
+		}
+		if (mask) {
+			const char *both[2] = {mask->name, wide->name};
+			if (emit(c, "And", both, 2, PN_BOOL, r, &mask, NULL))
+				return -1;
+		} else {
+			mask = wide;
+		}
+	}
+	ts_val *res = NULL;
+	if (value->kind == TSV_TENSOR && value->dtype != base->dtype && cast_to(c, value, base->dtype, &value))
+		return -1;
+	const char *wh[3] = {mask ? mask->name : NULL, operand(c, value, base->dtype), base->name};
+	if (!mask || emit(c, "Where", wh, 3, base->dtype, base->rank, &res, NULL))
+		return -1;
+	base->name = res->name;
+	base->node = res->node;
+	*out = base;
+	return 0;
+}
+
+/* masked_fill(x, mask, value): Where(mask, value, x) */
+static int op_masked_fill(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *m = ARG(1), *value = ARG(2);
+	if (!x || !m || !value)
+		return -1;
+	const char *in[3] = {ts_as_tensor(c, m), operand(c, value, x->dtype), ts_as_tensor(c, x)};
+	return emit(c, "Where", in, 3, x->dtype, x->rank, out, NULL);
+}
+
+/* pad(x, pad, mode, value): torch lists (begin, end) pairs from the last
+ * axis back; ONNX all begins, then all ends, over every axis */
+static int op_pad(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *pads = ARG(1), *mode = ARG(2), *value = ARG(3);
+	if (!x || !pads || (pads->kind != TSV_LIST && pads->kind != TSV_TUPLE) || pads->n % 2 || x->rank < 0 ||
+	    pads->n / 2 > x->rank)
+		return ts_err(c, "pad with a padding list not over known axes");
+	const char *m = "constant";
+	if (!is_none(mode) && mode->kind == TSV_STR)
+		m = !strcmp(mode->s, "reflect") ? "reflect" : !strcmp(mode->s, "replicate") ? "edge"
+		    : !strcmp(mode->s, "constant") ? "constant" : NULL;
+	if (!m)
+		return ts_err(c, "pad mode %s is not mapped", mode->s);
+	int r = x->rank;
+	ts_val *onnx = ts_seq(c, TSV_LIST, 2 * r);
+	if (!onnx)
+		return -1;
+	for (int a = 0; a < r; a++) {
+		int k = r - 1 - a;   /* torch's pair index of axis a */
+		onnx->items[a] = k < pads->n / 2 ? pads->items[2 * k] : ts_int(c, 0);
+		onnx->items[r + a] = k < pads->n / 2 ? pads->items[2 * k + 1] : ts_int(c, 0);
+	}
+	const char *in[3] = {ts_as_tensor(c, x), ts_as_tensor(c, onnx),
+			     is_none(value) ? NULL : operand(c, value, x->dtype)};
+	Onnx__NodeProto *nd = NULL;
+	if (emit(c, "Pad", in, in[2] ? 3 : 2, x->dtype, r, out, &nd))
+		return -1;
+	return ts_attr_str(ts_cur(c), nd, "mode", m);
+}
+
+static int op_constant_pad(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val mode = {.kind = TSV_STR, .s = "constant"};
+	ts_val *a[4] = {ARG(0), ARG(1), &mode, ARG(2)};
+	return op_pad(c, a, 4, out);
+}
+
+/* roll(x, shifts, dims): per axis the last s elements moved to the front,
+ * a Concat of two Slices, as torch.onnx writes it */
+static int op_roll(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0);
+	int64_t sh[PN_MAX_RANK], dims[PN_MAX_RANK];
+	int k = ts_get_ints(ARG(1), sh, PN_MAX_RANK, 1), kd = ts_get_ints(ARG(2), dims, PN_MAX_RANK, 1);
+	if (!x || k < 1 || kd != k)
+		return ts_err(c, "roll over shifts or dims not known now");
+	ts_val *cur = x;
+	for (int i = 0; i < k; i++) {
+		ts_val *a = NULL, *b = NULL;
+		ts_val *s1[5] = {cur, ts_int(c, dims[i]), ts_int(c, -sh[i]), ts_int(c, INT64_MAX), ts_int(c, 1)};
+		ts_val *s2[5] = {cur, ts_int(c, dims[i]), ts_int(c, 0), ts_int(c, -sh[i]), ts_int(c, 1)};
+		if (op_slice(c, s1, 5, &a) || op_slice(c, s2, 5, &b))
+			return -1;
+		a->view_base = b->view_base = NULL;
+		const char *in[2] = {a->name, b->name};
+		Onnx__NodeProto *nd = NULL;
+		if (emit(c, "Concat", in, 2, x->dtype, x->rank, &cur, &nd) || ts_attr_int(ts_cur(c), nd, "axis", dims[i]))
+			return -1;
+	}
+	*out = cur;
+	return 0;
+}
+
+/* index(x, [None, ..., idx, None...]) with one index tensor: a Gather
+ * along its axis */
+static int op_index(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *l = ARG(1);
+	int axis = -1;
+	if (!x || !l || (l->kind != TSV_LIST && l->kind != TSV_TUPLE))
+		return ts_err(c, "index without a list of indices");
+	for (int i = 0; i < l->n; i++)
+		if (!is_none(l->items[i])) {
+			if (axis >= 0 || l->items[i]->kind != TSV_TENSOR)
+				return op_named(c, "index", args, n, out);
+			axis = i;
+		}
+	if (axis < 0)
+		return ts_err(c, "index with no index tensor");
+	ts_val *idx = l->items[axis];
+	const char *in[2] = {ts_as_tensor(c, x), idx->name};
+	Onnx__NodeProto *nd = NULL;
+	int rank = x->rank >= 0 && idx->rank >= 0 ? x->rank + idx->rank - 1 : -1;
+	if (emit(c, "Gather", in, 2, x->dtype, rank, out, &nd))
+		return -1;
+	return ts_attr_int(ts_cur(c), nd, "axis", axis);
 }
 
 /* x[i] and x[a:b] from a subscript in scripted code */
@@ -1270,6 +1481,15 @@ static int filled(ts_ctx *c, double value, ts_val *size, ts_val *dtype, ts_val *
 }
 
 static int op_zeros(ts_ctx *c, ts_val **args, int n, ts_val **out) { return filled(c, 0, ARG(0), ARG(1), out); }
+/* new_zeros(x, size, dtype, ...): the dtype given, else x's */
+static int op_new_zeros(ts_ctx *c, ts_val **args, int n, ts_val **out)
+{
+	ts_val *x = ARG(0), *dt = ARG(2);
+	ts_val f32 = {.kind = TSV_INT, .i = 6};
+	if (!x)
+		return -1;
+	return filled(c, 0, ARG(1), is_none(dt) ? (x->dtype == PN_FLOAT ? &f32 : NULL) : dt, out);
+}
 static int op_ones(ts_ctx *c, ts_val **args, int n, ts_val **out) { return filled(c, 1, ARG(0), ARG(1), out); }
 
 static int op_full(ts_ctx *c, ts_val **args, int n, ts_val **out)
@@ -1506,6 +1726,13 @@ static const ts_aten table[] = {
 	{"aten::lstm", "input,hx,params,has_biases,num_layers,dropout,train,bidirectional,batch_first", op_lstm},
 	{"aten::gru", "input,hx,params,has_biases,num_layers,dropout,train,bidirectional,batch_first", op_gru},
 	{"aten::zeros", "size,dtype,layout,device,pin_memory", op_zeros},
+	{"aten::new_zeros", "self,size,dtype,layout,device,pin_memory", op_new_zeros},
+	{"aten::fill_", "self,value", op_fill_},
+	{"aten::masked_fill", "self,mask,value", op_masked_fill},
+	{"aten::pad", "self,pad,mode,value", op_pad},
+	{"aten::constant_pad_nd", "self,pad,value", op_constant_pad},
+	{"aten::roll", "self,shifts,dims", op_roll},
+	{"aten::index", "self,indices", op_index},
 	{"aten::upsample_bilinear2d", "input,output_size,align_corners,scale_factors", op_upsample_linear},
 	{"aten::upsample_linear1d", "input,output_size,align_corners,scale_factors", op_upsample_linear},
 	{"aten::upsample_trilinear3d", "input,output_size,align_corners,scale_factors", op_upsample_linear},

@@ -159,6 +159,11 @@ struct ts_val {
 	const char *path;     /* MODULE: attribute path from the root, "" for it */
 	ts_val *self;         /* METHOD */
 	Onnx__NodeProto *node;      /* TENSOR: the node that made it (NULL: an input, a weight) */
+	/* TENSOR made by slices of base with known bounds and step 1: a view
+	 * an in-place fill_ writes through (view_dim[i], view_lo[i], view_hi[i]) */
+	ts_val *view_base;
+	int32_t n_view;
+	int64_t view_dim[PN_MAX_RANK], view_lo[PN_MAX_RANK], view_hi[PN_MAX_RANK];
 };
 
 /* The lowering of one aten call: args are positional, keywords already put
