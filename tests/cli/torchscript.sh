@@ -2,7 +2,8 @@
 # and torchvision 0.14 (tests/fixtures/torchscript_models.py):
 #  1. `passnet run model.pt` agrees with torch's own outputs (rtol 1e-3,
 #     atol 1e-4) for traced torchvision CNNs, a traced MLP, attention block
-#     and LSTM, a scripted ResNet (torchvision's own code: None checks,
+#     and LSTM, weights of every storage kind and stride, Swin's shifted
+#     windows in small (pad, roll, in-place fills into slices), a scripted ResNet (torchvision's own code: None checks,
 #     asserts, functional helpers), and scripted modules whose control flow
 #     runs at lowering time
 #     (a ModuleList loop, an if on an attribute) or becomes If and Loop (an
@@ -18,7 +19,7 @@
 #     goes on.
 . "$ROOT/tests/cli/lib.sh"
 fx="$TEST_TMP/fx"
-models="resnet18 mobilenet_v2 squeezenet1_1 mlp attention lstm weights unrolled control scripted_resnet18"
+models="resnet18 mobilenet_v2 squeezenet1_1 mlp attention lstm weights shifted unrolled control scripted_resnet18"
 "$PY" "$ROOT/tests/fixtures/torchscript_models.py" "$fx" $models >"$TEST_TMP/fx.log" 2>&1 ||
 	fail "fixtures: $(tail -n 3 "$TEST_TMP/fx.log")"
 
