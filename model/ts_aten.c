@@ -45,28 +45,37 @@ static int emit(ts_ctx *c, const char *op, const char *const *in, int n_in, int 
 	return *out ? 0 : -1;
 }
 
+/* One number as the bytes of a dtype torch fills or compares with. */
+typedef union scalar_bytes {
+	float f32;
+	double f64;
+	int64_t i64;
+	int32_t i32;
+	uint8_t u8;
+} scalar_bytes;
+
+/* v as one element of dtype into *u; the dtype it took (float32 for one
+ * of no such element type). */
+static int scalar_of(int dtype, double v, scalar_bytes *u)
+{
+	memset(u, 0, sizeof(*u));
+	switch (dtype) {
+	case PN_DOUBLE: u->f64 = v; return dtype;
+	case PN_INT64: u->i64 = (int64_t)v; return dtype;
+	case PN_INT32: u->i32 = (int32_t)v; return dtype;
+	case PN_BOOL: u->u8 = v != 0; return dtype;
+	default: u->f32 = (float)v; return PN_FLOAT;
+	}
+}
+
 /* A Python number beside a tensor of dtype: a Constant of that dtype. */
 static const char *operand(ts_ctx *c, ts_val *v, int dtype)
 {
 	double f;
 	if (v && v->kind != TSV_TENSOR && ts_get_float(v, &f)) {
-		pn_tensor t = {.dtype = dtype ? dtype : PN_FLOAT, .rank = 0, .numel = 1};
-		union {
-			float f32;
-			double f64;
-			int64_t i64;
-			int32_t i32;
-			uint8_t u8;
-		} u = {0};
-		switch (t.dtype) {
-		case PN_FLOAT: u.f32 = (float)f; break;
-		case PN_DOUBLE: u.f64 = f; break;
-		case PN_INT64: u.i64 = (int64_t)f; break;
-		case PN_INT32: u.i32 = (int32_t)f; break;
-		case PN_BOOL: u.u8 = f != 0; break;
-		default: t.dtype = PN_FLOAT; u.f32 = (float)f; break;
-		}
-		t.data = &u;
+		scalar_bytes u;
+		pn_tensor t = {.rank = 0, .numel = 1, .data = &u};
+		t.dtype = scalar_of(dtype, f, &u);
 		return ts_constant(ts_cur(c), &t);
 	}
 	return ts_as_tensor(c, v);
@@ -1456,23 +1465,10 @@ static int filled(ts_ctx *c, double value, ts_val *size, ts_val *dtype, ts_val *
 	int dt = ts_dtype_from_scalar_type(st);
 	if (!dt || !size || (size->kind != TSV_LIST && size->kind != TSV_TUPLE) || size->n > PN_MAX_RANK)
 		return ts_err(c, "zeros/ones/full of an unknown size or dtype");
-	pn_tensor one = {.dtype = dt, .rank = 1, .numel = 1, .dims = {1}};
-	union {
-		float f;
-		double d;
-		int64_t i;
-		int32_t i32;
-		uint8_t b;
-	} u = {0};
-	switch (dt) {
-	case PN_FLOAT: u.f = (float)value; break;
-	case PN_DOUBLE: u.d = value; break;
-	case PN_INT64: u.i = (int64_t)value; break;
-	case PN_INT32: u.i32 = (int32_t)value; break;
-	case PN_BOOL: u.b = value != 0; break;
-	default: return ts_err(c, "zeros/ones/full of dtype %s", pn_dtype_name(dt));
-	}
-	one.data = &u;
+	scalar_bytes u;
+	if (dt != PN_FLOAT && dt != PN_DOUBLE && dt != PN_INT64 && dt != PN_INT32 && dt != PN_BOOL)
+		return ts_err(c, "zeros/ones/full of dtype %s", pn_dtype_name(dt));
+	pn_tensor one = {.dtype = scalar_of(dt, value, &u), .rank = 1, .numel = 1, .dims = {1}, .data = &u};
 	Onnx__NodeProto *nd = NULL;
 	const char *shape = ts_as_tensor(c, size);
 	if (emit(c, "ConstantOfShape", &shape, 1, dt, size->n, out, &nd))
