@@ -362,7 +362,7 @@ test-sanitize: deps sanitize-build
 SAN_CI_TESTS := unit/* cli/extract_bad_input cli/hostile_inputs cli/hostile_semantic \
                 cli/fuzz_regressions cli/redteam cli/sources_url cli/sources_npm \
                 cli/sources_deb cli/merge cli/disk_full cli/stdout_full cli/run_binding \
-                cli/export_bad_variants cli/kill_points cli/torchscript
+                cli/export_bad_variants cli/kill_points
 test-sanitize-ci: deps sanitize-build
 	@SAN_ONLY="$(SAN_CI_TESTS)" tests/sanitize.sh all
 
