@@ -152,3 +152,19 @@ print(n_stored, len(files) - n_stored)
 sys.exit(1 if bad else 0)
 PYEOF
 }
+
+# start_source_server DIR LOG: serves DIR on 127.0.0.1
+# (tests/tools/source_server.py, requests logged to LOG) until the test
+# exits; sets server (its pid) and base (its URL).
+start_source_server() {
+	"$PY" "$ROOT/tests/tools/source_server.py" "$1" "$TEST_TMP/port" "$2" &
+	server=$!
+	trap 'kill $server 2>/dev/null' EXIT
+	i=0
+	while [ ! -s "$TEST_TMP/port" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "the test server did not start"
+		sleep 0.1
+	done
+	base="http://127.0.0.1:$(cat "$TEST_TMP/port")"
+}

@@ -55,16 +55,7 @@ publish 1.0.1 "$pkg"
 
 log="$TEST_TMP/requests.log"
 : > "$log"
-"$PY" "$ROOT/tests/tools/source_server.py" "$srv" "$TEST_TMP/port" "$log" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-i=0
-while [ ! -s "$TEST_TMP/port" ]; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "the test server did not start"
-	sleep 0.1
-done
-base="http://127.0.0.1:$(cat "$TEST_TMP/port")"
+start_source_server "$srv" "$log"
 "$PY" - "$base" "$TEST_TMP" "$reg/index.json" <<'EOF'
 import json, sys
 base, tmp, out = sys.argv[1:]

@@ -27,16 +27,7 @@ echo "not a model" > "$TEST_TMP/readme.txt"
 
 log="$TEST_TMP/requests.log"
 : > "$log"
-"$PY" "$ROOT/tests/tools/source_server.py" "$srv" "$TEST_TMP/port" "$log" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-i=0
-while [ ! -s "$TEST_TMP/port" ]; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "the test server did not start"
-	sleep 0.1
-done
-base="http://127.0.0.1:$(cat "$TEST_TMP/port")"
+start_source_server "$srv" "$log"
 
 sha() { sha256sum "$1" | cut -c1-64; }
 zeros=0000000000000000000000000000000000000000000000000000000000000000

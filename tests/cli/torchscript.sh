@@ -110,16 +110,7 @@ cp "$TEST_TMP/pts/mlp.pt" "$srv/files/mlp.pt"
 cp "$TEST_TMP/pts/mlp.pt" "$TEST_TMP/mar/mlp.pt"
 echo '{"model": {"serializedFile": "mlp.pt"}}' >"$TEST_TMP/mar/MAR-INF/MANIFEST.json"
 (cd "$TEST_TMP/mar" && zip -q -r "$srv/files/mlp.mar" .) || fail "the .mar fixture"
-"$PY" "$ROOT/tests/tools/source_server.py" "$srv" "$TEST_TMP/port" "$TEST_TMP/requests.log" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-i=0
-while [ ! -s "$TEST_TMP/port" ]; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "the test server did not start"
-	sleep 0.1
-done
-base="http://127.0.0.1:$(cat "$TEST_TMP/port")"
+start_source_server "$srv" "$TEST_TMP/requests.log"
 printf 'web-pt url %s/files/mlp.pt %s BSD-3-Clause a .pt by url\n' "$base" \
 	"$(sha256sum "$srv/files/mlp.pt" | cut -c1-64)" >"$TEST_TMP/web.txt"
 PASSNET_CACHE="$TEST_TMP/cache" pn --db "$TEST_TMP/db4" build --manifest "$TEST_TMP/web.txt"
