@@ -35,14 +35,20 @@ const char *pn_ts_kw_text(int kw)
 static int fail(pn_ts_lexer *lx, int32_t line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(pn_ts_lexer *lx, int32_t line, const char *fmt, ...)
+int pn_ts_vfail(char *err, int32_t line, const char *fmt, va_list ap)
 {
 	char msg[PN_ERRLEN];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	return pn_fail(err, "line %d: %s", (int)line, msg);
+}
+
+static int fail(pn_ts_lexer *lx, int32_t line, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = pn_ts_vfail(lx->err, line, fmt, ap);
 	va_end(ap);
-	return pn_fail(lx->err, "line %d: %s", (int)line, msg);
+	return rc;
 }
 
 void pn_ts_lex_init(pn_ts_lexer *lx, const char *src, size_t len, pn_arena *a, char *err)

@@ -12,6 +12,7 @@
 #ifndef PN_TS_LEX_H
 #define PN_TS_LEX_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,5 +101,9 @@ const char *pn_ts_kw_text(int kw);
 /* The offset just past the string literal that starts at src[pos] (a quote),
  * which the lexer has already accepted; len if it does not end. */
 size_t pn_ts_string_end(const char *src, size_t len, size_t pos);
+
+/* "line N: message" into err (PN_ERRLEN bytes); returns -1.  The lexer's
+ * and the parser's errors both take this form. */
+int pn_ts_vfail(char *err, int32_t line, const char *fmt, va_list ap);
 
 #endif

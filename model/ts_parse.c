@@ -52,12 +52,11 @@ static int fail(parser *p, int32_t line, const char *fmt, ...)
 
 static int fail(parser *p, int32_t line, const char *fmt, ...)
 {
-	char msg[PN_ERRLEN];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = pn_ts_vfail(p->err, line, fmt, ap);
 	va_end(ap);
-	return pn_fail(p->err, "line %d: %s", (int)line, msg);
+	return rc;
 }
 
 static int oom(parser *p)
