@@ -248,7 +248,6 @@ struct ts_ctx {
 	int n_inputs;
 	const char **unsupported;
 	int n_unsup;
-	ts_val *constants;     /* CONSTANTS.cN, made on first use */
 };
 
 /* How a statement ends. */
