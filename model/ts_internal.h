@@ -6,7 +6,10 @@
  *                 from their storages, code files parsed on demand
  *   ts_graph.c    the ONNX graph being built: nodes, constants, names
  *   ts_lower.c    the interpreter: runs forward() over symbolic values,
- *                 inlining submodule calls, and lowers control flow
+ *                 inlining submodule calls
+ *   ts_values.c   its values: constructors, numbers known now, a value as
+ *                 an ONNX tensor, the rank hints of graph inputs
+ *   ts_control.c  control flow on run-time values, as If and Loop
  *   ts_aten.c     the table of torch.* / ops.* calls onto ONNX nodes, as
  *                 torch.onnx maps them (one function per aten op)
  *
