@@ -77,8 +77,9 @@ static void print_summary(const pn_extract_stats *s, int json)
 	       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
 	       (unsigned long long)s->variants, (double)s->bytes / 1e6, s->seconds);
 	if (s->checks_reused)
-		printf("; %llu weight checks reused (the same file, less who made it, was checked "
-		       "this run)", (unsigned long long)s->checks_reused);
+		printf("; %llu weight checks reused (the same file less who made it, or the same "
+		       "structure without its weight files, was checked this run)",
+		       (unsigned long long)s->checks_reused);
 	pn_warning_clause(stdout, (int64_t)s->warned, "model", NULL);
 	printf("\n");
 }

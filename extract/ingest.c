@@ -306,21 +306,45 @@ static void record_choice(ctx *c, const pn_binding *b)
 		pn_model_warn(c->m, "%s", b->warning);
 }
 
+/* m's check through the run's memo of blind checks by structure
+ * (check_form.h): 1 when remembered, 0 when run here (and remembered when
+ * it may be), -1 when out of memory.  r: m's inference at bind. */
+static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind,
+			 const pn_infer_result *r, const Passnet__TestSet *ts, pn_weight_check *wc)
+{
+	pn_check_form f;
+	int canon = c->memo && !ts ? pn_check_form_make(c->m, r, bind, &f) : 0;
+	if (canon < 0)
+		return -1;
+	int found = canon ? pn_weight_memo_get_form(c->memo, &f, c->m, c->a, wc) : 0;
+	if (!found) {
+		/* draws seeded by canonical names, so the result is the structure's */
+		c->m->graph->draw_name = canon ? (const char *const *)f.draw : NULL;
+		found = pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err) ? -1 : 0;
+		c->m->graph->draw_name = NULL;
+		if (!found && canon && pn_weight_memo_put_form(c->memo, &f, c->m, wc))
+			found = -1;
+	}
+	if (canon)
+		pn_check_form_free(&f);
+	return found;
+}
+
 /* The check of m as weight_scale.h makes it, or as the run's memo
- * remembers it for the same file less who made it (weight_memo.h). */
+ * remembers it: for the same file less who made it (weight_memo.h), else
+ * for a blind check the same structure (check_form.h). */
 static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
-		     const pn_dimbind *bind, pn_weight_check *wc)
+		     const pn_dimbind *bind, const pn_infer_result *r, pn_weight_check *wc)
 {
 	const Passnet__TestSet *ts = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
 	pn_key key;
 	int memo = c->memo && pn_weight_memo_key(c->m, bytes, len, bind, ts != NULL, &key);
-	int found = memo ? pn_weight_memo_get(c->memo, &key, c->m, c->a, wc) : 0;
+	int by_file = memo ? pn_weight_memo_get(c->memo, &key, c->m, c->a, wc) : 0;
+	int found = by_file ? by_file : check_by_form(c, mp, bind, r, ts, wc);
+	if (!by_file && found >= 0 && memo && pn_weight_memo_put(c->memo, &key, c->m, wc))
+		found = -1;
 	c->out->check_reused = found > 0;
-	if (found)
-		return found < 0 ? pn_fail(c->err, "out of memory") : 0;
-	if (pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err))
-		return -1;
-	return memo && pn_weight_memo_put(c->memo, &key, c->m, wc) ? pn_fail(c->err, "out of memory") : 0;
+	return found < 0 ? pn_fail(c->err, "out of memory") : 0;
 }
 
 /* The regenerated weights checked against the real ones, their correction
@@ -328,14 +352,14 @@ static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size
  * check saw on the record.  A model whose binding did not pass does not
  * run: it says so. */
 static int check_weights(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
-			 const pn_dimbind *bind, int bound)
+			 const pn_dimbind *bind, const pn_infer_result *r, int bound)
 {
 	pn_weight_check wc;
 	if (!bound || c->no_weight_check) {
 		memset(&wc, 0, sizeof wc);
 		wc.n_absent = pn_weights_absent(c->m->graph);
 		wc.how = !bound ? "not run: the binding did not pass" : "not run: --no-weight-check";
-	} else if (run_check(c, mp, bytes, len, bind, &wc)) {
+	} else if (run_check(c, mp, bytes, len, bind, r, &wc)) {
 		return -1;
 	}
 	c->rec->has_weights_absent = wc.n_absent > 0;
@@ -460,7 +484,7 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	if (!inferred)
 		pn_model_warn(c->m, "shape inference stopped: %s", ierr);
 	record_header(c, mp, source, path, len);
-	int rc = record_bind(c, bind) || check_weights(c, mp, bytes, len, bind, !chosen.warning && inferred) ||
+	int rc = record_bind(c, bind) || check_weights(c, mp, bytes, len, bind, &r, !chosen.warning && inferred) ||
 		 strip_graph(c, mp->graph, c->m->graph);
 	if (!rc && inferred)
 		rc = write_value_info(c, mp->graph, c->m->graph, &r);

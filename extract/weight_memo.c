@@ -107,41 +107,86 @@ static int ranges_copy(const Passnet__ValueRange *ranges, int n, pn_arena *a,
 	return *out ? 0 : -1;
 }
 
-/* Copies e onto m's weight statistics and into out (allocated in a). */
-static int entry_apply(const entry *e, pn_model *m, pn_arena *a, pn_weight_check *out)
+/* The weight statistics e's scales go to, in its order: the file's order
+ * (pn_weight_metas), or with f the canonical order of f->metas; *n of them
+ * (malloc'd), or NULL when out of memory. */
+static pn_wmeta **metas_for(const pn_model *m, const pn_check_form *f, int *n)
 {
 	pn_wmeta **metas = NULL;
-	int n = pn_weight_metas(m->graph, &metas);
-	if (n < 0)
-		return -1;
-	if (n != e->n_scales) {   /* not the model remembered: check it anew */
-		free(metas);
-		return 0;
+	if (!f) {
+		*n = pn_weight_metas(m->graph, &metas);
+		return *n < 0 ? NULL : metas;
 	}
-	for (int i = 0; i < n; i++)
+	metas = malloc(sizeof(pn_wmeta *) * ((size_t)f->n_metas + 1));
+	for (int i = 0; metas && i < f->n_metas; i++)
+		metas[i] = m->graph->values[f->metas[i]].meta;
+	*n = f->n_metas;
+	return metas;
+}
+
+/* The name a range of e goes under in m: its own, or with f the output
+ * of m with that canonical name (NULL: m has none). */
+static const char *range_name(const pn_model *m, const pn_check_form *f, const char *name)
+{
+	if (!f)
+		return name;
+	int v = pn_check_form_output(f, m->graph, name);
+	return v < 0 ? NULL : m->graph->values[v].name;
+}
+
+/* Copies e onto m's weight statistics and into out (allocated in a); f:
+ * e is in canonical terms (check_form.h). */
+static int entry_apply(const entry *e, const pn_check_form *f, pn_model *m, pn_arena *a,
+		       pn_weight_check *out)
+{
+	int n = 0;
+	pn_wmeta **metas = metas_for(m, f, &n);
+	if (!metas)
+		return -1;
+	int fits = n == e->n_scales;   /* else not the model remembered: check it anew */
+	for (int i = 0; fits && i < e->n_regen; i++)
+		fits = range_name(m, f, e->regen[i].name) != NULL;
+	for (int i = 0; fits && i < n; i++)
 		metas[i]->scale = e->scales[i];
 	free(metas);
+	if (!fits)
+		return 0;
 	memset(out, 0, sizeof *out);
 	out->n_absent = e->n_absent;
 	out->how = pn_arena_strdup(a, e->how);
 	if (!out->how || ranges_copy(e->real, e->n_real, a, &out->real) ||
 	    ranges_copy(e->regen, e->n_regen, a, &out->regen))
 		return -1;
+	for (int i = 0; f && i < e->n_regen; i++)
+		if (!(out->regen[i]->name = pn_arena_strdup(a, range_name(m, f, e->regen[i].name))))
+			return -1;
 	out->n_real = (size_t)e->n_real;
 	out->n_regen = (size_t)e->n_regen;
 	return 1;
 }
 
-int pn_weight_memo_get(pn_weight_memo *memo, const pn_key *key, pn_model *m, pn_arena *a,
-		       pn_weight_check *out)
+static int memo_get(pn_weight_memo *memo, const pn_key *key, const pn_check_form *f, pn_model *m,
+		    pn_arena *a, pn_weight_check *out)
 {
 	pthread_mutex_lock(&memo->lock);
 	const uint64_t *slot = pn_keymap_find(&memo->index, key);
 	/* entries are never moved out from under a reader: e grows under the
 	 * lock, and the copy is made under it */
-	int rc = slot ? entry_apply(&memo->e[*slot - 1], m, a, out) : 0;
+	int rc = slot ? entry_apply(&memo->e[*slot - 1], f, m, a, out) : 0;
 	pthread_mutex_unlock(&memo->lock);
 	return rc;
+}
+
+int pn_weight_memo_get(pn_weight_memo *memo, const pn_key *key, pn_model *m, pn_arena *a,
+		       pn_weight_check *out)
+{
+	return memo_get(memo, key, NULL, m, a, out);
+}
+
+int pn_weight_memo_get_form(pn_weight_memo *memo, const pn_check_form *f, pn_model *m,
+			    pn_arena *a, pn_weight_check *out)
+{
+	return memo_get(memo, &f->key, f, m, a, out);
 }
 
 /* About the bytes e holds. */
@@ -155,14 +200,29 @@ static size_t entry_bytes(const entry *e)
 	return b;
 }
 
-/* ranges[0..n) copied into *out (malloc'd); counts them in *done. */
-static int ranges_keep(Passnet__ValueRange *const *ranges, size_t n, Passnet__ValueRange **out,
+/* The canonical name of m's output called name (NULL: none). */
+static const char *canonical_name(const pn_model *m, const pn_check_form *f, const char *name)
+{
+	const pn_graph *g = m->graph;
+	for (int i = 0; name && i < g->n_outputs; i++)
+		if (!strcmp(g->values[g->outputs[i]].name, name))
+			return f->draw[g->outputs[i]];
+	return NULL;
+}
+
+/* ranges[0..n) copied into *out (malloc'd), with f named canonically;
+ * counts them in *done. */
+static int ranges_keep(const pn_model *m, const pn_check_form *f,
+		       Passnet__ValueRange *const *ranges, size_t n, Passnet__ValueRange **out,
 		       int *done)
 {
 	*out = calloc(n + 1, sizeof(Passnet__ValueRange));
 	for (size_t i = 0; *out && i < n; i++) {
+		const char *name = f ? canonical_name(m, f, ranges[i]->name) : ranges[i]->name;
+		if (f && !name)
+			return -1;
 		(*out)[i] = *ranges[i];
-		(*out)[i].name = strdup(ranges[i]->name ? ranges[i]->name : "");
+		(*out)[i].name = strdup(name ? name : "");
 		if (!(*out)[i].name)
 			return -1;
 		*done = (int)i + 1;
@@ -170,33 +230,35 @@ static int ranges_keep(Passnet__ValueRange *const *ranges, size_t n, Passnet__Va
 	return *out ? 0 : -1;
 }
 
-/* e made from m's scales and wc; -1 when out of memory (e freed). */
-static int entry_make(entry *e, const pn_model *m, const pn_weight_check *wc)
+/* e made from m's scales and wc (f: in canonical terms); -1 when out of
+ * memory or a range has no canonical name (e freed). */
+static int entry_make(entry *e, const pn_model *m, const pn_check_form *f,
+		      const pn_weight_check *wc)
 {
 	memset(e, 0, sizeof *e);
-	pn_wmeta **metas = NULL;
-	int n = pn_weight_metas(m->graph, &metas);
+	int n = 0;
+	pn_wmeta **metas = metas_for(m, f, &n);
 	e->how = strdup(wc->how ? wc->how : "");
 	e->n_absent = wc->n_absent;
 	e->scales = malloc(sizeof(double) * (size_t)(n + 1));
-	int rc = n >= 0 && e->how && e->scales ? 0 : -1;
+	int rc = metas && e->how && e->scales ? 0 : -1;
 	for (int i = 0; !rc && i < n; i++)
 		e->scales[i] = metas[i]->scale;
 	e->n_scales = n;
 	free(metas);
 	if (!rc)
-		rc = ranges_keep(wc->real, wc->n_real, &e->real, &e->n_real) ||
-		     ranges_keep(wc->regen, wc->n_regen, &e->regen, &e->n_regen);
+		rc = ranges_keep(m, f, wc->real, wc->n_real, &e->real, &e->n_real) ||
+		     ranges_keep(m, f, wc->regen, wc->n_regen, &e->regen, &e->n_regen);
 	if (rc)
 		entry_free(e);
 	return rc ? -1 : 0;
 }
 
-int pn_weight_memo_put(pn_weight_memo *memo, const pn_key *key, const pn_model *m,
-		       const pn_weight_check *wc)
+static int memo_put(pn_weight_memo *memo, const pn_key *key, const pn_check_form *f,
+		    const pn_model *m, const pn_weight_check *wc)
 {
 	entry e;
-	if (entry_make(&e, m, wc))
+	if (entry_make(&e, m, f, wc))
 		return -1;
 	size_t eb = entry_bytes(&e);
 	pthread_mutex_lock(&memo->lock);
@@ -227,4 +289,20 @@ int pn_weight_memo_put(pn_weight_memo *memo, const pn_key *key, const pn_model *
 	}
 	pthread_mutex_unlock(&memo->lock);
 	return rc;
+}
+
+int pn_weight_memo_put(pn_weight_memo *memo, const pn_key *key, const pn_model *m,
+		       const pn_weight_check *wc)
+{
+	return memo_put(memo, key, NULL, m, wc);
+}
+
+int pn_weight_memo_put_form(pn_weight_memo *memo, const pn_check_form *f, const pn_model *m,
+			    const pn_weight_check *wc)
+{
+	/* only a plain pass: the other outcomes name values of the file
+	 * (weight_scale.c's texts), and the real ranges are not a blind run's */
+	if (wc->n_real || !wc->how || strncmp(wc->how, "outputs finite and normal: yes", 30))
+		return 0;
+	return memo_put(memo, &f->key, f, m, wc);
 }

@@ -23,6 +23,7 @@
 
 #include "common/arena.h"
 #include "common/util.h"
+#include "extract/check_form.h"
 #include "extract/weight_scale.h"
 #include "schemas/ir.h"
 
@@ -48,5 +49,15 @@ int pn_weight_memo_get(pn_weight_memo *memo, const pn_key *key, pn_model *m, pn_
  * 0, or -1 when out of memory (the memo is unchanged). */
 int pn_weight_memo_put(pn_weight_memo *memo, const pn_key *key, const pn_model *m,
 		       const pn_weight_check *wc);
+
+/* The blind check remembered under f's key (check_form.h), mapped onto m's
+ * values: as pn_weight_memo_get. */
+int pn_weight_memo_get_form(pn_weight_memo *memo, const pn_check_form *f, pn_model *m,
+			    pn_arena *a, pn_weight_check *out);
+/* Remembers m's blind check (run with f's draw names) under f's key, when
+ * it passed: a result that names a value of the file is not shared.  As
+ * pn_weight_memo_put. */
+int pn_weight_memo_put_form(pn_weight_memo *memo, const pn_check_form *f, const pn_model *m,
+			    const pn_weight_check *wc);
 
 #endif

@@ -290,7 +290,7 @@ pn_tensor *pn_input_for(const pn_graph *g, int input, const pn_type *ty, uint64_
 	if (!t)
 		return pn_fail(err, "cannot allocate input '%s'", name), NULL;
 	pn_rng r;
-	pn_rng_seed(&r, seed, name);
+	pn_rng_seed(&r, seed, pn_draw_stream(g, v));
 	if (pn_dtype_is_float(ty->dtype) && range && range->known) {
 		double width = range->hi - range->lo;
 		for (int64_t i = 0; i < t->numel; i++)

@@ -154,7 +154,7 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
 	if (!t)
 		return pn_fail(err, "cannot allocate weight '%s'", v->name), NULL;
 	pn_rng r;
-	pn_rng_seed(&r, seed, v->name);
+	pn_rng_seed(&r, seed, pn_draw_stream(g, value));
 	draw d;
 	const pn_wmeta *m = v->meta;
 	if (m && m->has_stats)

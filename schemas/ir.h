@@ -142,7 +142,19 @@ typedef struct pn_graph {
 	int32_t *inits;
 	int32_t *outer;      /* values with role PN_ROLE_OUTER */
 	int32_t *topo;       /* all nodes in a topological order */
+	/* Per value, the stream a seeded draw of it (a graph input, a weight
+	 * kept as metadata) is seeded by; NULL, or a NULL entry: the value's
+	 * name.  Not owned: extract's weight check sets it for the length of its
+	 * runs, so that copies of one structure draw alike whatever their
+	 * files call their values (extract/check_form.h). */
+	const char *const *draw_name;
 } pn_graph;
+
+/* The stream the seeded draws of value v of g use. */
+static inline const char *pn_draw_stream(const pn_graph *g, int v)
+{
+	return g->draw_name && g->draw_name[v] ? g->draw_name[v] : g->values[v].name;
+}
 
 typedef struct pn_opset {
 	const char *domain;

@@ -1,0 +1,192 @@
+/*
+ * check_form.c - see check_form.h.
+ */
+#include "extract/check_form.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon/form.h"
+#include "canon/labels.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "extract/weight_scale.h"
+
+/* 1 when a graph nested in g (at any depth) holds a weight kept as
+ * statistics: its draw would be seeded by its file's name. */
+static int nested_metas(const pn_graph *g, int nested)
+{
+	for (int v = 0; nested && v < g->n_values; v++)
+		if (g->values[v].meta)
+			return 1;
+	for (int i = 0; i < g->n_nodes; i++)
+		for (int k = 0; k < g->nodes[i].n_attr; k++) {
+			const pn_attr *a = &g->nodes[i].attrs[k];
+			if (a->type == PN_ATTR_GRAPH && a->g && nested_metas(a->g, 1))
+				return 1;
+			for (int j = 0; a->type == PN_ATTR_GRAPHS && j < a->n; j++)
+				if (nested_metas(a->graphs[j], 1))
+					return 1;
+		}
+	return 0;
+}
+
+/* Names every value of g by canonical position (pos: node -> position):
+ * outputs by their producer, the rest by their first explicit use.  0, or 1
+ * when a value the run draws or reports has no such name. */
+static int name_values(const pn_graph *g, const int32_t *node_at, pn_check_form *f)
+{
+	char buf[40];
+	for (int p = 0; p < g->n_nodes; p++) {
+		const pn_node *n = &g->nodes[node_at[p]];
+		for (int k = 0; k < n->n_out; k++)
+			if (n->out[k] >= 0) {
+				snprintf(buf, sizeof buf, "n%d.%d", p, k);
+				if (!(f->draw[n->out[k]] = strdup(buf)))
+					return -1;
+			}
+		for (int k = 0; k < n->n_in; k++) {
+			int v = n->in[k];
+			if (v < 0 || f->draw[v])
+				continue;
+			snprintf(buf, sizeof buf, "u%d.%d", p, k);
+			if (!(f->draw[v] = strdup(buf)))
+				return -1;
+		}
+	}
+	for (int i = 0; i < g->n_inputs; i++)
+		if (!f->draw[g->inputs[i]] && g->values[g->inputs[i]].n_consumers)
+			return 1;   /* read only inside a nested graph */
+	for (int v = 0; v < g->n_values; v++)
+		if (!f->draw[v] && g->values[v].meta && g->values[v].n_consumers)
+			return 1;
+	for (int i = 0; i < g->n_outputs; i++)
+		if (!f->draw[g->outputs[i]])
+			return 1;
+	return 0;
+}
+
+/* What the check reads of value v beside the form: its statistics or its
+ * bytes. */
+static void put_weight(pn_buf *b, const pn_value *v)
+{
+	const pn_wmeta *m = v->meta;
+	if (m) {
+		double s[5] = {m->mean, m->std, m->min, m->max, m->scale};
+		pn_buf_u8(b, 'm');
+		pn_buf_u8(b, m->has_stats);
+		pn_buf_put(b, s, sizeof s);
+		pn_buf_varint(b, (uint64_t)m->n_channels);
+		if (m->n_channels > 0 && m->ch_mean)
+			pn_buf_put(b, m->ch_mean, sizeof(float) * (size_t)m->n_channels);
+		if (m->n_channels > 0 && m->ch_std)
+			pn_buf_put(b, m->ch_std, sizeof(float) * (size_t)m->n_channels);
+	} else if (v->data && v->role != PN_ROLE_NODE) {
+		pn_buf_u8(b, 'd');
+		pn_tensor_label(v->data, b);
+	}
+}
+
+/* Emits value v once: its canonical name and what the check reads of it. */
+static void put_value(pn_buf *b, const pn_graph *g, int v, const pn_check_form *f, uint8_t *seen,
+		      int32_t *metas, int *n)
+{
+	if (v < 0 || seen[v])
+		return;
+	seen[v] = 1;
+	pn_buf_blob(b, f->draw[v], strlen(f->draw[v]));
+	put_weight(b, &g->values[v]);
+	if (g->values[v].meta)
+		metas[(*n)++] = v;
+}
+
+/* The key: the form, the binding, then what the check reads of each value
+ * beside the form, in canonical order (node by node: its inputs not seen
+ * yet, then its outputs kept as statistics, Constant nodes' among them). */
+static int make_key(const pn_graph *g, const int32_t *node_at, const pn_key *form,
+		    const pn_dimbind *bind, pn_check_form *f)
+{
+	static const char tag[] = "passnet blind check 1";
+	pn_buf b = {0};
+	pn_buf_put(&b, tag, sizeof tag);
+	pn_buf_put(&b, form->b, sizeof form->b);
+	for (int i = 0; bind && i < bind->n; i++) {
+		pn_buf_blob(&b, bind->names[i], strlen(bind->names[i]));
+		pn_buf_svarint(&b, bind->values[i]);
+	}
+	pn_buf_u8(&b, 0xfe);
+	int32_t *metas = malloc(sizeof(int32_t) * ((size_t)g->n_values + 1));
+	uint8_t *seen = calloc((size_t)g->n_values + 1, 1);
+	int n = 0;
+	for (int p = 0; metas && seen && p < g->n_nodes; p++) {
+		const pn_node *nd = &g->nodes[node_at[p]];
+		for (int k = 0; k < nd->n_in; k++)
+			put_value(&b, g, nd->in[k], f, seen, metas, &n);
+		for (int k = 0; k < nd->n_out; k++)
+			if (nd->out[k] >= 0 && g->values[nd->out[k]].meta)
+				put_value(&b, g, nd->out[k], f, seen, metas, &n);
+	}
+	int rc = b.oom || !metas || !seen ? -1 : 0;
+	if (!rc) {
+		f->key = pn_key_of(b.p, b.n);
+		f->metas = metas;
+		f->n_metas = n;
+	} else {
+		free(metas);
+	}
+	free(seen);
+	pn_buf_free(&b);
+	return rc;
+}
+
+int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+		       pn_check_form *f)
+{
+	const pn_graph *g = m->graph;
+	memset(f, 0, sizeof *f);
+	if (!pn_weights_absent(g) || nested_metas(g, 0) || g->n_nodes == 0)
+		return 0;
+	int32_t *all = malloc(sizeof(int32_t) * (size_t)g->n_nodes);
+	int32_t *node_at = malloc(sizeof(int32_t) * (size_t)g->n_nodes);
+	f->draw = calloc((size_t)g->n_values + 1, sizeof(char *));
+	f->n_values = g->n_values;
+	int rc = all && node_at && f->draw ? 0 : -1;
+	for (int i = 0; !rc && i < g->n_nodes; i++)
+		all[i] = i;
+	pn_key form;
+	int approximate = 0;
+	char err[PN_ERRLEN];
+	if (!rc && pn_form_positions(g, r, all, g->n_nodes, &form, node_at, &approximate, err))
+		rc = -1;
+	if (!rc && approximate)
+		rc = 1;
+	if (!rc)
+		rc = name_values(g, node_at, f);
+	if (!rc)
+		rc = make_key(g, node_at, &form, bind, f);
+	free(all);
+	free(node_at);
+	if (rc)
+		pn_check_form_free(f);
+	return rc < 0 ? -1 : rc ? 0 : 1;
+}
+
+void pn_check_form_free(pn_check_form *f)
+{
+	for (int v = 0; f->draw && v < f->n_values; v++)
+		free(f->draw[v]);
+	free(f->draw);
+	free(f->metas);
+	memset(f, 0, sizeof *f);
+}
+
+int pn_check_form_output(const pn_check_form *f, const pn_graph *g, const char *name)
+{
+	for (int i = 0; i < g->n_outputs; i++) {
+		int v = g->outputs[i];
+		if (f->draw[v] && !strcmp(f->draw[v], name))
+			return v;
+	}
+	return -1;
+}

@@ -1,0 +1,55 @@
+/*
+ * check_form.h - a blind model's weight check in canonical terms, so that
+ * the copies of one structure share one check.
+ *
+ * A model some of whose weights were never present (a missing external data
+ * file) has a blind check (weight_scale.h): one run on drawn inputs with
+ * drawn weights, and a rescaling while an output is not finite and normal.
+ * Every draw is seeded by a stream name, and a file's names are its own: a
+ * re-export (values and nodes renamed, another node order, another opset of
+ * the same ops) would draw other numbers and so need its own run.  Here each
+ * value of the main graph gets a name from the graph's canonical form
+ * instead (canon/form.h, the labelling dedup uses, over every node):
+ *   "n<p>.<k>"  output k of the node at canonical position p;
+ *   "u<p>.<k>"  a graph input or weight, by its first explicit use (input
+ *               slot k of the node at position p; uses in canonical order).
+ * The check runs with those names as its draws' streams (pn_graph.draw_name),
+ * so its result is a function of the key below, which covers all it reads:
+ * the form (ops, attributes, the constants kept by value, every type at the
+ * binding), the binding, and each weight's bytes or statistics in canonical
+ * order.  Renamed and reordered copies then have one key and one result,
+ * whichever comes first (extract/weight_memo.h keeps it); a fine-tune whose
+ * weights' statistics differ has another key and its own check.
+ *
+ * Not eligible (the check runs with the file's names, as before): a model
+ * with real weights only (its check reads the file's bytes: weight_memo.h's
+ * file key covers it), one a test set feeds, one whose nested graphs hold
+ * weights of their own, one whose labelling was approximate, and one with
+ * an input or weight read only inside a nested graph.
+ */
+#ifndef PN_CHECK_FORM_H
+#define PN_CHECK_FORM_H
+
+#include "common/util.h"
+#include "runtime/infer.h"
+#include "schemas/ir.h"
+
+typedef struct pn_check_form {
+	pn_key key;
+	int n_values;          /* of the main graph */
+	char **draw;           /* per value: its canonical name, or NULL */
+	int32_t *metas;        /* values with statistics, in canonical order */
+	int n_metas;
+} pn_check_form;
+
+/* The canonical form of m (typed by r under bind) for its blind check: 1 and
+ * *f, 0 when m is not eligible (f empty), -1 when out of memory. */
+int  pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+			pn_check_form *f);
+void pn_check_form_free(pn_check_form *f);
+
+/* The value of m's main graph with canonical name `name` among its outputs,
+ * or -1. */
+int  pn_check_form_output(const pn_check_form *f, const pn_graph *g, const char *name);
+
+#endif
