@@ -3,6 +3,7 @@
  */
 #include "extract/check_form.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,21 +68,41 @@ static int name_values(const pn_graph *g, const int32_t *node_at, pn_check_form 
 	return 0;
 }
 
-/* What the check reads of value v beside the form: its statistics or its
- * bytes. */
+/* x at 4 significant bits. */
+static double coarse(double x)
+{
+	if (x == 0 || !isfinite(x))
+		return x;
+	int e;
+	double m = frexp(x, &e);
+	return ldexp(round(m * 16) / 16, e);
+}
+
+/* The statistics the check draws m's weight from (check_form.h). */
+static pn_wmeta coarse_meta(const pn_wmeta *m)
+{
+	pn_wmeta c = *m;
+	if (!m->has_stats)
+		return c;
+	c.std = coarse(m->std);
+	c.min = coarse(m->min);
+	c.max = coarse(m->max);
+	c.mean = c.std > 0 ? round(m->mean / (c.std / 16)) * (c.std / 16) : coarse(m->mean);
+	c.n_channels = 0;
+	c.ch_mean = c.ch_std = NULL;
+	return c;
+}
+
+/* What the check reads of value v beside the form: its coarse statistics
+ * or its bytes. */
 static void put_weight(pn_buf *b, const pn_value *v)
 {
-	const pn_wmeta *m = v->meta;
-	if (m) {
-		double s[5] = {m->mean, m->std, m->min, m->max, m->scale};
+	if (v->meta) {
+		pn_wmeta m = coarse_meta(v->meta);
+		double s[5] = {m.mean, m.std, m.min, m.max, m.scale};
 		pn_buf_u8(b, 'm');
-		pn_buf_u8(b, m->has_stats);
+		pn_buf_u8(b, m.has_stats);
 		pn_buf_put(b, s, sizeof s);
-		pn_buf_varint(b, (uint64_t)m->n_channels);
-		if (m->n_channels > 0 && m->ch_mean)
-			pn_buf_put(b, m->ch_mean, sizeof(float) * (size_t)m->n_channels);
-		if (m->n_channels > 0 && m->ch_std)
-			pn_buf_put(b, m->ch_std, sizeof(float) * (size_t)m->n_channels);
 	} else if (v->data && v->role != PN_ROLE_NODE) {
 		pn_buf_u8(b, 'd');
 		pn_tensor_label(v->data, b);
@@ -170,6 +191,35 @@ int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dim
 	if (rc)
 		pn_check_form_free(f);
 	return rc < 0 ? -1 : rc ? 0 : 1;
+}
+
+int pn_check_form_begin(pn_check_form *f, pn_model *m)
+{
+	pn_graph *g = m->graph;
+	f->full = malloc(sizeof(pn_wmeta) * ((size_t)f->n_metas + 1));
+	if (!f->full)
+		return -1;
+	for (int i = 0; i < f->n_metas; i++) {
+		pn_wmeta *w = g->values[f->metas[i]].meta;
+		f->full[i] = *w;
+		*w = coarse_meta(w);
+	}
+	g->draw_name = (const char *const *)f->draw;
+	return 0;
+}
+
+void pn_check_form_end(pn_check_form *f, pn_model *m)
+{
+	pn_graph *g = m->graph;
+	for (int i = 0; f->full && i < f->n_metas; i++) {
+		pn_wmeta *w = g->values[f->metas[i]].meta;
+		double scale = w->scale;
+		*w = f->full[i];
+		w->scale = scale;
+	}
+	free(f->full);
+	f->full = NULL;
+	g->draw_name = NULL;
 }
 
 void pn_check_form_free(pn_check_form *f)

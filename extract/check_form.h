@@ -16,10 +16,18 @@
  * The check runs with those names as its draws' streams (pn_graph.draw_name),
  * so its result is a function of the key below, which covers all it reads:
  * the form (ops, attributes, the constants kept by value, every type at the
- * binding), the binding, and each weight's bytes or statistics in canonical
- * order.  Renamed and reordered copies then have one key and one result,
- * whichever comes first (extract/weight_memo.h keeps it); a fine-tune whose
- * weights' statistics differ has another key and its own check.
+ * binding), the binding, and each weight's bytes or coarse statistics in
+ * canonical order.  Renamed and reordered copies then have one key and one
+ * result, whichever comes first (extract/weight_memo.h keeps it).
+ *
+ * Coarse statistics: a blind run asks whether the outputs stay finite and
+ * normal, not how they compare with a real run (there is none), so the
+ * weights that have statistics are drawn, for this run only, from their
+ * whole-tensor std, min and max at 4 significant bits and their mean to a
+ * sixteenth of that std, without per-channel detail.  Copies whose present
+ * weights differ below that - the fine-tunes of a model published without
+ * its weight files, whose small inline tensors moved - share the check too;
+ * later stages draw from the full statistics as before.
  *
  * Not eligible (the check runs with the file's names, as before): a model
  * with real weights only (its check reads the file's bytes: weight_memo.h's
@@ -40,6 +48,7 @@ typedef struct pn_check_form {
 	char **draw;           /* per value: its canonical name, or NULL */
 	int32_t *metas;        /* values with statistics, in canonical order */
 	int n_metas;
+	pn_wmeta *full;        /* between begin and end: each one's own statistics */
 } pn_check_form;
 
 /* The canonical form of m (typed by r under bind) for its blind check: 1 and
@@ -47,6 +56,13 @@ typedef struct pn_check_form {
 int  pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
 			pn_check_form *f);
 void pn_check_form_free(pn_check_form *f);
+
+/* For the length of the check's runs: m's draws seeded by f's names, and
+ * its weights' statistics made coarse (pn_check_form_end puts them back,
+ * keeping the correction scales the check set).  0, or -1 when out of
+ * memory (nothing changed). */
+int  pn_check_form_begin(pn_check_form *f, pn_model *m);
+void pn_check_form_end(pn_check_form *f, pn_model *m);
 
 /* The value of m's main graph with canonical name `name` among its outputs,
  * or -1. */

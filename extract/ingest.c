@@ -317,11 +317,13 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 	if (canon < 0)
 		return -1;
 	int found = canon ? pn_weight_memo_get_form(c->memo, &f, c->m, c->a, wc) : 0;
+	if (!found && canon && pn_check_form_begin(&f, c->m))
+		found = -1;
 	if (!found) {
-		/* draws seeded by canonical names, so the result is the structure's */
-		c->m->graph->draw_name = canon ? (const char *const *)f.draw : NULL;
+		/* with f begun, the result is the structure's (check_form.h) */
 		found = pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err) ? -1 : 0;
-		c->m->graph->draw_name = NULL;
+		if (canon)
+			pn_check_form_end(&f, c->m);
 		if (!found && canon && pn_weight_memo_put_form(c->memo, &f, c->m, wc))
 			found = -1;
 	}

@@ -60,7 +60,9 @@
  * validate and so were never run at extract; on the hub-like bench/scale
  * corpus 16 times the rest of extract (docs/benchmarks.md, Scale).  Copies
  * of one file that differ only in who made it are checked once a run
- * (weight_memo.h); `--no-weight-check` skips the check.
+ * (weight_memo.h), and so are the re-exports of a blind model, whose draws
+ * are seeded by canonical names (check_form.h); `--no-weight-check` skips
+ * the check.
  */
 #ifndef PN_WEIGHT_SCALE_H
 #define PN_WEIGHT_SCALE_H

@@ -8,7 +8,9 @@
 # them are checked one by one (the file is not in the key).  A blind
 # model's re-exports (every value and node renamed, the nodes in another
 # order: extract/check_form.h) share its check too: noweights.onnx renamed,
-# and a model with branches (branchy) renamed and reordered.
+# and a model with branches (branchy) renamed and reordered; and branchy's
+# fine-tunes, whose weights in the file moved in their low bits (the blind
+# run draws from coarse statistics).
 . "$ROOT/tests/cli/lib.sh"
 fx="$TEST_TMP/fx"
 "$PY" "$ROOT/tests/cli/weights_scale_models.py" "$fx" || fail "fixture"
@@ -89,13 +91,26 @@ def reexport(model, tag, seed):
     model.producer_name = f"exporter-{tag}"
     return model
 
-# branchy: the original and two re-exports, the weight file left out of each
-ext = dict(save_as_external_data=True, all_tensors_to_one_file=True, size_threshold=64)
-for i in range(3):
-    d = os.path.join(out, f"branchy{i}")
+def finetune(model, seed):
+    """The low byte of every element of the weights kept in the file moved."""
+    r = np.random.default_rng(seed)
+    for t in model.graph.initializer:
+        a = numpy_helper.to_array(t)
+        if a.dtype == np.float32 and a.size > 16:
+            bits = a.view(np.uint32) ^ r.integers(0, 256, a.shape, dtype=np.uint32)
+            t.CopyFrom(numpy_helper.from_array(bits.view(np.float32), t.name))
+    return model
+
+# branchy: the original, two re-exports and two fine-tunes, the weight file
+# (wc and fc; wa and wb stay in the model, with statistics) left out of each
+ext = dict(save_as_external_data=True, all_tensors_to_one_file=True, size_threshold=1024)
+for name, make in (("branchy0", branchy), ("branchy1", lambda: reexport(branchy(), "b1", 1)),
+                   ("branchy2", lambda: reexport(branchy(), "b2", 2)),
+                   ("finetuned1", lambda: finetune(branchy(), 1)),
+                   ("finetuned2", lambda: finetune(branchy(), 2))):
+    d = os.path.join(out, name)
     os.makedirs(d)
-    m = branchy() if i == 0 else reexport(branchy(), f"b{i}", i)
-    onnx.save(m, os.path.join(d, "model.onnx"), location="branchy.data", **ext)
+    onnx.save(make(), os.path.join(d, "model.onnx"), location="branchy.data", **ext)
     os.remove(os.path.join(d, "branchy.data"))
 # noweights renamed twice (a chain: one node order)
 for i in range(1, 3):
@@ -104,16 +119,16 @@ for i in range(1, 3):
     m = reexport(onnx.load(os.path.join(fx, "noweights.onnx"), load_external_data=False), f"n{i}", i)
     onnx.save(m, os.path.join(d, "model.onnx"))
 PYEOF
-[ "$(ls "$m" | wc -l)" -eq 14 ] || fail "14 copies wanted in $m"
+[ "$(ls "$m" | wc -l)" -eq 16 ] || fail "16 copies wanted in $m"
 
 # one run, one thread: the first copy of each is checked, the next two reuse
 # it (a re-export's record gets its own output names: the store below equals
 # the one where each copy is checked alone)
 pn --db "$TEST_TMP/one" -j 1 build "$m"
 [ "$status" -eq 0 ] || fail "build: $out"
-expect_contains "$out" "14 new models" "fourteen models"
-expect_contains "$out" "; 8 weight checks reused (the same file less who made it, or the same structure without its weight files, was checked this run)" \
-	"the checks reused: 2 of compensated, 4 of noweights (2 re-uploads, 2 renamed), 2 of branchy, none of the copies with a weight file"
+expect_contains "$out" "16 new models" "sixteen models"
+expect_contains "$out" "; 10 weight checks reused (the same file less who made it, or the same structure without its weight files, was checked this run)" \
+	"the checks reused: 2 of compensated, 4 of noweights (2 re-uploads, 2 renamed), 4 of branchy (2 re-exports, 2 fine-tunes), none of the copies with a weight file"
 
 # each copy new in a run of its own, in another order (the source fills up
 # one copy a run): nothing to reuse, the same store
