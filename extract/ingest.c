@@ -306,17 +306,19 @@ static void record_choice(ctx *c, const pn_binding *b)
 		pn_model_warn(c->m, "%s", b->warning);
 }
 
-/* m's check through the run's memo of blind checks by structure
- * (check_form.h): 1 when remembered, 0 when run here (and remembered when
- * it may be), -1 when out of memory.  r: m's inference at bind. */
+/* m's check, a blind one in canonical terms and through the run's memo of
+ * them (check_form.h): 1 when remembered, 0 when run here (and remembered
+ * when it may be), -1 when out of memory.  r: m's inference at bind.  The
+ * terms do not depend on whether there is a memo: a check's result is the
+ * same whichever way it was reached. */
 static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind,
 			 const pn_infer_result *r, const Passnet__TestSet *ts, pn_weight_check *wc)
 {
 	pn_check_form f;
-	int canon = c->memo && !ts ? pn_check_form_make(c->m, r, bind, &f) : 0;
+	int canon = !ts ? pn_check_form_make(c->m, r, bind, &f) : 0;
 	if (canon < 0)
 		return -1;
-	int found = canon ? pn_weight_memo_get_form(c->memo, &f, c->m, c->a, wc) : 0;
+	int found = canon && c->memo ? pn_weight_memo_get_form(c->memo, &f, c->m, c->a, wc) : 0;
 	if (!found && canon && pn_check_form_begin(&f, c->m))
 		found = -1;
 	if (!found) {
@@ -324,7 +326,7 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 		found = pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err) ? -1 : 0;
 		if (canon)
 			pn_check_form_end(&f, c->m);
-		if (!found && canon && pn_weight_memo_put_form(c->memo, &f, c->m, wc))
+		if (!found && canon && c->memo && pn_weight_memo_put_form(c->memo, &f, c->m, wc))
 			found = -1;
 	}
 	if (canon)

@@ -304,5 +304,8 @@ int pn_weight_memo_put_form(pn_weight_memo *memo, const pn_check_form *f, const 
 	 * (weight_scale.c's texts), and the real ranges are not a blind run's */
 	if (wc->n_real || !wc->how || strncmp(wc->how, "outputs finite and normal: yes", 30))
 		return 0;
+	for (size_t i = 0; i < wc->n_regen; i++)
+		if (!canonical_name(m, f, wc->regen[i]->name))
+			return 0;   /* a range on no output: not this model's terms */
 	return memo_put(memo, &f->key, f, m, wc);
 }
