@@ -33,9 +33,10 @@ static int nested_metas(const pn_graph *g, int nested)
 	return 0;
 }
 
-/* Names every value of g by canonical position (pos: node -> position):
- * outputs by their producer, the rest by their first explicit use.  0, or 1
- * when a value the run draws or reports has no such name. */
+/* Names every value of g by canonical position (node_at: position ->
+ * node): outputs by their producer, the rest by their first explicit use
+ * (two passes: positions are not a topological order).  0, or 1 when a
+ * value the run draws or reports has no such name. */
 static int name_values(const pn_graph *g, const int32_t *node_at, pn_check_form *f)
 {
 	char buf[40];
@@ -47,6 +48,9 @@ static int name_values(const pn_graph *g, const int32_t *node_at, pn_check_form 
 				if (!(f->draw[n->out[k]] = strdup(buf)))
 					return -1;
 			}
+	}
+	for (int p = 0; p < g->n_nodes; p++) {
+		const pn_node *n = &g->nodes[node_at[p]];
 		for (int k = 0; k < n->n_in; k++) {
 			int v = n->in[k];
 			if (v < 0 || f->draw[v])
