@@ -90,21 +90,11 @@ int pn_weight_memo_key(const pn_model *m, const void *bytes, size_t len, const p
 	return ok;
 }
 
-/* ranges[0..n) copied into *out (allocated in a). */
-static int ranges_copy(const Passnet__ValueRange *ranges, int n, pn_arena *a,
-		       Passnet__ValueRange ***out)
+/* The range for the i-th of n: ranges[pick[i]], or ranges[i] when pick is
+ * NULL. */
+static const Passnet__ValueRange *picked(const Passnet__ValueRange *ranges, const int *pick, int i)
 {
-	*out = pn_arena_alloc(a, sizeof(void *) * (size_t)(n + 1));
-	for (int i = 0; *out && i < n; i++) {
-		Passnet__ValueRange *r = pn_arena_alloc(a, sizeof(*r));
-		if (!r)
-			return -1;
-		*r = ranges[i];
-		if (!(r->name = pn_arena_strdup(a, ranges[i].name)))
-			return -1;
-		(*out)[i] = r;
-	}
-	return *out ? 0 : -1;
+	return &ranges[pick ? pick[i] : i];
 }
 
 /* The weight statistics e's scales go to, in its order: the file's order
@@ -134,6 +124,47 @@ static const char *range_name(const pn_model *m, const pn_check_form *f, const c
 	return v < 0 ? NULL : m->graph->values[v].name;
 }
 
+/* ranges[pick[0..n)] (pick NULL: in order) copied into *out (allocated in
+ * a), under their names in m (range_name). */
+static int ranges_copy(const Passnet__ValueRange *ranges, int n, const int *pick,
+		       const pn_model *m, const pn_check_form *f, pn_arena *a,
+		       Passnet__ValueRange ***out)
+{
+	*out = pn_arena_alloc(a, sizeof(void *) * (size_t)(n + 1));
+	for (int i = 0; *out && i < n; i++) {
+		const Passnet__ValueRange *src = picked(ranges, pick, i);
+		Passnet__ValueRange *r = pn_arena_alloc(a, sizeof(*r));
+		if (!r)
+			return -1;
+		*r = *src;
+		if (!(r->name = pn_arena_strdup(a, range_name(m, f, src->name))))
+			return -1;
+		(*out)[i] = r;
+	}
+	return *out ? 0 : -1;
+}
+
+/* e's output ranges (canonical names, f) in the order m's own check would
+ * record them (its outputs in value order, weight_scale.c), as indices into
+ * e->regen: 0, or 1 when m's outputs do not hold them one to one.  A
+ * re-export numbers its values in its own node order. */
+static int regen_order(const entry *e, const pn_check_form *f, const pn_model *m, int *pick)
+{
+	const pn_graph *g = m->graph;
+	int n = 0;
+	for (int v = 0; v < g->n_values; v++) {
+		const char *name = g->values[v].is_output ? f->draw[v] : NULL;
+		for (int j = 0; name && j < e->n_regen; j++)
+			if (!strcmp(e->regen[j].name, name)) {
+				if (n == e->n_regen)
+					return 1;
+				pick[n++] = j;
+				break;
+			}
+	}
+	return n == e->n_regen ? 0 : 1;
+}
+
 /* Copies e onto m's weight statistics and into out (allocated in a); f:
  * e is in canonical terms (check_form.h). */
 static int entry_apply(const entry *e, const pn_check_form *f, pn_model *m, pn_arena *a,
@@ -141,11 +172,13 @@ static int entry_apply(const entry *e, const pn_check_form *f, pn_model *m, pn_a
 {
 	int n = 0;
 	pn_wmeta **metas = metas_for(m, f, &n);
-	if (!metas)
+	int *pick = f ? pn_arena_alloc(a, sizeof(int) * ((size_t)e->n_regen + 1)) : NULL;
+	if (!metas || (f && !pick)) {
+		free(metas);
 		return -1;
-	int fits = n == e->n_scales;   /* else not the model remembered: check it anew */
-	for (int i = 0; fits && i < e->n_regen; i++)
-		fits = range_name(m, f, e->regen[i].name) != NULL;
+	}
+	/* else not the model remembered: check it anew */
+	int fits = n == e->n_scales && (!f || !regen_order(e, f, m, pick));
 	for (int i = 0; fits && i < n; i++)
 		metas[i]->scale = e->scales[i];
 	free(metas);
@@ -154,12 +187,9 @@ static int entry_apply(const entry *e, const pn_check_form *f, pn_model *m, pn_a
 	memset(out, 0, sizeof *out);
 	out->n_absent = e->n_absent;
 	out->how = pn_arena_strdup(a, e->how);
-	if (!out->how || ranges_copy(e->real, e->n_real, a, &out->real) ||
-	    ranges_copy(e->regen, e->n_regen, a, &out->regen))
+	if (!out->how || ranges_copy(e->real, e->n_real, NULL, m, NULL, a, &out->real) ||
+	    ranges_copy(e->regen, e->n_regen, pick, m, f, a, &out->regen))
 		return -1;
-	for (int i = 0; f && i < e->n_regen; i++)
-		if (!(out->regen[i]->name = pn_arena_strdup(a, range_name(m, f, e->regen[i].name))))
-			return -1;
 	out->n_real = (size_t)e->n_real;
 	out->n_regen = (size_t)e->n_regen;
 	return 1;

@@ -33,7 +33,7 @@ for base, name in ((100, "compensated"), (200, "noweights"), (300, "external")):
             shutil.copy(os.path.join(fx, "noweights.data"), d)
 PYEOF
 "$PY" - "$fx" "$m" <<'PYEOF' || fail "making the re-exports"
-import os, random, sys
+import os, sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -45,7 +45,8 @@ weights = {"wa": w(8, 3, 3, 3), "wb": w(8, 3, 1, 1), "wc": w(4, 8, 3, 3),
            "bias": w(4), "fc": w(4 * 16 * 16, 5), "shape": np.array([1, -1], np.int64)}
 
 def branchy():
-    """Two branches from x joined and reduced; every weight over 64 bytes in
+    """Two branches from x joined and reduced (each branch an output too,
+    so that another node order numbers the outputs otherwise); every weight over 64 bytes in
     a weight file that is not published, the bias kept in the file."""
     inits = dict(weights)
     nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]),
@@ -59,15 +60,21 @@ def branchy():
              helper.make_node("MatMul", ["flat", "fc"], ["y"])]
     g = helper.make_graph(nodes, "branchy",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5]),
+                           helper.make_tensor_value_info("ar", TensorProto.FLOAT, [1, 8, 16, 16]),
+                           helper.make_tensor_value_info("bs", TensorProto.FLOAT, [1, 8, 16, 16])],
                           [numpy_helper.from_array(a, n) for n, a in inits.items()])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="w26")
     m.ir_version = 8
     return m
 
-def reexport(model, tag, seed):
-    """Every value and node renamed, the nodes in a seeded topological order."""
+def reexport(model, tag):
+    """Every value and node renamed, the nodes in another topological order
+    (the last ready node first), the outputs listed the other way round."""
     g = model.graph
+    outputs = list(g.output)[::-1]
+    del g.output[:]
+    g.output.extend(outputs)
     names = {}
     ren = lambda n: names.setdefault(n, f"{tag}_{len(names)}") if n else n
     for vi in list(g.input) + list(g.output):
@@ -79,10 +86,10 @@ def reexport(model, tag, seed):
         n.output[:] = [ren(x) for x in n.output]
         n.name = f"{tag}_node{len(names)}"
     made = {i.name for i in g.input} | {t.name for t in g.initializer}
-    todo, order, r = list(g.node), [], random.Random(seed)
+    todo, order = list(g.node), []
     while todo:
         ready = [n for n in todo if all(x in made for x in n.input if x)]
-        n = r.choice(ready)
+        n = ready[-1]
         todo.remove(n)
         order.append(n)
         made.update(n.output)
@@ -104,8 +111,8 @@ def finetune(model, seed):
 # branchy: the original, two re-exports and two fine-tunes, the weight file
 # (wc and fc; wa and wb stay in the model, with statistics) left out of each
 ext = dict(save_as_external_data=True, all_tensors_to_one_file=True, size_threshold=1024)
-for name, make in (("branchy0", branchy), ("branchy1", lambda: reexport(branchy(), "b1", 1)),
-                   ("branchy2", lambda: reexport(branchy(), "b2", 2)),
+for name, make in (("branchy0", branchy), ("branchy1", lambda: reexport(branchy(), "b1")),
+                   ("branchy2", lambda: reexport(branchy(), "b2")),
                    ("finetuned1", lambda: finetune(branchy(), 1)),
                    ("finetuned2", lambda: finetune(branchy(), 2))):
     d = os.path.join(out, name)
@@ -116,7 +123,7 @@ for name, make in (("branchy0", branchy), ("branchy1", lambda: reexport(branchy(
 for i in range(1, 3):
     d = os.path.join(out, f"renamed{i}")
     os.makedirs(d)
-    m = reexport(onnx.load(os.path.join(fx, "noweights.onnx"), load_external_data=False), f"n{i}", i)
+    m = reexport(onnx.load(os.path.join(fx, "noweights.onnx"), load_external_data=False), f"n{i}")
     onnx.save(m, os.path.join(d, "model.onnx"))
 PYEOF
 [ "$(ls "$m" | wc -l)" -eq 16 ] || fail "16 copies wanted in $m"
