@@ -90,13 +90,6 @@ int pn_weight_memo_key(const pn_model *m, const void *bytes, size_t len, const p
 	return ok;
 }
 
-/* The range for the i-th of n: ranges[pick[i]], or ranges[i] when pick is
- * NULL. */
-static const Passnet__ValueRange *picked(const Passnet__ValueRange *ranges, const int *pick, int i)
-{
-	return &ranges[pick ? pick[i] : i];
-}
-
 /* The weight statistics e's scales go to, in its order: the file's order
  * (pn_weight_metas), or with f the canonical order of f->metas; *n of them
  * (malloc'd), or NULL when out of memory. */
@@ -132,7 +125,7 @@ static int ranges_copy(const Passnet__ValueRange *ranges, int n, const int *pick
 {
 	*out = pn_arena_alloc(a, sizeof(void *) * (size_t)(n + 1));
 	for (int i = 0; *out && i < n; i++) {
-		const Passnet__ValueRange *src = picked(ranges, pick, i);
+		const Passnet__ValueRange *src = &ranges[pick ? pick[i] : i];
 		Passnet__ValueRange *r = pn_arena_alloc(a, sizeof(*r));
 		if (!r)
 			return -1;
