@@ -14,23 +14,17 @@
 #include "common/err.h"
 #include "extract/weight_scale.h"
 
-/* 1 when a graph nested in g (at any depth) holds a weight kept as
- * statistics: its draw would be seeded by its file's name. */
-static int nested_metas(const pn_graph *g, int nested)
+/* 1 when a graph nested in g holds a weight kept as statistics (its draw
+ * would be seeded by its file's name), -1 when out of memory: the weights
+ * of g and its nested graphs (pn_weight_metas) less g's own. */
+static int nested_metas(const pn_graph *g)
 {
-	for (int v = 0; nested && v < g->n_values; v++)
-		if (g->values[v].meta)
-			return 1;
-	for (int i = 0; i < g->n_nodes; i++)
-		for (int k = 0; k < g->nodes[i].n_attr; k++) {
-			const pn_attr *a = &g->nodes[i].attrs[k];
-			if (a->type == PN_ATTR_GRAPH && a->g && nested_metas(a->g, 1))
-				return 1;
-			for (int j = 0; a->type == PN_ATTR_GRAPHS && j < a->n; j++)
-				if (nested_metas(a->graphs[j], 1))
-					return 1;
-		}
-	return 0;
+	pn_wmeta **all = NULL;
+	int n = pn_weight_metas(g, &all);
+	free(all);
+	for (int v = 0; n > 0 && v < g->n_values; v++)
+		n -= g->values[v].meta != NULL;
+	return n < 0 ? -1 : n > 0;
 }
 
 /* Names every value of g by canonical position (node_at: position ->
@@ -170,8 +164,11 @@ int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dim
 {
 	const pn_graph *g = m->graph;
 	memset(f, 0, sizeof *f);
-	if (!pn_weights_absent(g) || nested_metas(g, 0) || g->n_nodes == 0)
+	if (!pn_weights_absent(g) || g->n_nodes == 0)
 		return 0;
+	int nested = nested_metas(g);
+	if (nested)
+		return nested < 0 ? -1 : 0;
 	int32_t *all = malloc(sizeof(int32_t) * (size_t)g->n_nodes);
 	int32_t *node_at = malloc(sizeof(int32_t) * (size_t)g->n_nodes);
 	f->draw = calloc((size_t)g->n_values + 1, sizeof(char *));
