@@ -233,7 +233,8 @@ static const char *canonical_name(const pn_model *m, const pn_check_form *f, con
 	return NULL;
 }
 
-/* ranges[0..n) copied into *out (malloc'd), with f named canonically;
+/* ranges[0..n) copied into *out (malloc'd), with f named canonically
+ * (pn_weight_memo_put_form has seen that each has a canonical name);
  * counts them in *done. */
 static int ranges_keep(const pn_model *m, const pn_check_form *f,
 		       Passnet__ValueRange *const *ranges, size_t n, Passnet__ValueRange **out,
@@ -242,8 +243,6 @@ static int ranges_keep(const pn_model *m, const pn_check_form *f,
 	*out = calloc(n + 1, sizeof(Passnet__ValueRange));
 	for (size_t i = 0; *out && i < n; i++) {
 		const char *name = f ? canonical_name(m, f, ranges[i]->name) : ranges[i]->name;
-		if (f && !name)
-			return -1;
 		(*out)[i] = *ranges[i];
 		(*out)[i].name = strdup(name ? name : "");
 		if (!(*out)[i].name)
@@ -254,7 +253,7 @@ static int ranges_keep(const pn_model *m, const pn_check_form *f,
 }
 
 /* e made from m's scales and wc (f: in canonical terms); -1 when out of
- * memory or a range has no canonical name (e freed). */
+ * memory (e freed). */
 static int entry_make(entry *e, const pn_model *m, const pn_check_form *f,
 		      const pn_weight_check *wc)
 {
