@@ -9,8 +9,13 @@
 #
 # For each model it prints whether `passnet run model.pt` runs, the largest
 # difference from torch's own output and how many elements lie outside
-# rtol 1e-3 / atol 1e-4, the time passnet takes to read, lower and cut it
-# with every cut hashed (`passnet hash --list`, CPU seconds), and how many of the export's distinct
+# rtol 1e-3 / atol 1e-4; how many lie outside that tolerance of the float64
+# answer (torch in float64 on the same weights), for passnet and for torch's
+# own float32 output; whether passnet agrees with torch (nothing outside,
+# or no more outside the float64 answer than torch's own output: where two
+# float32 sums of thousands of terms cancel, neither is nearer the truth
+# than its rounding, and the float64 answer says which is); the time passnet
+# takes to read, lower and cut it with every cut hashed (`passnet hash --list`, CPU seconds), and how many of the export's distinct
 # sole-op hashes are the archive's; then the totals over all models: the
 # share of the exports' distinct sole-op hashes found among the archives'
 # and the ops behind the rest.  KEEP=DIR keeps the fixtures (they take a
@@ -30,7 +35,11 @@ if [ $# -eq 0 ]; then
 		deeplabv3_resnet50 deeplabv3_mobilenet_v3_large lraspp_mobilenet_v3_large \
 		mlp attention lstm
 fi
-printf '%-30s %-6s %12s %10s %8s %12s\n' model runs max_diff outside hash_cpu sole_hashes
+printf '%-30s %-6s %12s %10s %11s %-6s %8s %12s\n' model runs max_diff outside outside64 agrees \
+	hash_cpu sole_hashes
+agreeing=0
+ran=0
+n_models=$#
 : >"$dir/all_onnx"
 : >"$dir/all_pt"
 for spec in "$@"; do
@@ -54,6 +63,8 @@ for spec in "$@"; do
 	runs=no
 	diff="-"
 	outside="-"
+	outside64="-"
+	agrees=no
 	if "$P" run "$d/model.pt" --inputs "$d/inputs" --outputs "$d/passnet" >"$d/run.log" 2>&1; then
 		runs=yes
 		set -- $("$PY" - "$d" <<'EOF'
@@ -61,18 +72,34 @@ import glob, os, sys
 import numpy as np, onnx
 from onnx import numpy_helper
 d = sys.argv[1]
-worst, bad = 0.0, 0
+def load(*path):
+    return numpy_helper.to_array(onnx.load_tensor(os.path.join(d, *path))).astype(np.float64)
+def outside(a, ref):
+    return int((np.abs(a - ref) > 1e-4 + 1e-3 * np.abs(ref)).sum())
+worst, bad, p64, t64, wide = 0.0, 0, 0, 0, True
 for f in sorted(glob.glob(os.path.join(d, "torch", "output_*.pb"))):
-    t = numpy_helper.to_array(onnx.load_tensor(f)).astype(np.float64)
-    o = numpy_helper.to_array(onnx.load_tensor(os.path.join(d, "passnet", os.path.basename(f))))
-    diff = np.abs(o - t)
-    worst = max(worst, float(diff.max()))
-    bad += int((diff > 1e-4 + 1e-3 * np.abs(t)).sum())
-print("%.3g %d" % (worst, bad))
+    base = os.path.basename(f)
+    t, o = load("torch", base), load("passnet", base)
+    worst = max(worst, float(np.abs(o - t).max()))
+    bad += outside(o, t)
+    if os.path.exists(os.path.join(d, "torch64", base)):
+        e = load("torch64", base)
+        p64 += outside(o, e)
+        t64 += outside(t, e)
+    else:
+        wide = False
+print("%.3g %d %s %s" % (worst, bad, "%d/%d" % (p64, t64) if wide else "-",
+                         "yes" if bad == 0 or (wide and p64 <= t64) else "no"))
 EOF
 )
 		diff=$1
 		outside=$2
+		outside64=$3
+		agrees=$4
+		ran=$((ran + 1))
+	fi
+	if [ "$agrees" = yes ]; then
+		agreeing=$((agreeing + 1))
 	fi
 	/usr/bin/time -f "%U %S" -o "$d/time" "$P" hash --list $dims "$d/model.pt" >"$d/pt.list" 2>"$d/pt.err" || true
 	lower=$(awk '{printf "%.2f", $1 + $2}' "$d/time")
@@ -84,8 +111,10 @@ EOF
 		cat "$d/onnx.sole" >>"$dir/all_onnx"
 		cat "$d/pt.sole" >>"$dir/all_pt"
 	fi
-	printf '%-30s %-6s %12s %10s %8s %12s\n' "$m" "$runs" "$diff" "$outside" "$lower" "$hashes"
+	printf '%-30s %-6s %12s %10s %11s %-6s %8s %12s\n' "$m" "$runs" "$diff" "$outside" "$outside64" \
+		"$agrees" "$lower" "$hashes"
 done
+echo "models that run: $ran of $n_models; agree with torch: $agreeing"
 sort -u "$dir/all_onnx" -o "$dir/all_onnx"
 sort -u "$dir/all_pt" -o "$dir/all_pt"
 total=$(wc -l <"$dir/all_onnx")
