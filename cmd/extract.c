@@ -163,7 +163,7 @@ const pn_cmd_spec pn_cmd_extract = {
 		       "only new or changed files are decoded",
 	.details = "Ingests every model found in the sources into the store: .onnx files and\n"
 		   "TorchScript archives (.pt, .pth, .jit, .torchscript: torch.jit.save's zip,\n"
-		   "lowered to ONNX), directories (recursive) and archives (.tar, .tar.gz, .tgz,\n"
+		   "lowered to ONNX; a torch.export .pt2 is recorded as not read), directories (recursive) and archives (.tar, .tar.gz, .tgz,\n"
 		   ".tar.xz, .tar.bz2, .zip, .mar, nested too); each PATH is a source named\n"
 		   "after the path.\n"
 		   "Only new or changed files are decoded; a second run over the same sources\n"

@@ -39,7 +39,8 @@ int pn_is_model_name(const char *s)
 {
 	/* ONNX, and TorchScript archives as torch.jit.save names them; which
 	 * reader a file goes to is decided by its content (model/formats.c) */
-	static const char *ext[] = {".onnx", ".pt", ".pth", ".jit", ".torchscript"};
+	static const char *ext[] = {".onnx", ".pt", ".pth", ".jit", ".torchscript",
+	                            ".pt2" /* torch.export: recognised, recorded as not read */};
 	const char *base = strrchr(s, '/');
 	base = base ? base + 1 : s;
 	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)

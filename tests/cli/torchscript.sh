@@ -14,8 +14,10 @@
 #     like .onnx files; a folder and a tar of the same files, named in a
 #     manifest, build the same subgraphs, and so do a url source of a .pt
 #     (a server on 127.0.0.1) and a TorchServe .mar holding it;
-#  4. bad input: a truncated archive and a torch.save state dict are each
-#     one line naming the file and the reason, and the rest of the build
+#  4. bad input: a truncated archive, a torch.save state dict and
+#     torch.export .pt2 archives (both layouts torch 2 writes: torch 1.13
+#     cannot write one, so the test zips the members) are each one line
+#     naming the file and the reason, recorded, and the rest of the build
 #     goes on.
 . "$ROOT/tests/cli/lib.sh"
 fx="$TEST_TMP/fx"
@@ -138,3 +140,27 @@ line=$(printf '%s\n' "$out" | grep 'truncated.pt' | head -n 1)
 [ -n "$line" ] || fail "no line names truncated.pt: $out"
 line=$(printf '%s\n' "$out" | grep 'weights.pth' | head -n 1)
 expect_contains "$line" "torch.save" "the state dict is named for what it is"
+"$PY" - "$TEST_TMP/bad2" <<'EOF' || fail "pt2 fixtures"
+import os, sys, zipfile
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+# torch 2.1-2.4: torch.export.save; torch 2.5+: the PT2 archive format
+with zipfile.ZipFile(os.path.join(d, "exported.pt2"), "w") as z:
+    z.writestr("exported/serialized_exported_program.json", "{}")
+    z.writestr("exported/serialized_state_dict.pt", b"")
+    z.writestr("exported/version", "1")
+with zipfile.ZipFile(os.path.join(d, "packaged.pt2"), "w") as z:
+    z.writestr("packaged/archive_format", "pt2")
+    z.writestr("packaged/version", "0")
+    z.writestr("packaged/models/model.json", "{}")
+EOF
+cp "$fx/mlp/model.pt" "$TEST_TMP/bad2/good.pt"
+pn --db "$TEST_TMP/db6" build "$TEST_TMP/bad2"
+expect_contains "$out" "1 new models" "the good archive beside the .pt2 files is stored"
+expect_contains "$out" "2 failed" "both .pt2 archives are recorded as failed"
+for f in exported.pt2 packaged.pt2; do
+	line=$(printf '%s\n' "$out" | grep "$f" | head -n 1)
+	expect_contains "$line" "torch.export .pt2 archive" "$f is named for what it is"
+done
+pn --db "$TEST_TMP/db6" ls --status failed
+expect_contains "$out" "packaged.pt2" "the .pt2 archive is recorded in the store"
