@@ -70,7 +70,7 @@ typedef struct pn_cmd_spec {
 	X(dedup, "dedup", PN_WRITES_STORE | PN_USES_THREADS)                        \
 	X(exec, "exec", PN_WRITES_STORE | PN_USES_THREADS)                          \
 	X(baseline, "baseline", PN_WRITES_STORE)                                    \
-	X(merge, "merge", PN_WRITES_STORE)                                          \
+	X(merge, "merge", PN_WRITES_STORE | PN_USES_THREADS)                        \
 	X(calibrate, "calibrate", PN_OPENS_STORE | PN_USES_THREADS)                 \
 	X(run, "run", PN_OPENS_STORE | PN_USES_THREADS)                             \
 	X(time, "time", PN_USES_THREADS)                                            \

@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "common/err.h"
 #include "common/util.h"
+#include "dedup/blocks.h"
 #include "store/merge.h"
 
 static int strict;
@@ -28,14 +29,16 @@ static pn_merge_counts total_of(const pn_merge_stats *s)
 	return t;
 }
 
-static void print_json(const pn_merge_stats *s, int failed)
+static void print_json(const pn_merge_stats *s, int failed, const pn_stage_stats *kept)
 {
 	pn_merge_counts t = total_of(s);
 	printf("{\"stage\":\"merge\",\"inputs\":%llu,\"unreadable\":%d,\"added\":%llu,"
-	       "\"equal\":%llu,\"resolved\":%llu,\"conflicts\":%llu,\"recounted\":%llu,\"tables\":{",
+	       "\"equal\":%llu,\"resolved\":%llu,\"conflicts\":%llu,\"recounted\":%llu,"
+	       "\"blocks_kept\":%llu,\"tables\":{",
 	       (unsigned long long)s->inputs, failed, (unsigned long long)t.added,
 	       (unsigned long long)t.equal, (unsigned long long)t.resolved,
-	       (unsigned long long)t.conflicts, (unsigned long long)s->recounted);
+	       (unsigned long long)t.conflicts, (unsigned long long)s->recounted,
+	       (unsigned long long)kept->candidates);
 	for (int i = 0; i < PN_T_COUNT; i++) {
 		const pn_merge_counts *c = &s->table[i];
 		printf("%s\"%s\":{\"added\":%llu,\"equal\":%llu,\"resolved\":%llu,\"conflicts\":%llu}",
@@ -81,10 +84,21 @@ static int run(pn_ctx *ctx)
 			failed++;
 		}
 	}
+	/* blocks each input held once, the merged corpus twice: kept now, as
+	 * one build of every input's sources would have kept them */
+	pn_stage_stats kept = {0}, hashed = {0};
+	if (pn_blocks_keep(ctx->store, ctx->threads, NULL, &kept, &hashed, err)) {
+		pn_error_line("%s", err);
+		return 1;
+	}
 	if (ctx->json)
-		print_json(&s, failed);
+		print_json(&s, failed, &kept);
 	else
 		print_text(&s, failed);
+	if (!ctx->json && kept.candidates)
+		printf("merge: %llu corpus blocks the inputs held once each kept as typical cuts "
+		       "(%llu new subgraphs)\n",
+		       (unsigned long long)kept.candidates, (unsigned long long)hashed.new_subgraphs);
 	if (failed)
 		return 1;
 	return strict && pn_merge_total_conflicts(&s) ? 1 : 0;
@@ -107,6 +121,8 @@ const pn_cmd_spec pn_cmd_merge = {
 		   "any other key held with other bytes (two calibrations, a model record)\n"
 		   "is a conflict: one line on stderr, counted, and the least bytes kept, so\n"
 		   "the order of the inputs never matters.  Merging again adds nothing.\n"
+		   "A corpus block two inputs each held once is then kept as a typical cut\n"
+		   "(dedup/blocks.h), as one build would have (the models read again).\n"
 		   "An IN of another schema version is refused.  Exit status: 0 when\n"
 		   "merged, 1 when an IN could not be read (the others are merged) or with\n"
 		   "--strict after a conflict.\n",

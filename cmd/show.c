@@ -10,6 +10,7 @@
 #include "canon/decode.h"
 #include "exec/calibrate.h"
 #include "extract/ingest.h"
+#include "partition/stage.h"
 #include "store/structures.h"
 #include "store/query.h"
 #include "store/records.h"
@@ -259,9 +260,13 @@ static void print_occurrences(pn_rtxn *t, const pn_key *key)
 		pn_hex(l->model, 16, hex);
 		Passnet__Model *m;
 		pn_models_get(t, l->model, 16, &m);
-		printf("  found in  %.12s %s: %s  (%s, candidate %u)%s%s\n", hex, m ? m->source : "?",
-		       m ? m->path : "?", l->strategy ? l->strategy : "", l->candidate,
-		       l->binding ? " at " : "", l->binding ? l->binding : "");
+		/* a corpus block kept as a typical cut: its index among the blocks */
+		int block = l->candidate >= PN_BLOCK_INDEX0 && l->candidate != PN_CANDIDATE_DONE;
+		printf("  found in  %.12s %s: %s  (%s, %s %u)%s%s\n", hex, m ? m->source : "?",
+		       m ? m->path : "?", l->strategy ? l->strategy : "",
+		       block ? "corpus block" : "candidate",
+		       block ? l->candidate - PN_BLOCK_INDEX0 : l->candidate, l->binding ? " at " : "",
+		       l->binding ? l->binding : "");
 		pn_models_free(m);
 		free(l->strategy);
 		free(l->binding);

@@ -10,6 +10,8 @@
 #ifndef PN_DEDUP_H
 #define PN_DEDUP_H
 
+#include <stdint.h>
+
 #include "partition/stage.h"
 #include "store/store.h"
 
@@ -17,5 +19,10 @@
  * (common/shard.h). */
 int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *stats,
 		   char *err);
+
+/* The same for the unhashed candidates of the n structures listed (in key
+ * order) alone: dedup/blocks.h's, for the blocks it keeps. */
+int pn_dedup_structures(pn_store *st, const uint8_t (*structures)[16], int n, int threads,
+			const pn_shard *shard, pn_stage_stats *stats, char *err);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
+#include "dedup/blocks.h"
 #include "dedup/dedup.h"
 #include "dedup/forms.h"
 #include "runtime/infer.h"
@@ -227,8 +228,9 @@ static const pn_batch_ops dedup_ops = {pipe_load, pipe_work, pipe_commit, pipe_r
  * bucket is read once.  Buckets are visited in key order, so the commits
  * happen in the same order as with one plan of everything. */
 typedef struct walk {
-	size_t prefix_len;   /* 1 or 2 */
-	uint32_t next, end;  /* buckets */
+	size_t prefix_len;   /* 1 or 2, or 16: the structures listed */
+	uint32_t next, end;  /* buckets, or structures */
+	const uint8_t (*structures)[16];
 } walk;
 
 static void walk_init(walk *wk, int64_t models)
@@ -250,7 +252,8 @@ static int plan_chunk(pn_store *st, walk *wk, dplan *p, int chunk_models, char *
 		return -1;
 	int rc = 0;
 	while (!rc && wk->next < wk->end && p->n < chunk_models && p->cands < CHUNK_CANDIDATES) {
-		uint8_t prefix[2] = {(uint8_t)(wk->next >> (8 * (wk->prefix_len - 1))), (uint8_t)wk->next};
+		uint8_t bucket[2] = {(uint8_t)(wk->next >> (8 * (wk->prefix_len - 1))), (uint8_t)wk->next};
+		const uint8_t *prefix = wk->structures ? wk->structures[wk->next] : bucket;
 		rc = pn_foreach(t, PN_T_CANDIDATES, prefix, wk->prefix_len, plan_candidate, p) < 0;
 		wk->next++;
 	}
@@ -266,19 +269,11 @@ static int chunk_models(void)
 	return e && atoi(e) > 0 ? atoi(e) : CHUNK_MODELS;
 }
 
-int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *stats,
-		   char *err)
+/* Hashes the unhashed candidates that wk reaches. */
+static int dedup_walk(pn_store *st, walk *wk, int64_t models, int threads, const pn_shard *shard,
+		      pn_stage_stats *stats, char *err)
 {
-	memset(stats, 0, sizeof(*stats));
-	double t0 = pn_now();
 	dplan p = {.shard = shard};
-	pn_rtxn *t;
-	if (pn_rtxn_begin(st, &t, err))
-		return -1;
-	int64_t models = pn_count(t, PN_T_MODELS);
-	pn_rtxn_end(t);
-	walk wk;
-	walk_init(&wk, models);
 	pipe pp = {&p, stats, st, {0}, pn_dd_seen_new()};
 	pn_dd_caches_open(&pp.caches, threads);
 	pn_writer *w = NULL;
@@ -287,7 +282,7 @@ int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 	pn_progress_start(&prog, "dedup", models > 0 ? (uint64_t)models : 0);
 	uint64_t done = 0;
 	while (!rc) {
-		rc = plan_chunk(st, &wk, &p, chunk_models(), err);
+		rc = plan_chunk(st, wk, &p, chunk_models(), err);
 		if (rc || !p.n)
 			break;
 		memset(&chunk_prog, 0, sizeof(chunk_prog));   /* inactive: prog counts */
@@ -306,13 +301,38 @@ int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 	pn_dd_seen_free(pp.seen);
 	/* every unhashed candidate (of the shard) has been tried: `build` need
 	 * not scan for them again until a partition run marks the table */
-	if (!rc && w)
+	if (!rc && w && !wk->structures)
 		rc = pn_unhashed_clear(w, err);
 	if (w) {
 		char cerr[PN_ERRLEN];
 		if (pn_writer_close(w, rc ? cerr : err))
 			rc = -1;
 	}
+	return rc;
+}
+
+int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *stats,
+		   char *err)
+{
+	memset(stats, 0, sizeof(*stats));
+	double t0 = pn_now();
+	pn_rtxn *t;
+	if (pn_rtxn_begin(st, &t, err))
+		return -1;
+	int64_t models = pn_count(t, PN_T_MODELS);
+	pn_rtxn_end(t);
+	walk wk = {0};
+	walk_init(&wk, models);
+	int rc = dedup_walk(st, &wk, models, threads, shard, stats, err);
+	if (!rc)
+		rc = pn_blocks_keep(st, threads, shard, NULL, stats, err);
 	stats->seconds = pn_now() - t0;
 	return rc;
+}
+
+int pn_dedup_structures(pn_store *st, const uint8_t (*structures)[16], int n, int threads,
+			const pn_shard *shard, pn_stage_stats *stats, char *err)
+{
+	walk wk = {16, 0, (uint32_t)n, structures};
+	return n ? dedup_walk(st, &wk, n, threads, shard, stats, err) : 0;
 }

@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "common/assert.h"
 #include "common/util.h"
+#include "dedup/blocks.h"
 #include "dedup/forms.h"
 #include "extract/ingest.h"
 #include "runtime/infer.h"
@@ -216,6 +217,8 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 		if (pn_writer_close(w, rc ? cerr : err))
 			rc = -1;
 	}
+	if (!rc)
+		rc = pn_blocks_keep(st, threads, shard, cut, hashed, err);
 	cut->seconds = hashed->seconds = pn_now() - t0;
 	return rc;
 }

@@ -14,13 +14,15 @@
  *   anchor  each Conv/ConvTranspose/MatMul/Gemm (F_ANCHOR in ops.def) with
  *           its chain of elementwise producers and consumers
  *   fusion  groups by TVM's FuseOps rules over the post-dominator tree
- *   typical blocks of 4..64 nodes a model repeats (partition/typical.c)
+ *   typical blocks of 4..64 nodes a model repeats, or the corpus does
+ *           (partition/typical.c)
  */
 #ifndef PN_PARTITION_H
 #define PN_PARTITION_H
 
 #include <stdint.h>
 
+#include "common/util.h"
 #include "runtime/infer.h"
 #include "schemas/ir.h"
 #include "schemas/strategies.h"
@@ -75,6 +77,20 @@ int pn_cut_ok(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
 int pn_cut_boundary(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
 /* True if the cut's nodes are connected (ignoring edge direction). */
 int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut);
+
+/* The typical strategy's corpus blocks (partition/typical.c): the stretches
+ * of a model's op order between boundaries where one stream passes (a
+ * layer's edge, a residual block's), 4..64 ops, on the nodes its repeats
+ * (pn_partition_typical's cuts) left.  They depend on the model alone; a
+ * block is kept as a typical cut once two places in the corpus hold it
+ * (dedup/blocks.h), so what the other models are decides, not their order. */
+typedef struct pn_block_list {
+	pn_cuts cuts;      /* node index lists, each ascending */
+	pn_key *hash;      /* each one's exact canonical hash (canon/form.h) */
+	int cap;
+} pn_block_list;
+int  pn_typical_blocks(pn_pview *pv, const pn_cuts *repeats, pn_block_list *out);
+void pn_block_list_free(pn_block_list *b);
 
 typedef int (*pn_strategy_fn)(pn_pview *pv, pn_cuts *out);
 

@@ -20,6 +20,7 @@
 #include "store/batches.h"
 #include "store/records.h"
 #include "store/structures.h"
+#include "store/tables.h"
 
 #define BATCH_MODELS 32
 
@@ -36,6 +37,17 @@ size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *s
 	key[19 + l] = (uint8_t)(index >> 8);
 	key[20 + l] = (uint8_t)index;
 	return 21 + l;
+}
+
+void pn_block_key(uint8_t key[PN_BLOCK_KEY_LEN], const pn_key *hash, const uint8_t structure[16],
+		  uint32_t index)
+{
+	memcpy(key, hash->b, 16);
+	memcpy(key + 16, structure, 16);
+	key[32] = (uint8_t)(index >> 24);
+	key[33] = (uint8_t)(index >> 16);
+	key[34] = (uint8_t)(index >> 8);
+	key[35] = (uint8_t)index;
 }
 
 void pn_stage_stats_add(pn_stage_stats *a, const pn_stage_stats *b)
@@ -153,12 +165,20 @@ static int seen_record(pn_keymap *seen, const pn_key *k, int job)
 	return 0;
 }
 
-static int done_marker(pn_rtxn *t, const uint8_t *structure, const char *strategy)
+static int done_marker(pn_rtxn *t, const uint8_t *structure, int s)
 {
 	uint8_t key[PN_CANDIDATE_KEY_MAX];
-	size_t kl = pn_candidate_key(key, structure, strategy, PN_CANDIDATE_DONE);
+	size_t kl = pn_candidate_key(key, structure, pn_strategies[s].name, PN_CANDIDATE_DONE);
 	pn_bytes v;
-	return pn_get(t, PN_T_CANDIDATES, key, kl, &v) == 0;
+	if (pn_get(t, PN_T_CANDIDATES, key, kl, &v) != 0)
+		return 0;
+	if (s != PN_STRATEGY_typical)
+		return 1;
+	/* typical is done once its corpus blocks are listed too */
+	Passnet__Candidate *c = pn_candidates_unpack(v);
+	int done = c && c->has_blocks && c->blocks;
+	pn_candidates_free(c);
+	return done;
 }
 
 /* The strategies of `wanted` that structure has no done marker for. */
@@ -166,7 +186,7 @@ static unsigned not_done(pn_rtxn *t, const uint8_t *structure, unsigned wanted)
 {
 	unsigned todo = 0;
 	for (int i = 0; i < PN_N_STRATEGIES; i++)
-		if ((wanted >> i & 1) && !done_marker(t, structure, pn_strategies[i].name))
+		if ((wanted >> i & 1) && !done_marker(t, structure, i))
 			todo |= 1u << i;
 	return todo;
 }
@@ -355,23 +375,29 @@ static int claim_todo(pn_part_plan *p, pn_part_job *j)
 	return 0;
 }
 
-/* j's cuts as canonical positions, each ascending, in the same order. */
-static int place_cuts(pn_part_job *j, const int32_t *position)
+/* Cuts c as canonical positions into placed, each ascending, in the same
+ * order. */
+static int place_list(const pn_cuts *c, const int32_t *position, pn_cuts *placed)
 {
 	int32_t buf[PN_CUT_MAX_NODES];
-	for (int s = 0; s < PN_N_STRATEGIES; s++) {
-		const pn_cuts *c = &j->cuts[s];
-		for (int k = 0; k < c->n; k++) {
-			PN_ASSERT(c->len[k] <= PN_CUT_MAX_NODES);
-			for (int i = 0; i < c->len[k]; i++) {
-				buf[i] = position[c->nodes[k][i]];
-				PN_ASSERT(buf[i] >= 0);   /* cuts hold compute nodes only */
-			}
-			if (pn_cuts_add(&j->placed[s], buf, c->len[k]))
-				return -1;
+	for (int k = 0; k < c->n; k++) {
+		PN_ASSERT(c->len[k] <= PN_CUT_MAX_NODES);
+		for (int i = 0; i < c->len[k]; i++) {
+			buf[i] = position[c->nodes[k][i]];
+			PN_ASSERT(buf[i] >= 0);   /* cuts hold compute nodes only */
 		}
+		if (pn_cuts_add(placed, buf, c->len[k]))
+			return -1;
 	}
 	return 0;
+}
+
+static int place_cuts(pn_part_job *j, const int32_t *position)
+{
+	for (int s = 0; s < PN_N_STRATEGIES; s++)
+		if (place_list(&j->cuts[s], position, &j->placed[s]))
+			return -1;
+	return place_list(&j->blocks.cuts, position, &j->blocks_placed);
 }
 
 int pn_part_cut(pn_part_plan *p, pn_part_job *j, const pn_model *m, const Passnet__Model *rec,
@@ -398,6 +424,9 @@ int pn_part_cut(pn_part_plan *p, pn_part_job *j, const pn_model *m, const Passne
 	for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
 		if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
 			j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
+	if (!j->failed && (j->todo >> PN_STRATEGY_typical & 1) &&
+	    pn_typical_blocks(&pv, &j->cuts[PN_STRATEGY_typical], &j->blocks))
+		j->failed = !!pn_fail(j->err, "typical: out of memory");
 	if (!j->failed && place_cuts(j, position))
 		j->failed = !!pn_fail(j->err, "out of memory");
 	pn_pview_free(&pv);
@@ -432,18 +461,14 @@ int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const cha
 	c.has_version = 1;
 	c.version = PN_SCHEMA_VERSION;
 	c.strategy = (char *)strategy;
-	int listed = idx == PN_CANDIDATE_DONE ? 0 : n;
-	uint32_t *nv = malloc(sizeof(uint32_t) * (size_t)(listed + 1));
+	PN_ASSERT(idx != PN_CANDIDATE_DONE);   /* put_done's */
+	uint32_t *nv = malloc(sizeof(uint32_t) * (size_t)(n + 1));
 	if (!nv)
 		return pn_fail(err, "out of memory");
-	for (int i = 0; i < listed; i++)
+	for (int i = 0; i < n; i++)
 		nv[i] = (uint32_t)nodes[i];
-	c.n_nodes = (size_t)listed;
+	c.n_nodes = (size_t)n;
 	c.nodes = nv;
-	if (idx == PN_CANDIDATE_DONE) {   /* the marker counts, lists nothing */
-		c.has_count = 1;
-		c.count = (uint32_t)n;
-	}
 	if (subgraph) {
 		c.has_subgraph = 1;
 		c.subgraph.data = (uint8_t *)subgraph->b;
@@ -458,6 +483,45 @@ int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const cha
 	int rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
 	free(nv);
 	return rc;
+}
+
+/* Job j's corpus blocks into the blocks table, each where it is. */
+static int put_blocks(pn_writer *w, const pn_part_job *j, char *err)
+{
+	PN_ASSERT(j->blocks_placed.n == j->blocks.cuts.n);
+	for (int k = 0; k < j->blocks_placed.n; k++) {
+		uint32_t nodes[PN_CUT_MAX_NODES];
+		Passnet__Block b;
+		passnet__block__init(&b);
+		b.has_version = 1;
+		b.version = PN_SCHEMA_VERSION;
+		b.n_nodes = (size_t)j->blocks_placed.len[k];
+		b.nodes = nodes;
+		for (int i = 0; i < j->blocks_placed.len[k]; i++)
+			nodes[i] = (uint32_t)j->blocks_placed.nodes[k][i];
+		uint8_t key[PN_BLOCK_KEY_LEN];
+		pn_block_key(key, &j->blocks.hash[k], j->structure.b, (uint32_t)k);
+		if (pn_put_msg(w, PN_T_BLOCKS, key, sizeof key, &b.base, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* The done marker of (j's structure, strategy s) over its n candidates;
+ * typical's says its blocks are listed too. */
+static int put_done(pn_writer *w, const pn_part_job *j, int s, int n, char *err)
+{
+	Passnet__Candidate c;
+	passnet__candidate__init(&c);
+	c.has_version = 1;
+	c.version = PN_SCHEMA_VERSION;
+	c.strategy = (char *)pn_strategies[s].name;
+	c.has_count = 1;
+	c.count = (uint32_t)n;
+	c.has_blocks = c.blocks = s == PN_STRATEGY_typical;
+	uint8_t key[PN_CANDIDATE_KEY_MAX];
+	size_t kl = pn_candidate_key(key, j->structure.b, c.strategy, PN_CANDIDATE_DONE);
+	return pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
 }
 
 static int put_unhashed(void *ud, pn_writer *w, const pn_part_job *j, int s, int i, char *err)
@@ -498,16 +562,16 @@ int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats
 	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		if (!(j->todo >> s & 1))
 			continue;
-		const char *name = pn_strategies[s].name;
 		pn_cuts *c = &j->placed[s];
 		for (int k = 0; k < c->n; k++)
 			if (put(ud, w, j, s, k, err))
 				return -1;
 		stats->candidates += (uint64_t)c->n;
 		stats->per_strategy[s] += (uint64_t)c->n;
+		if (s == PN_STRATEGY_typical && put_blocks(w, j, err))
+			return -1;
 		/* the marker last: a kill before it redoes this (model, strategy) */
-		if (pn_candidate_record_put(w, j->structure.b, name, PN_CANDIDATE_DONE, NULL, c->n,
-					    NULL, 0, err))
+		if (put_done(w, j, s, c->n, err))
 			return -1;
 	}
 	/* listed last: a model listed under its structure is done */
@@ -523,6 +587,8 @@ void pn_part_job_free(pn_part_job *j)
 		pn_cuts_free(&j->cuts[s]);
 		pn_cuts_free(&j->placed[s]);
 	}
+	pn_block_list_free(&j->blocks);
+	pn_cuts_free(&j->blocks_placed);
 }
 
 /* --- the pipeline (store/batches.h) ------------------------------------------------------ */

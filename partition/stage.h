@@ -49,6 +49,15 @@ int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_
 size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *strategy,
 			uint32_t index);
 #define PN_CANDIDATE_DONE 0xffffffffu
+/* A corpus block kept as a typical candidate (dedup/blocks.h) has index
+ * PN_BLOCK_INDEX0 + its index among its structure's blocks, apart from the
+ * repeats' 0, 1, ... so that which blocks are kept changes no other key. */
+#define PN_BLOCK_INDEX0 0x40000000u
+
+/* Keys of the blocks table: hash, structure, index (big endian). */
+#define PN_BLOCK_KEY_LEN 36
+void pn_block_key(uint8_t key[PN_BLOCK_KEY_LEN], const pn_key *hash, const uint8_t structure[16],
+		  uint32_t index);
 
 /* --- the stage's parts, which the streamed build (dedup/stream.h) runs with
  * dedup's in one pass ------------------------------------------------------------------ */
@@ -75,6 +84,8 @@ typedef struct pn_part_job {
 	pn_alias alias;         /* when resolve: the alias to commit */
 	pn_cuts cuts[PN_N_STRATEGIES];     /* node indices in the model's graph */
 	pn_cuts placed[PN_N_STRATEGIES];   /* the same cuts as canonical positions */
+	pn_block_list blocks;       /* when typical is cut: its corpus blocks */
+	pn_cuts blocks_placed;  /* the same as canonical positions */
 	char err[PN_ERRLEN];
 	int failed;
 } pn_part_job;
@@ -128,9 +139,8 @@ int  pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stat
 void pn_part_job_free(pn_part_job *j);
 
 /* A candidate record: its nodes, and once dedup has run, its subgraph hash
- * (NULL: none yet) and whether the canonical search hit its budget.  idx
- * PN_CANDIDATE_DONE puts a structure's done marker for the strategy, with
- * n the number of candidates. */
+ * (NULL: none yet) and whether the canonical search hit its budget.  (The
+ * done markers are pn_part_commit's.) */
 int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const char *strategy,
 			    uint32_t idx, const int32_t *nodes, int n, const pn_key *subgraph,
 			    int approximate, char *err);

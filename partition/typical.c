@@ -31,9 +31,19 @@
  *
  * The blocks of a model depend on that model alone, so a build over any
  * set of models, in any order, thread count or shard split, cuts the same
- * ones, and a new source adds its own without changing anyone else's.  A
- * block that occurs once in each of several models is not found (no
- * corpus-wide tokenisation yet).
+ * ones, and a new source adds its own without changing anyone else's.
+ *
+ * Corpus blocks (pn_typical_blocks) find what several models hold once
+ * each: the same order is split where one stream passes (no value computed
+ * before a boundary is read after it but one: a layer's edge, a residual
+ * block's; inside one the skip keeps a second alive), on the positions the
+ * repeats left; a stretch of 4..64 positions is a block, shorter ones next
+ * to each other (a chain of single ops) are joined until they hold 4.  A
+ * block depends on its model alone and is listed under its exact canonical
+ * hash; it becomes a typical cut once another place (another model, or
+ * another place of this one) holds that hash (dedup/blocks.h), which the
+ * whole corpus decides.  A block with a branch
+ * is found whole, since the split goes by the graph, not the sequence.
  */
 #include "partition/partition.h"
 
@@ -410,4 +420,151 @@ int pn_partition_typical(pn_pview *pv, pn_cuts *out)
 	free(seq);
 	free(at);
 	return rc;
+}
+
+/* --- corpus blocks ----------------------------------------------------------------------------- */
+
+/* Where the order narrows to one stream: width[b] is the number of values
+ * computed before position b (or read from the graph's inputs) and still
+ * read at b or after (or a graph output), for 0 < b < n.  A layer's edge
+ * passes one stream on (the residual stream, a CNN's feature map); inside
+ * a residual block or a layer the skip keeps two alive. */
+static int stream_widths(const pn_pview *pv, const int32_t *at, int32_t *width)
+{
+	const pn_graph *g = pv->g;
+	int n = pv->n;
+	int32_t *pos = malloc(sizeof(int32_t) * ((size_t)g->n_nodes + 1));
+	if (!pos)
+		return -1;
+	for (int i = 0; i < g->n_nodes; i++)
+		pos[i] = -1;
+	for (int q = 0; q < n; q++)
+		pos[at[q]] = q;
+	memset(width, 0, sizeof(int32_t) * ((size_t)n + 2));
+	for (int v = 0; v < g->n_values; v++) {
+		const pn_value *val = &g->values[v];
+		int from;   /* the first boundary it crosses */
+		if (val->role == PN_ROLE_INPUT && !pv->r->v[v].value)
+			from = 1;
+		else if (val->role == PN_ROLE_NODE && val->producer >= 0 && pos[val->producer] >= 0)
+			from = pos[val->producer] + 1;
+		else
+			continue;   /* a constant: not a stream */
+		int last = val->is_output ? n : from - 1;
+		for (int e = 0; e < val->n_consumers; e++)
+			if (pos[val->consumers[e]] > last)
+				last = pos[val->consumers[e]];
+		if (last >= from) {   /* crosses boundaries from..last */
+			width[from]++;
+			width[last + 1]--;
+		}
+	}
+	for (int b = 1; b <= n; b++)
+		width[b] += width[b - 1];
+	free(pos);
+	return 0;
+}
+
+/* Adds the stretch at[a..b) to out when it is a cut (connected, within the
+ * limits), with its exact canonical hash. */
+static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_cut, pn_block_list *out)
+{
+	int n = b - a;
+	if (n < TYPICAL_MIN || n > PN_CUT_MAX_NODES || !pn_cut_connected(pv, at + a, n, in_cut) ||
+	    !pn_cut_ok(pv, at + a, n, in_cut))
+		return 0;
+	if (out->cuts.n == out->cap) {
+		int cap = out->cap ? 2 * out->cap : 16;
+		pn_key *h = realloc(out->hash, sizeof(pn_key) * (size_t)cap);
+		if (!h)
+			return -1;
+		out->hash = h;
+		out->cap = cap;
+	}
+	int32_t node_at[PN_CUT_MAX_NODES];
+	int approximate = 0;
+	char err[PN_ERRLEN];
+	if (pn_form_positions(pv->g, pv->r, at + a, n, &out->hash[out->cuts.n], node_at,
+			      &approximate, err))
+		return -1;
+	return pn_cuts_add(&out->cuts, at + a, n);
+}
+
+/* The stretches between consecutive one-stream boundaries, in order: one
+ * of 4..64 positions is a block; shorter ones next to each other (a chain
+ * of single ops) are joined until they hold 4; a position a repeat took
+ * ends a stretch and is in none. */
+static int take_blocks(pn_pview *pv, const int32_t *at, const uint8_t *used, const int32_t *width,
+		       pn_block_list *out)
+{
+	uint8_t *in_cut = calloc((size_t)pv->g->n_nodes + 1, 1);
+	if (!in_cut)
+		return -1;
+	int rc = 0, run = -1;   /* run: the start of the short stretches joined so far */
+	for (int a = 0; !rc && a < pv->n;) {
+		if (used[a]) {
+			run = -1;
+			a++;
+			continue;
+		}
+		int b = a + 1;
+		while (b < pv->n && !used[b] && width[b] > 1)
+			b++;
+		if (b - a >= TYPICAL_MIN) {
+			run = -1;
+			rc = add_block(pv, at, a, b, in_cut, out);
+		} else {
+			if (run < 0)
+				run = a;
+			if (b - run >= TYPICAL_MIN) {
+				rc = add_block(pv, at, run, b, in_cut, out);
+				run = -1;
+			}
+		}
+		if (b < pv->n && used[b])
+			run = -1;
+		a = b;
+	}
+	free(in_cut);
+	return rc;
+}
+
+int pn_typical_blocks(pn_pview *pv, const pn_cuts *repeats, pn_block_list *out)
+{
+	if (pv->n < TYPICAL_MIN)
+		return 0;
+	size_t nn = (size_t)pv->g->n_nodes + 1;
+	uint64_t *tok = malloc(sizeof(uint64_t) * nn);
+	uint64_t *seq = malloc(sizeof(uint64_t) * ((size_t)pv->n + 1));
+	int32_t *at = malloc(sizeof(int32_t) * ((size_t)pv->n + 1));
+	int32_t *width = malloc(sizeof(int32_t) * ((size_t)pv->n + 2));
+	uint8_t *taken = calloc(nn, 1), *used = calloc((size_t)pv->n + 1, 1);
+	int rc = tok && seq && at && width && taken && used ? 0 : -1;
+	for (int i = 0; !rc && i < pv->g->n_nodes; i++)
+		tok[i] = pv->compute[i] ? token_of(pv, i) : 0;
+	for (int k = 0; !rc && k < repeats->n; k++)
+		for (int i = 0; i < repeats->len[k]; i++)
+			taken[repeats->nodes[k][i]] = 1;
+	if (!rc)
+		rc = token_order(pv, tok, seq, at);
+	for (int q = 0; !rc && q < pv->n; q++)
+		used[q] = taken[at[q]];
+	if (!rc)
+		rc = stream_widths(pv, at, width);
+	if (!rc)
+		rc = take_blocks(pv, at, used, width, out);
+	free(tok);
+	free(seq);
+	free(at);
+	free(width);
+	free(taken);
+	free(used);
+	return rc;
+}
+
+void pn_block_list_free(pn_block_list *b)
+{
+	pn_cuts_free(&b->cuts);
+	free(b->hash);
+	memset(b, 0, sizeof(*b));
 }

@@ -23,7 +23,8 @@ static const char schema_key[] = "schema_version";
 /* The order the stages write the tables in (merge.h: a killed merge). */
 static const int merge_order[] = {
 	PN_T_META, PN_T_SOURCES, PN_T_GRAPHS, PN_T_MODELS, PN_T_MODEL_PATHS,
-	PN_T_SUBGRAPHS, PN_T_OCCURRENCES, PN_T_ALIASES, PN_T_CANDIDATES, PN_T_STRUCTURES,
+	PN_T_SUBGRAPHS, PN_T_OCCURRENCES, PN_T_ALIASES, PN_T_BLOCKS, PN_T_CANDIDATES,
+	PN_T_STRUCTURES,
 	PN_T_RANGES, PN_T_PROFILES, PN_T_ERRORS,
 };
 _Static_assert(sizeof merge_order / sizeof merge_order[0] == PN_T_COUNT,
@@ -131,6 +132,7 @@ static const ProtobufCMessageDescriptor *record_kind(int table, pn_bytes key)
 						      : &passnet__input_ranges__descriptor;
 	case PN_T_ERRORS: return &passnet__error__descriptor;
 	case PN_T_ALIASES: return &passnet__alias__descriptor;
+	case PN_T_BLOCKS: return &passnet__block__descriptor;
 	default: return NULL;
 	}
 }

@@ -18,6 +18,9 @@
  *   candidates    equal, or the one with the subgraph hash (dedup ran) when
  *                 they are otherwise equal;
  *   occurrences, structures (dupsort)  the union of the pairs;
+ *   blocks        equal, or a conflict (a structure's blocks are its own);
+ *                 the blocks that two shards each held once are kept by
+ *                 `passnet merge` afterwards (dedup/blocks.h);
  *   ranges        a subgraph's input ranges: their join (bounds widened,
  *                 shapes from the least model: what the ranges stage
  *                 folds model by model), so shards that each ran some

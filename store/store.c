@@ -67,6 +67,7 @@ static const char *const table_names[PN_T_COUNT] = {
 	[PN_T_PROFILES] = "profiles",
 	[PN_T_RANGES] = "ranges",
 	[PN_T_ERRORS] = "errors",
+	[PN_T_BLOCKS] = "blocks",
 };
 
 int pn_table_is_dupsort(int table)

@@ -58,6 +58,7 @@ enum pn_table {
 	PN_T_PROFILES,
 	PN_T_RANGES,
 	PN_T_ERRORS,
+	PN_T_BLOCKS,        /* corpus block hash, structure, index -> its positions */
 	PN_T_COUNT
 };
 

@@ -58,7 +58,8 @@
 	X(ranges, PN_T_RANGES, Passnet__InputRanges, passnet__input_ranges)        \
 	X(errors, PN_T_ERRORS, Passnet__Error, passnet__error)                     \
 	X(aliases, PN_T_ALIASES, Passnet__Alias, passnet__alias)                   \
-	X(sources, PN_T_SOURCES, Passnet__Source, passnet__source)
+	X(sources, PN_T_SOURCES, Passnet__Source, passnet__source)                 \
+	X(blocks, PN_T_BLOCKS, Passnet__Block, passnet__block)
 
 #define PN_RECORD_TABLE_DECLARE(name, table, type, pb)                                 \
 	typedef int (*pn_##name##_fn)(void *ud, pn_bytes key, pn_bytes val,            \

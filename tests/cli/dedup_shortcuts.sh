@@ -31,7 +31,9 @@ for variants in 0 9; do
 	expect_contains "$out" "form cache: 0 lookups" "cache off"
 	expect_contains "$out" "new subgraphs" "dedup ran"
 	run on$variants 2 PASSNET_FORM_CACHE=1
-	hits=$(echo "$out" | sed -n 's/.*lookups, \([0-9]*\) hits.*/\1/p')
+	# the first form cache line is the stage's pass over the table (a second
+	# one is the keep of corpus blocks, dedup/blocks.h)
+	hits=$(echo "$out" | sed -n 's/.*lookups, \([0-9]*\) hits.*/\1/p' | head -n 1)
 	[ "${hits:-0}" -gt 0 ] || fail "the form cache never hit (variants $variants): $out"
 	cmp -s "$TEST_TMP/off$variants.dump" "$TEST_TMP/on$variants.dump" ||
 		fail "stores differ with the form cache on and off (variants $variants)"

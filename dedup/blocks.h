@@ -1,0 +1,33 @@
+/*
+ * blocks.h - the corpus blocks the corpus holds twice, kept as typical cuts.
+ *
+ * partition lists every structure's corpus blocks (partition/partition.h:
+ * pn_typical_blocks) in the blocks table, keyed by their exact canonical
+ * hash.  A block is a typical cut once two places hold that hash: two
+ * models (a shape variant stands for its base: a block alike in every
+ * variant of one model, a head after global pooling say, is repeated
+ * nowhere), or two places of one structure.  Whether a block is kept so
+ * depends on the whole corpus and not on the order models came in: each
+ * run ends by keeping every block held at two places and not kept yet, as
+ * the candidate (structure, "typical", PN_BLOCK_INDEX0 + its index), hashed
+ * like any other (dedup.h).  A source added later keeps its own blocks that
+ * an earlier source held and the earlier source's that it holds; nothing
+ * kept is dropped (models are never removed, and places only add up), so
+ * building in steps, at once, in shards then `merge` (which runs this
+ * too), in any order or thread count give the same store.
+ */
+#ifndef PN_DEDUP_BLOCKS_H
+#define PN_DEDUP_BLOCKS_H
+
+#include "common/shard.h"
+#include "partition/stage.h"
+#include "store/store.h"
+
+/* Keeps the blocks held twice that are not kept yet: their candidates are
+ * put, then hashed (pn_dedup_structures) with threads.  cut (NULL: none)
+ * counts the candidates put as typical's, hashed counts their hashing.
+ * shard as the stages take it.  0, or -1 with err. */
+int pn_blocks_keep(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *cut,
+		   pn_stage_stats *hashed, char *err);
+
+#endif
