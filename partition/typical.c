@@ -50,6 +50,7 @@
 #include "canon/form.h"
 #include "common/err.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -490,42 +491,77 @@ static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_
 	return pn_cuts_add(&out->cuts, at + a, n);
 }
 
-/* The stretches between consecutive one-stream boundaries, in order: one
- * of 4..64 positions is a block; shorter ones next to each other (a chain
- * of single ops) are joined until they hold 4; a position a repeat took
- * ends a stretch and is in none. */
+/* Stretches are taken in order; run is where the short ones joined so far
+ * start (-1: none). */
+typedef struct stretches {
+	pn_pview *pv;
+	const int32_t *at, *width;
+	uint8_t *in_cut;
+	pn_block_list *out;
+	int run;
+} stretches;
+
+/* One stretch at[a..b), at most PN_CUT_MAX_NODES: a block when it holds 4
+ * or more, else joined to the short ones before it until they do. */
+static int take_stretch(stretches *st, int a, int b)
+{
+	if (b - a >= TYPICAL_MIN) {
+		st->run = -1;
+		return add_block(st->pv, st->at, a, b, st->in_cut, st->out);
+	}
+	if (st->run < 0)
+		st->run = a;
+	if (b - st->run < TYPICAL_MIN)
+		return 0;
+	int from = st->run;
+	st->run = -1;
+	return add_block(st->pv, st->at, from, b, st->in_cut, st->out);
+}
+
+/* at[a..b): longer than a cut may be, it is split at its narrowest inner
+ * boundaries (the fewest streams passing: inside a transformer layer, where
+ * only the residual stream and the mask do), and so on down. */
+static int take_split(stretches *st, int a, int b)
+{
+	if (b - a <= PN_CUT_MAX_NODES)
+		return take_stretch(st, a, b);
+	int narrowest = INT32_MAX;
+	for (int k = a + 1; k < b; k++)
+		if (st->width[k] < narrowest)
+			narrowest = st->width[k];
+	int rc = 0, from = a;
+	for (int k = a + 1; !rc && k <= b; k++)
+		if (k == b || st->width[k] == narrowest) {
+			rc = take_split(st, from, k);
+			from = k;
+		}
+	return rc;
+}
+
+/* The stretches between consecutive one-stream boundaries, in order, split
+ * further where longer than a cut may be (take_split), each a block or
+ * joined (take_stretch); a position a repeat took ends a stretch and is in
+ * none. */
 static int take_blocks(pn_pview *pv, const int32_t *at, const uint8_t *used, const int32_t *width,
 		       pn_block_list *out)
 {
-	uint8_t *in_cut = calloc((size_t)pv->g->n_nodes + 1, 1);
-	if (!in_cut)
+	stretches st = {pv, at, width, calloc((size_t)pv->g->n_nodes + 1, 1), out, -1};
+	if (!st.in_cut)
 		return -1;
-	int rc = 0, run = -1;   /* run: the start of the short stretches joined so far */
+	int rc = 0;
 	for (int a = 0; !rc && a < pv->n;) {
 		if (used[a]) {
-			run = -1;
+			st.run = -1;
 			a++;
 			continue;
 		}
 		int b = a + 1;
 		while (b < pv->n && !used[b] && width[b] > 1)
 			b++;
-		if (b - a >= TYPICAL_MIN) {
-			run = -1;
-			rc = add_block(pv, at, a, b, in_cut, out);
-		} else {
-			if (run < 0)
-				run = a;
-			if (b - run >= TYPICAL_MIN) {
-				rc = add_block(pv, at, run, b, in_cut, out);
-				run = -1;
-			}
-		}
-		if (b < pv->n && used[b])
-			run = -1;
+		rc = take_split(&st, a, b);
 		a = b;
 	}
-	free(in_cut);
+	free(st.in_cut);
 	return rc;
 }
 

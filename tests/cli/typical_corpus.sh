@@ -8,6 +8,7 @@
 #     model c's block of 4 single ops, held by no other model, is not;
 #     nor is model d's, though its 3 shape variants hold it alike (a
 #     variant stands for its base);
+#     e and f, a 70-op stretch under one skip in each: its pieces are;
 #  3. every typical pattern occurs at least twice;
 #  4. the same store (mdb_dump, less sources and meta) from: the sources one
 #     by one, all at once in the other order on 1 thread, with -j2,
@@ -73,6 +74,24 @@ m = helper.make_model(helper.make_graph(nodes + tail, "d", [x], [y], inits),
 onnx.checker.check_model(m)
 os.makedirs(os.path.join(d, "src_d", "d"), exist_ok=True)
 onnx.save(m, os.path.join(d, "src_d", "d", "model.onnx"))
+# e, f: 70 ops under one skip (x + chain(x)), after other first ops: no
+# boundary inside passes one stream, so the stretch, longer than a cut, is
+# split at its narrowest boundaries (here all of them: two streams pass
+# each) and the single ops joined 4 at a time are blocks
+# (drawn, so that it repeats nothing: a period would be the repeats')
+ladder = [str(op) for op in np.random.default_rng(3).choice(
+    ["Relu", "Sigmoid", "Tanh", "Softsign", "Sin", "Cos", "Exp"], 70)]
+for name, first in (("e", "Abs"), ("f", "Neg")):
+    nodes, h = chain([first], "x", name + "_in")
+    body, t = chain(ladder, h, name + "_l")
+    nodes += body + [helper.make_node("Add", [h, t], [name + "_out"])]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])
+    y = helper.make_tensor_value_info(name + "_out", TensorProto.FLOAT, [1, 32])
+    m = helper.make_model(helper.make_graph(nodes, name, [x], [y]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(m)
+    os.makedirs(os.path.join(d, "src_e", name), exist_ok=True)
+    onnx.save(m, os.path.join(d, "src_e", name, "model.onnx"))
 save(d + "/src_a", "a", ["Sigmoid"], ["Tanh", "Exp", "Neg"], "a_")
 save(d + "/src_b", "b", ["Relu", "Relu"], ["Sin"], "zz_other_", True)
 save(d + "/src_c", "c", ["Abs"], ["Softsign", "Cos", "Tanh", "Sin"], "c_")
@@ -131,6 +150,18 @@ mdb_dump -s blocks "$db" | grep -c '^ ' > "$TEST_TMP/n_blocks_d"
 	fail "d and its variants' blocks are not listed"
 echo "2. b joins: the block is typical in a and b; c adds a third place, its lone chain nothing;"
 echo "   d's block, alike in d's shape variants only, nothing"
+
+# 2b. a stretch longer than a cut, in e and f: its pieces are typical in both
+pn --db "$TEST_TMP/ef" build --variants 0 "$TEST_TMP/src_e"
+[ "$status" -eq 0 ] || fail "build e and f: $out"
+"$PASSNET" --db "$TEST_TMP/ef" --json ls --subgraphs --strategy typical > "$TEST_TMP/ef.json"
+"$PY" - "$TEST_TMP/ef.json" <<'PYEOF' || fail "e's and f's long stretch"
+import json, sys
+subs = [json.loads(l) for l in open(sys.argv[1])]
+assert subs, "no typical subgraph in e and f"
+assert all(4 <= o["nodes"] <= 64 and o["strategies"]["typical"] >= 2 for o in subs), subs
+print(f"2b. e and f: {len(subs)} typical pieces of their 70-op stretch")
+PYEOF
 
 # 3. every typical pattern twice or more
 "$PASSNET" --db "$db" --json ls --subgraphs --strategy typical | "$PY" -c '
