@@ -112,13 +112,24 @@ static int held_twice(pn_rtxn *t, uint8_t (*entry)[PN_BLOCK_KEY_LEN], int n)
 }
 
 /* The entries of one hash: when they are two places, each one not kept yet
- * is to be. */
+ * is to be.  (A hash whose entries are all kept is settled: its places are
+ * not looked up again.) */
 static void close_group(scan *s)
 {
-	int twice = s->n >= 2 && held_twice(s->t, s->entry, s->n);
+	uint8_t *todo = calloc((size_t)s->n + 1, 1);
+	int any = 0;
+	for (int i = 0; todo && s->n >= 2 && i < s->n; i++) {
+		const Passnet__Block *b = s->rec[i];
+		todo[i] = b && b->n_nodes <= PN_CUT_MAX_NODES && !kept_already(s->t, s->entry[i]);
+		any |= todo[i];
+	}
+	if (!todo)
+		s->oom = 1;
+	else if (any && !held_twice(s->t, s->entry, s->n))
+		memset(todo, 0, (size_t)s->n);
 	for (int i = 0; i < s->n; i++) {
 		const Passnet__Block *b = s->rec[i];
-		if (twice && b && b->n_nodes <= PN_CUT_MAX_NODES && !kept_already(s->t, s->entry[i])) {
+		if (todo && todo[i]) {
 			keep *k = todo_add(s);
 			if (!k) {
 				s->oom = 1;
@@ -131,6 +142,7 @@ static void close_group(scan *s)
 		}
 		pn_blocks_free(s->rec[i]);
 	}
+	free(todo);
 	s->n = 0;
 }
 

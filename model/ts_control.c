@@ -2,7 +2,8 @@
  * ts_control.c - control flow that depends on values known only at run
  * time, lowered to ONNX's: an `if` on a tensor becomes an If whose two
  * bodies hold the branches' nodes, a `for` over range(n) with n a run-time
- * int becomes a Loop.  What a branch or a body hands on is the set of
+ * int becomes a Loop, and so does a `while` on a tensor (its body ends by
+ * computing the condition again).  What a branch or a body hands on is the set of
  * names it rebinds (Python's scoping makes that the whole interface).
  */
 #include <string.h>
@@ -111,12 +112,12 @@ int ts_lower_if(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *cond)
 	return FLOW_NEXT;
 }
 
-/* for i in range(n), n known at run time: an ONNX Loop whose carried
- * values are the names the body rebinds that existed before it. */
-int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
+/* An ONNX Loop whose carried values are the names the body rebinds that
+ * existed before it: `for target in range(count)` (target set, cond NULL)
+ * or `while s->value` (cond its value before the first step, count NULL). */
+static int lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, const char *target,
+		      ts_val *count, ts_val *cond)
 {
-	if (s->targets[0]->kind != PN_TSE_NAME)
-		return ts_err(c, "line %d: a run-time loop with a tuple target", s->line);
 	ts_graph *outer = c->cur;
 	/* first pass: which names does the body rebind? run it on a scratch
 	 * graph and throw the nodes away */
@@ -129,7 +130,7 @@ int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
 	if (!iv)
 		return -1;
 	iv->scalar = 1;
-	if (ts_bind(c, &sf, s->targets[0]->s, iv))
+	if (target && ts_bind(c, &sf, target, iv))
 		return -1;
 	c->cur = &scratch;
 	int r = ts_exec_block(c, &sf, &s->body);
@@ -141,7 +142,7 @@ int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
 	const char *names[256];
 	int n0 = changed_names(f, &sf, names, 256), n = 0;
 	for (int i = 0; i < n0; i++)
-		if (ts_lookup(f, names[i]) && strcmp(names[i], s->targets[0]->s))
+		if (ts_lookup(f, names[i]) && (!target || strcmp(names[i], target)))
 			names[n++] = names[i];
 	/* second pass: the body proper, its carried values as inputs */
 	ts_graph body;
@@ -153,7 +154,7 @@ int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
 	const char *iname = ts_fresh_name(&body, "iter");
 	const char *cname = ts_fresh_name(&body, "cond");
 	ts_val *it = ts_tensor(c, iname, PN_INT64, 0);
-	if (!it || ts_bind(c, &bf, s->targets[0]->s, it) ||
+	if (!it || (target && ts_bind(c, &bf, target, it)) ||
 	    ts_graph_input(&body, ts_value_info(&body, iname, PN_INT64, 0, NULL, NULL)) ||
 	    ts_graph_input(&body, ts_value_info(&body, cname, PN_BOOL, 0, NULL, NULL))) {
 		c->cur = outer;
@@ -180,6 +181,12 @@ int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
 		memcpy(cv->dims, before[i]->dims, sizeof(cv->dims));
 	}
 	r = ts_exec_block(c, &bf, &s->body);
+	if (r == FLOW_NEXT && cond) {   /* the condition, for the next step */
+		ts_val *again = ts_eval(c, &bf, s->value);
+		cname = again ? ts_as_tensor(c, again) : NULL;
+		if (!cname)
+			r = -1;
+	}
 	if (r == FLOW_NEXT) {
 		Onnx__NodeProto *cid = ts_node(&body, "Identity", &cname, 1, 1);
 		if (!cid || ts_graph_output(&body, ts_value_info(&body, cid->output[0], PN_BOOL, 0, NULL, NULL)))
@@ -191,9 +198,9 @@ int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
 	c->cur = outer;
 	if (r < 0)
 		return -1;
-	init[0] = ts_as_tensor(c, count);
-	init[1] = "";
-	Onnx__NodeProto *node = init[0] ? ts_node(outer, "Loop", init, 2 + n, n) : NULL;
+	init[0] = count ? ts_as_tensor(c, count) : "";
+	init[1] = cond ? ts_as_tensor(c, cond) : "";
+	Onnx__NodeProto *node = init[0] && init[1] ? ts_node(outer, "Loop", init, 2 + n, n) : NULL;
 	Onnx__GraphProto *bg = ts_graph_finish(&body, "body");
 	if (!node || !bg || ts_attr_graph(outer, node, "body", bg))
 		return ts_err(c, "out of memory");
@@ -205,4 +212,16 @@ int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
 		v->scalar = before[i]->kind != TSV_TENSOR;
 	}
 	return FLOW_NEXT;
+}
+
+int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count)
+{
+	if (s->targets[0]->kind != PN_TSE_NAME)
+		return ts_err(c, "line %d: a run-time loop with a tuple target", s->line);
+	return lower_loop(c, f, s, s->targets[0]->s, count, NULL);
+}
+
+int ts_lower_while(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *cond)
+{
+	return lower_loop(c, f, s, NULL, NULL, cond);
 }

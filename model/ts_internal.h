@@ -271,5 +271,10 @@ ts_val *ts_range_list(ts_ctx *c, ts_val **args, int n);
 int ts_lower_if(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *cond);
 /* for i in range(n), n known only at run time: an ONNX Loop. */
 int ts_lower_loop(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *count);
+/* while cond, cond (its value before the first step) known only at run
+ * time: an ONNX Loop whose body computes the condition again. */
+int ts_lower_while(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s, ts_val *cond);
+/* An expression's value (ts_lower.c). */
+ts_val *ts_eval(ts_ctx *c, ts_frame *f, const pn_ts_expr *e);
 
 #endif

@@ -763,6 +763,11 @@ static ts_val *eval_seq(ts_ctx *c, ts_frame *f, const pn_ts_expr *e, int kind)
 	return v;
 }
 
+ts_val *ts_eval(ts_ctx *c, ts_frame *f, const pn_ts_expr *e)
+{
+	return eval(c, f, e);
+}
+
 static ts_val *eval(ts_ctx *c, ts_frame *f, const pn_ts_expr *e)
 {
 	if (!e)
@@ -995,8 +1000,8 @@ static int exec_stmt(ts_ctx *c, ts_frame *f, const pn_ts_stmt *s)
 			if (!cond)
 				return -1;
 			int rc = ts_truth(cond, &t);
-			if (rc)
-				return rc < 0 ? -1 : ts_err(c, "line %d: a while loop on a condition known only at run time", s->line);
+			if (rc)   /* the steps left as an ONNX Loop */
+				return rc < 0 ? -1 : ts_lower_while(c, f, s, cond);
 			if (!t)
 				break;
 			if (k >= TS_LIMIT_UNROLL)

@@ -7,7 +7,7 @@
 #     asserts, functional helpers), and scripted modules whose control flow
 #     runs at lowering time
 #     (a ModuleList loop, an if on an attribute) or becomes If and Loop (an
-#     if on a tensor, a for over an int input);
+#     if on a tensor, a for over an int input, a while on a tensor);
 #  2. sole-op hashes: at least 70% of the distinct sole-op hashes of the
 #     module's torch.onnx export appear among the archive's;
 #  3. `passnet build` over a folder of .pt files stores and partitions them
@@ -21,7 +21,7 @@
 #     goes on.
 . "$ROOT/tests/cli/lib.sh"
 fx="$TEST_TMP/fx"
-models="resnet18 mobilenet_v2 squeezenet1_1 mlp attention lstm weights shifted unrolled control scripted_resnet18"
+models="resnet18 mobilenet_v2 squeezenet1_1 mlp attention lstm weights shifted unrolled control while scripted_resnet18"
 "$PY" "$ROOT/tests/fixtures/torchscript_models.py" "$fx" $models >"$TEST_TMP/fx.log" 2>&1 ||
 	fail "fixtures: $(tail -n 3 "$TEST_TMP/fx.log")"
 
@@ -57,6 +57,9 @@ pn hash --list "$fx/control/model.pt"
 [ "$status" -eq 0 ] || fail "hash control.pt: $out"
 expect_contains "$out" "If" "an if on a tensor is an If node"
 expect_contains "$out" "Loop" "a for over an int input is a Loop node"
+pn hash --list "$fx/while/model.pt"
+[ "$status" -eq 0 ] || fail "hash while.pt: $out"
+expect_contains "$out" "Loop" "a while on a tensor is a Loop node"
 
 # --- 2. sole-op hashes agree with the ONNX export's ----------------------------
 sole_hashes() { printf '%s\n' "$out" | awk '$2 == "sole" {print $1}' | sort -u; }
