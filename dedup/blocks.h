@@ -2,11 +2,12 @@
  * blocks.h - the corpus blocks the corpus holds twice, kept as typical cuts.
  *
  * partition lists every structure's corpus blocks (partition/partition.h:
- * pn_typical_blocks) in the blocks table, keyed by their exact canonical
- * hash.  A block is a typical cut once two places hold that hash: two
- * models (a shape variant stands for its base: a block alike in every
- * variant of one model, a head after global pooling say, is repeated
- * nowhere), or two places of one structure.  Whether a block is kept so
+ * pn_typical_blocks) in the blocks table, keyed by their pattern hash
+ * (canon/form.h: the computation at any dims and dtypes).  A block is a
+ * typical cut once two places hold its pattern: two models (a shape
+ * variant stands for its base: every variant of a model holds its blocks'
+ * patterns, and that repeats nothing), or two places of one structure (a
+ * bottleneck at each stage, a dense layer at each width).  Whether a block is kept so
  * depends on the whole corpus and not on the order models came in: each
  * run ends by keeping every block held at two places and not kept yet, as
  * the candidate (structure, "typical", PN_BLOCK_INDEX0 + its index), hashed

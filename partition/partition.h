@@ -86,7 +86,7 @@ int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)
  * (dedup/blocks.h), so what the other models are decides, not their order. */
 typedef struct pn_block_list {
 	pn_cuts cuts;      /* node index lists, each ascending */
-	pn_key *hash;      /* each one's exact canonical hash (canon/form.h) */
+	pn_key *hash;      /* each one's pattern hash (canon/form.h) */
 	int cap;
 } pn_block_list;
 int  pn_typical_blocks(pn_pview *pv, const pn_cuts *repeats, pn_block_list *out);

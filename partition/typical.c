@@ -38,11 +38,13 @@
  * before a boundary is read after it but one: a layer's edge, a residual
  * block's; inside one the skip keeps a second alive), on the positions the
  * repeats left; a stretch of 4..64 positions is a block, shorter ones next
- * to each other (a chain of single ops) are joined until they hold 4.  A
- * block depends on its model alone and is listed under its exact canonical
- * hash; it becomes a typical cut once another place (another model, or
- * another place of this one) holds that hash (dedup/blocks.h), which the
- * whole corpus decides.  A block with a branch
+ * to each other (a chain of single ops) are joined until they hold 4; a
+ * stretch longer than a cut is split at its narrowest inner boundaries.  A
+ * block depends on its model alone and is listed under its pattern hash;
+ * it becomes a typical cut once another place (another model, or another
+ * place of this one) holds that pattern (dedup/blocks.h), which the whole
+ * corpus decides: the published method's tokens are op names, so a layer
+ * repeated at other widths is one block there too.  A block with a branch
  * is found whole, since the split goes by the graph, not the sequence.
  */
 #include "partition/partition.h"
@@ -466,8 +468,16 @@ static int stream_widths(const pn_pview *pv, const int32_t *at, int32_t *width)
 	return 0;
 }
 
+static int cmp_int32(const void *x, const void *y)
+{
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	return (a > b) - (a < b);
+}
+
 /* Adds the stretch at[a..b) to out when it is a cut (connected, within the
- * limits), with its exact canonical hash. */
+ * limits) whose forms can be taken, with its pattern hash (canon/form.h:
+ * ranks kept, dims and dtypes not), so that a dense layer at every width or
+ * a bottleneck at every stage is one block. */
 static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_cut, pn_block_list *out)
 {
 	int n = b - a;
@@ -482,13 +492,16 @@ static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_
 		out->hash = h;
 		out->cap = cap;
 	}
-	int32_t node_at[PN_CUT_MAX_NODES];
-	int approximate = 0;
+	int32_t nodes[PN_CUT_MAX_NODES];
+	memcpy(nodes, at + a, sizeof(int32_t) * (size_t)n);
+	qsort(nodes, (size_t)n, sizeof(int32_t), cmp_int32);
+	pn_form f;
 	char err[PN_ERRLEN];
-	if (pn_form_positions(pv->g, pv->r, at + a, n, &out->hash[out->cuts.n], node_at,
-			      &approximate, err))
-		return -1;
-	return pn_cuts_add(&out->cuts, at + a, n);
+	if (pn_form_of_cut(pv->g, pv->r, nodes, n, &f, err))
+		return 0;   /* dedup could not hash it either: not a block */
+	out->hash[out->cuts.n] = f.pattern;
+	pn_form_free(&f);
+	return pn_cuts_add(&out->cuts, nodes, n);
 }
 
 /* Stretches are taken in order; run is where the short ones joined so far
