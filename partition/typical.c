@@ -50,6 +50,7 @@
 #include "partition/partition.h"
 
 #include "canon/form.h"
+#include "common/assert.h"
 #include "common/err.h"
 
 #include <stdint.h>
@@ -429,7 +430,7 @@ int pn_partition_typical(pn_pview *pv, pn_cuts *out)
 
 /* Where the order narrows to one stream: width[b] is the number of values
  * computed before position b (or read from the graph's inputs) and still
- * read at b or after (or a graph output), for 0 < b < n.  A layer's edge
+ * read at b or after, for 0 < b < n.  A layer's edge
  * passes one stream on (the residual stream, a CNN's feature map); inside
  * a residual block or a layer the skip keeps two alive. */
 static int stream_widths(const pn_pview *pv, const int32_t *at, int32_t *width)
@@ -453,7 +454,9 @@ static int stream_widths(const pn_pview *pv, const int32_t *at, int32_t *width)
 			from = pos[val->producer] + 1;
 		else
 			continue;   /* a constant: not a stream */
-		int last = val->is_output ? n : from - 1;
+		/* a graph output nothing later reads (a layer's key/value cache
+		 * handed out) passes no boundary: it leaves, it does not flow on */
+		int last = from - 1;
 		for (int e = 0; e < val->n_consumers; e++)
 			if (pos[val->consumers[e]] > last)
 				last = pos[val->consumers[e]];
@@ -474,15 +477,13 @@ static int cmp_int32(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Adds the stretch at[a..b) to out when it is a cut (connected, within the
- * limits) whose forms can be taken, with its pattern hash (canon/form.h:
- * ranks kept, dims and dtypes not), so that a dense layer at every width or
- * a bottleneck at every stage is one block. */
-static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_cut, pn_block_list *out)
+/* Adds nodes[0..n) (ascending) to out when it is a cut (connected, within
+ * the limits) whose forms can be taken, with its pattern hash
+ * (canon/form.h: ranks kept, dims and dtypes not), so that a dense layer at
+ * every width or a bottleneck at every stage is one block. */
+static int add_block(pn_pview *pv, int32_t *nodes, int n, uint8_t *in_cut, pn_block_list *out)
 {
-	int n = b - a;
-	if (n < TYPICAL_MIN || n > PN_CUT_MAX_NODES || !pn_cut_connected(pv, at + a, n, in_cut) ||
-	    !pn_cut_ok(pv, at + a, n, in_cut))
+	if (n < TYPICAL_MIN || !pn_cut_ok(pv, nodes, n, in_cut))
 		return 0;
 	if (out->cuts.n == out->cap) {
 		int cap = out->cap ? 2 * out->cap : 16;
@@ -492,9 +493,6 @@ static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_
 		out->hash = h;
 		out->cap = cap;
 	}
-	int32_t nodes[PN_CUT_MAX_NODES];
-	memcpy(nodes, at + a, sizeof(int32_t) * (size_t)n);
-	qsort(nodes, (size_t)n, sizeof(int32_t), cmp_int32);
 	pn_form f;
 	char err[PN_ERRLEN];
 	if (pn_form_of_cut(pv->g, pv->r, nodes, n, &f, err))
@@ -502,6 +500,53 @@ static int add_block(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_
 	out->hash[out->cuts.n] = f.pattern;
 	pn_form_free(&f);
 	return pn_cuts_add(&out->cuts, nodes, n);
+}
+
+static int find_root(int8_t *up, int i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/* The stretch at[a..b) (at most PN_CUT_MAX_NODES) as blocks: whole when it
+ * is connected, else each of its connected parts (a side computation the
+ * order interleaves, a mask's, falls apart from the layer it sits in; each
+ * part of a convex stretch is convex), in the order of their first node. */
+static int add_stretch(pn_pview *pv, const int32_t *at, int a, int b, uint8_t *in_cut,
+		       pn_block_list *out)
+{
+	int n = b - a;
+	PN_ASSERT(n <= PN_CUT_MAX_NODES);
+	int8_t up[PN_CUT_MAX_NODES];
+	for (int i = 0; i < n; i++) {
+		up[i] = (int8_t)i;
+		in_cut[at[a + i]] = (uint8_t)(i + 1);
+	}
+	for (int i = 0; i < n; i++) {
+		int x = at[a + i];
+		for (int k = pv->succ_start[x]; k < pv->succ_start[x + 1]; k++)
+			if (in_cut[pv->succ[k]])
+				up[find_root(up, in_cut[pv->succ[k]] - 1)] = (int8_t)find_root(up, i);
+	}
+	for (int i = 0; i < n; i++)
+		in_cut[at[a + i]] = 0;
+	int rc = 0;
+	uint8_t done[PN_CUT_MAX_NODES] = {0};
+	for (int i = 0; !rc && i < n; i++) {
+		if (done[i])
+			continue;
+		int32_t nodes[PN_CUT_MAX_NODES];
+		int m = 0, r = find_root(up, i);
+		for (int j = i; j < n; j++)
+			if (!done[j] && find_root(up, j) == r) {
+				done[j] = 1;
+				nodes[m++] = at[a + j];
+			}
+		qsort(nodes, (size_t)m, sizeof(int32_t), cmp_int32);
+		rc = add_block(pv, nodes, m, in_cut, out);
+	}
+	return rc;
 }
 
 /* Stretches are taken in order; run is where the short ones joined so far
@@ -520,7 +565,7 @@ static int take_stretch(stretches *st, int a, int b)
 {
 	if (b - a >= TYPICAL_MIN) {
 		st->run = -1;
-		return add_block(st->pv, st->at, a, b, st->in_cut, st->out);
+		return add_stretch(st->pv, st->at, a, b, st->in_cut, st->out);
 	}
 	if (st->run < 0)
 		st->run = a;
@@ -528,7 +573,7 @@ static int take_stretch(stretches *st, int a, int b)
 		return 0;
 	int from = st->run;
 	st->run = -1;
-	return add_block(st->pv, st->at, from, b, st->in_cut, st->out);
+	return add_stretch(st->pv, st->at, from, b, st->in_cut, st->out);
 }
 
 /* at[a..b): longer than a cut may be, it is split at its narrowest inner
