@@ -87,7 +87,7 @@ static int run(pn_ctx *ctx)
 	/* blocks each input held once, the merged corpus twice: kept now, as
 	 * one build of every input's sources would have kept them */
 	pn_stage_stats kept = {0}, hashed = {0};
-	if (pn_blocks_keep(ctx->store, ctx->threads, NULL, &kept, &hashed, err)) {
+	if (pn_blocks_keep(ctx->store, ctx->threads, &kept, &hashed, err)) {
 		pn_error_line("%s", err);
 		return 1;
 	}

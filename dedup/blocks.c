@@ -178,8 +178,8 @@ static int cmp_structure(const void *a, const void *b)
 }
 
 /* Puts the blocks gathered as unhashed candidates, then hashes them. */
-static int keep_gathered(pn_store *st, scan *s, int threads, const pn_shard *shard,
-			 pn_stage_stats *cut, pn_stage_stats *hashed, char *err)
+static int keep_gathered(pn_store *st, scan *s, int threads, pn_stage_stats *cut,
+			 pn_stage_stats *hashed, char *err)
 {
 	pn_writer *w;
 	if (pn_writer_open(st, &w, 0, err))
@@ -215,15 +215,15 @@ static int keep_gathered(pn_store *st, scan *s, int threads, const pn_shard *sha
 		if (!n || memcmp(structures[n - 1], structures[i], 16))
 			memcpy(structures[n++], structures[i], 16);
 	pn_stage_stats sub = {0};
-	rc = pn_dedup_structures(st, (const uint8_t (*)[16])structures, n, threads, shard, &sub, err);
+	rc = pn_dedup_structures(st, (const uint8_t (*)[16])structures, n, threads, NULL, &sub, err);
 	free(structures);
 	pn_stage_stats_add(hashed, &sub);
 	s->n_todo = 0;
 	return rc;
 }
 
-int pn_blocks_keep(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *cut,
-		   pn_stage_stats *hashed, char *err)
+int pn_blocks_keep(pn_store *st, int threads, pn_stage_stats *cut, pn_stage_stats *hashed,
+		   char *err)
 {
 	pn_rtxn *t;
 	if (pn_rtxn_begin(st, &t, err))
@@ -240,8 +240,10 @@ int pn_blocks_keep(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 	int rc = 0, kept_any = 0;
 	for (uint32_t b = 0; !rc && b < buckets; b++) {
 		uint8_t prefix[2] = {(uint8_t)(b >> (8 * (plen - 1))), (uint8_t)b};
-		if (pn_rtxn_begin(st, &s.t, err))
-			return -1;
+		if (pn_rtxn_begin(st, &s.t, err)) {
+			rc = -1;
+			break;
+		}
 		rc = pn_foreach(s.t, PN_T_BLOCKS, prefix, plen, scan_entry, &s) < 0;
 		close_group(&s);
 		pn_rtxn_end(s.t);
@@ -249,7 +251,7 @@ int pn_blocks_keep(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 			rc = pn_fail(err, "%s", rc ? "reading the blocks table failed" : "out of memory");
 		else if (s.n_todo >= KEEP_BATCH || (b + 1 == buckets && s.n_todo)) {
 			kept_any = 1;
-			rc = keep_gathered(st, &s, threads, shard, cut, hashed, err);
+			rc = keep_gathered(st, &s, threads, cut, hashed, err);
 		}
 	}
 	free(s.entry);

@@ -20,15 +20,16 @@
 #ifndef PN_DEDUP_BLOCKS_H
 #define PN_DEDUP_BLOCKS_H
 
-#include "common/shard.h"
 #include "partition/stage.h"
 #include "store/store.h"
 
-/* Keeps the blocks held twice that are not kept yet: their candidates are
- * put, then hashed (pn_dedup_structures) with threads.  cut (NULL: none)
- * counts the candidates put as typical's, hashed counts their hashing.
- * shard as the stages take it.  0, or -1 with err. */
-int pn_blocks_keep(pn_store *st, int threads, const pn_shard *shard, pn_stage_stats *cut,
-		   pn_stage_stats *hashed, char *err);
+/* Keeps the blocks held at two places that are not kept yet: their
+ * candidates are put, then hashed (pn_dedup_structures) with threads, in
+ * this store whatever shard built it (a shard store keeps what its own
+ * blocks decide; `merge` keeps what the union decides, and its candidates
+ * rule takes the hashed copy).  cut (NULL: none) counts the candidates put
+ * as typical's, hashed counts their hashing.  0, or -1 with err. */
+int pn_blocks_keep(pn_store *st, int threads, pn_stage_stats *cut, pn_stage_stats *hashed,
+		   char *err);
 
 #endif

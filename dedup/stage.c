@@ -325,7 +325,7 @@ int pn_dedup_stage(pn_store *st, int threads, const pn_shard *shard, pn_stage_st
 	walk_init(&wk, models);
 	int rc = dedup_walk(st, &wk, models, threads, shard, stats, err);
 	if (!rc)
-		rc = pn_blocks_keep(st, threads, shard, NULL, stats, err);
+		rc = pn_blocks_keep(st, threads, NULL, stats, err);
 	stats->seconds = pn_now() - t0;
 	return rc;
 }

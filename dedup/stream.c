@@ -218,7 +218,7 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 			rc = -1;
 	}
 	if (!rc)
-		rc = pn_blocks_keep(st, threads, shard, cut, hashed, err);
+		rc = pn_blocks_keep(st, threads, cut, hashed, err);
 	cut->seconds = hashed->seconds = pn_now() - t0;
 	return rc;
 }
