@@ -252,7 +252,9 @@ static int plan_chunk(pn_store *st, walk *wk, dplan *p, int chunk_models, char *
 		return -1;
 	int rc = 0;
 	while (!rc && wk->next < wk->end && p->n < chunk_models && p->cands < CHUNK_CANDIDATES) {
-		uint8_t bucket[2] = {(uint8_t)(wk->next >> (8 * (wk->prefix_len - 1))), (uint8_t)wk->next};
+		uint8_t bucket[2] = {0, (uint8_t)wk->next};
+		if (!wk->structures)
+			bucket[0] = (uint8_t)(wk->next >> (8 * (wk->prefix_len - 1)));
 		const uint8_t *prefix = wk->structures ? wk->structures[wk->next] : bucket;
 		rc = pn_foreach(t, PN_T_CANDIDATES, prefix, wk->prefix_len, plan_candidate, p) < 0;
 		wk->next++;
