@@ -217,6 +217,9 @@ static int keep_gathered(pn_store *st, scan *s, int threads, pn_stage_stats *cut
 	pn_stage_stats sub = {0};
 	rc = pn_dedup_structures(st, (const uint8_t (*)[16])structures, n, threads, NULL, &sub, err);
 	free(structures);
+	/* a structure the keep pass hashes again was counted when it was hashed
+	 * first (this run or an earlier one): its candidates count, not it */
+	sub.structures = sub.models = 0;
 	pn_stage_stats_add(hashed, &sub);
 	s->n_todo = 0;
 	return rc;
