@@ -15,27 +15,17 @@
 need_corpus
 src1="$TEST_TMP/src1"
 src2="$TEST_TMP/src2"
-"$PY" - "$src1" "$src2" <<'PYEOF' || fail "model maker"
+"$PY" - "$src1" "$src2" "$ROOT" <<'PYEOF' || fail "model maker"
 import os, sys
 import numpy as np, onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.join(sys.argv[3], "tests", "fixtures"))
+from residual_block import residual_block
 
 rng = np.random.default_rng(5)
-def w(name, *shape):
-    return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-
 def block(k, h, names):
-    """7 ops: two branches (MatMul+Relu, MatMul+Sigmoid), Mul, MatMul, residual Add."""
-    n = lambda s: f"{names}{s}{k}"
-    inits = [w(n("wa"), 32, 32), w(n("wb"), 32, 32), w(n("wc"), 32, 32)]
-    a = [helper.make_node("MatMul", [h, n("wa")], [n("a")]),
-         helper.make_node("Relu", [n("a")], [n("ar")])]
-    b = [helper.make_node("MatMul", [h, n("wb")], [n("b")]),
-         helper.make_node("Sigmoid", [n("b")], [n("bs")])]
-    tail = [helper.make_node("Mul", [n("ar"), n("bs")], [n("m")]),
-            helper.make_node("MatMul", [n("m"), n("wc")], [n("c")]),
-            helper.make_node("Add", [n("c"), h], [n("o")])]
-    return inits, a, b, tail, n("o")
+    return residual_block(rng, h, f"{names}{k}_")
 
 def save(folder, name, nodes, inits, out):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])

@@ -16,27 +16,18 @@
 #  5. a run stopped after partition (blocks listed, none kept): the next
 #     build keeps them, to the same store.
 . "$ROOT/tests/cli/lib.sh"
-"$PY" - "$TEST_TMP" <<'PYEOF' || fail "model maker"
+"$PY" - "$TEST_TMP" "$ROOT" <<'PYEOF' || fail "model maker"
 import os, sys
 import numpy as np, onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.join(sys.argv[2], "tests", "fixtures"))
+from residual_block import residual_block
 
 rng = np.random.default_rng(7)
-def w(name, *shape):
-    return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-
 def block(h, p, b_first):
-    """7 ops: MatMul+Relu and MatMul+Sigmoid branches, Mul, MatMul, residual Add."""
-    n = lambda s: p + s
-    inits = [w(n("wa"), 32, 32), w(n("wb"), 32, 32), w(n("wc"), 32, 32)]
-    a = [helper.make_node("MatMul", [h, n("wa")], [n("a")]),
-         helper.make_node("Relu", [n("a")], [n("ar")])]
-    b = [helper.make_node("MatMul", [h, n("wb")], [n("b")]),
-         helper.make_node("Sigmoid", [n("b")], [n("bs")])]
-    tail = [helper.make_node("Mul", [n("ar"), n("bs")], [n("m")]),
-            helper.make_node("MatMul", [n("m"), n("wc")], [n("c")]),
-            helper.make_node("Add", [n("c"), h], [n("o")])]
-    return inits, (b + a if b_first else a + b) + tail, n("o")
+    inits, a, b, tail, out = residual_block(rng, h, p)
+    return inits, (b + a if b_first else a + b) + tail, out
 
 def chain(ops, h, p):
     nodes = []
