@@ -2,7 +2,7 @@
  * blocks.h - the corpus blocks the corpus holds twice, kept as typical cuts.
  *
  * partition lists every structure's corpus blocks (partition/partition.h:
- * pn_typical_blocks) in the blocks table, keyed by their pattern hash
+ * pn_typical_cut) in the blocks table, keyed by their pattern hash
  * (canon/form.h: the computation at any dims and dtypes).  A block is a
  * typical cut once two places hold its pattern: two models (a shape
  * variant stands for its base: every variant of a model holds its blocks'

@@ -81,7 +81,7 @@ int pn_cut_connected(pn_pview *pv, const int32_t *nodes, int n, uint8_t *in_cut)
 /* The typical strategy's corpus blocks (partition/typical.c): the stretches
  * of a model's op order between boundaries where one stream passes (a
  * layer's edge, a residual block's), 4..64 ops, on the nodes its repeats
- * (pn_partition_typical's cuts) left.  They depend on the model alone; a
+ * left.  They depend on the model alone; a
  * block is kept as a typical cut once two places in the corpus hold it
  * (dedup/blocks.h), so what the other models are decides, not their order. */
 typedef struct pn_block_list {
@@ -89,7 +89,10 @@ typedef struct pn_block_list {
 	pn_key *hash;      /* each one's pattern hash (canon/form.h) */
 	int cap;
 } pn_block_list;
-int  pn_typical_blocks(pn_pview *pv, const pn_cuts *repeats, pn_block_list *out);
+/* The typical strategy whole: its repeats into repeats (what
+ * pn_partition_typical cuts) and, when blocks is not NULL, its corpus
+ * blocks, on one op order.  0, or -1 out of memory. */
+int  pn_typical_cut(pn_pview *pv, pn_cuts *repeats, pn_block_list *blocks);
 void pn_block_list_free(pn_block_list *b);
 
 typedef int (*pn_strategy_fn)(pn_pview *pv, pn_cuts *out);

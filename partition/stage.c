@@ -421,12 +421,15 @@ int pn_part_cut(pn_part_plan *p, pn_part_job *j, const pn_model *m, const Passne
 		else if (j->todo && pn_pview_tie_break(&pv, position))
 			j->failed = !!pn_fail(j->err, "out of memory");
 	}
-	for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++)
-		if ((j->todo >> s & 1) && pn_strategies[s].run(&pv, &j->cuts[s]))
+	for (int s = 0; s < PN_N_STRATEGIES && !j->failed; s++) {
+		if (!(j->todo >> s & 1))
+			continue;
+		/* typical also lists its corpus blocks, on the order it cut by */
+		int rc = s == PN_STRATEGY_typical ? pn_typical_cut(&pv, &j->cuts[s], &j->blocks)
+						  : pn_strategies[s].run(&pv, &j->cuts[s]);
+		if (rc)
 			j->failed = !!pn_fail(j->err, "%s: out of memory", pn_strategies[s].name);
-	if (!j->failed && (j->todo >> PN_STRATEGY_typical & 1) &&
-	    pn_typical_blocks(&pv, &j->cuts[PN_STRATEGY_typical], &j->blocks))
-		j->failed = !!pn_fail(j->err, "typical: out of memory");
+	}
 	if (!j->failed && place_cuts(j, position))
 		j->failed = !!pn_fail(j->err, "out of memory");
 	pn_pview_free(&pv);

@@ -33,7 +33,7 @@
  * set of models, in any order, thread count or shard split, cuts the same
  * ones, and a new source adds its own without changing anyone else's.
  *
- * Corpus blocks (pn_typical_blocks) find what several models hold once
+ * Corpus blocks (pn_typical_cut) find what several models hold once
  * each: the same order is split where one stream passes (no value computed
  * before a boundary is read after it but one: a layer's edge, a residual
  * block's; inside one the skip keeps a second alive), on the positions the
@@ -406,26 +406,6 @@ static int take_repeats(pn_pview *pv, const uint64_t *seq, const int32_t *at, pn
 	return rc;
 }
 
-int pn_partition_typical(pn_pview *pv, pn_cuts *out)
-{
-	if (pv->n < 2 * TYPICAL_MIN)
-		return 0;
-	uint64_t *tok = malloc(sizeof(uint64_t) * (size_t)(pv->g->n_nodes + 1));
-	uint64_t *seq = malloc(sizeof(uint64_t) * (size_t)(pv->n + 1));
-	int32_t *at = malloc(sizeof(int32_t) * (size_t)(pv->n + 1));
-	int rc = tok && seq && at ? 0 : -1;
-	for (int i = 0; !rc && i < pv->g->n_nodes; i++)
-		tok[i] = pv->compute[i] ? token_of(pv, i) : 0;
-	if (!rc)
-		rc = token_order(pv, tok, seq, at);
-	if (!rc)
-		rc = take_repeats(pv, seq, at, out);
-	free(tok);
-	free(seq);
-	free(at);
-	return rc;
-}
-
 /* --- corpus blocks ----------------------------------------------------------------------------- */
 
 /* Where the order narrows to one stream: width[b] is the number of values
@@ -623,37 +603,65 @@ static int take_blocks(pn_pview *pv, const int32_t *at, const uint8_t *used, con
 	return rc;
 }
 
-int pn_typical_blocks(pn_pview *pv, const pn_cuts *repeats, pn_block_list *out)
+/* --- the strategy ------------------------------------------------------------------------------ */
+
+/* The positions of the order whose nodes the repeats took. */
+static int taken_positions(const pn_pview *pv, const int32_t *at, const pn_cuts *repeats,
+			   uint8_t *used)
 {
-	if (pv->n < TYPICAL_MIN)
-		return 0;
-	size_t nn = (size_t)pv->g->n_nodes + 1;
-	uint64_t *tok = malloc(sizeof(uint64_t) * nn);
-	uint64_t *seq = malloc(sizeof(uint64_t) * ((size_t)pv->n + 1));
-	int32_t *at = malloc(sizeof(int32_t) * ((size_t)pv->n + 1));
-	int32_t *width = malloc(sizeof(int32_t) * ((size_t)pv->n + 2));
-	uint8_t *taken = calloc(nn, 1), *used = calloc((size_t)pv->n + 1, 1);
-	int rc = tok && seq && at && width && taken && used ? 0 : -1;
-	for (int i = 0; !rc && i < pv->g->n_nodes; i++)
-		tok[i] = pv->compute[i] ? token_of(pv, i) : 0;
-	for (int k = 0; !rc && k < repeats->n; k++)
+	uint8_t *taken = calloc((size_t)pv->g->n_nodes + 1, 1);
+	if (!taken)
+		return -1;
+	for (int k = 0; k < repeats->n; k++)
 		for (int i = 0; i < repeats->len[k]; i++)
 			taken[repeats->nodes[k][i]] = 1;
-	if (!rc)
-		rc = token_order(pv, tok, seq, at);
-	for (int q = 0; !rc && q < pv->n; q++)
+	for (int q = 0; q < pv->n; q++)
 		used[q] = taken[at[q]];
+	free(taken);
+	return 0;
+}
+
+/* The order's corpus blocks, on the positions the repeats left. */
+static int corpus_blocks(pn_pview *pv, const int32_t *at, const pn_cuts *repeats,
+			 pn_block_list *out)
+{
+	int32_t *width = malloc(sizeof(int32_t) * ((size_t)pv->n + 2));
+	uint8_t *used = calloc((size_t)pv->n + 1, 1);
+	int rc = width && used ? taken_positions(pv, at, repeats, used) : -1;
 	if (!rc)
 		rc = stream_widths(pv, at, width);
 	if (!rc)
 		rc = take_blocks(pv, at, used, width, out);
+	free(width);
+	free(used);
+	return rc;
+}
+
+int pn_typical_cut(pn_pview *pv, pn_cuts *repeats, pn_block_list *blocks)
+{
+	if (pv->n < TYPICAL_MIN)
+		return 0;
+	uint64_t *tok = malloc(sizeof(uint64_t) * (size_t)(pv->g->n_nodes + 1));
+	uint64_t *seq = malloc(sizeof(uint64_t) * (size_t)(pv->n + 1));
+	int32_t *at = malloc(sizeof(int32_t) * (size_t)(pv->n + 1));
+	int rc = tok && seq && at ? 0 : -1;
+	for (int i = 0; !rc && i < pv->g->n_nodes; i++)
+		tok[i] = pv->compute[i] ? token_of(pv, i) : 0;
+	if (!rc)
+		rc = token_order(pv, tok, seq, at);
+	if (!rc && pv->n >= 2 * TYPICAL_MIN)
+		rc = take_repeats(pv, seq, at, repeats);
+	if (!rc && blocks)
+		rc = corpus_blocks(pv, at, repeats, blocks);
 	free(tok);
 	free(seq);
 	free(at);
-	free(width);
-	free(taken);
-	free(used);
 	return rc;
+}
+
+int pn_partition_typical(pn_pview *pv, pn_cuts *out)
+{
+	return pn_typical_cut(pv, out, NULL);
 }
 
 void pn_block_list_free(pn_block_list *b)
