@@ -25,12 +25,13 @@ typedef struct keep {
 	uint32_t nodes[PN_CUT_MAX_NODES];
 } keep;
 
-/* The walk over the blocks table: the entries of the current hash, then
- * the blocks to keep. */
+/* The walk over the blocks table: the entries of the current hash (their
+ * values as the read transaction holds them: only a block to keep is
+ * decoded), then the blocks to keep. */
 typedef struct scan {
 	pn_rtxn *t;
 	uint8_t (*entry)[PN_BLOCK_KEY_LEN];
-	Passnet__Block **rec;
+	pn_bytes *val;
 	int n, cap;
 	keep *todo;
 	int n_todo, todo_cap;
@@ -116,20 +117,23 @@ static int held_twice(pn_rtxn *t, uint8_t (*entry)[PN_BLOCK_KEY_LEN], int n)
  * not looked up again.) */
 static void close_group(scan *s)
 {
-	uint8_t *todo = calloc((size_t)s->n + 1, 1);
+	int n = s->n;
+	s->n = 0;
+	if (n < 2)
+		return;   /* one place: nothing to keep */
+	uint8_t *todo = calloc((size_t)n, 1);
 	int any = 0;
-	for (int i = 0; todo && s->n >= 2 && i < s->n; i++) {
-		const Passnet__Block *b = s->rec[i];
-		todo[i] = b && b->n_nodes <= PN_CUT_MAX_NODES && !kept_already(s->t, s->entry[i]);
-		any |= todo[i];
-	}
-	if (!todo)
+	for (int i = 0; todo && i < n; i++)
+		any |= todo[i] = !kept_already(s->t, s->entry[i]);
+	if (!todo) {
 		s->oom = 1;
-	else if (any && !held_twice(s->t, s->entry, s->n))
-		memset(todo, 0, (size_t)s->n);
-	for (int i = 0; i < s->n; i++) {
-		const Passnet__Block *b = s->rec[i];
-		if (todo && todo[i]) {
+		return;
+	}
+	if (any && !held_twice(s->t, s->entry, n))
+		memset(todo, 0, (size_t)n);
+	for (int i = 0; i < n && !s->oom; i++) {
+		Passnet__Block *b = todo[i] ? pn_blocks_unpack(s->val[i]) : NULL;
+		if (b && b->n_nodes <= PN_CUT_MAX_NODES) {   /* a malformed one is never kept */
 			keep *k = todo_add(s);
 			if (!k) {
 				s->oom = 1;
@@ -140,10 +144,9 @@ static void close_group(scan *s)
 				memcpy(k->nodes, b->nodes, sizeof(uint32_t) * k->n);
 			}
 		}
-		pn_blocks_free(s->rec[i]);
+		pn_blocks_free(b);
 	}
 	free(todo);
-	s->n = 0;
 }
 
 static int scan_entry(void *ud, pn_bytes key, pn_bytes val)
@@ -158,9 +161,9 @@ static int scan_entry(void *ud, pn_bytes key, pn_bytes val)
 		void *e = realloc(s->entry, sizeof(*s->entry) * (size_t)cap);
 		if (e)
 			s->entry = e;
-		void *r = realloc(s->rec, sizeof(*s->rec) * (size_t)cap);
+		void *r = realloc(s->val, sizeof(*s->val) * (size_t)cap);
 		if (r)
-			s->rec = r;
+			s->val = r;
 		if (!e || !r) {
 			s->oom = 1;
 			return 1;
@@ -168,7 +171,7 @@ static int scan_entry(void *ud, pn_bytes key, pn_bytes val)
 		s->cap = cap;
 	}
 	memcpy(s->entry[s->n], key.data, PN_BLOCK_KEY_LEN);
-	s->rec[s->n++] = pn_blocks_unpack(val);   /* NULL: malformed, never kept */
+	s->val[s->n++] = val;
 	return 0;
 }
 
@@ -258,7 +261,7 @@ int pn_blocks_keep(pn_store *st, int threads, pn_stage_stats *cut, pn_stage_stat
 		}
 	}
 	free(s.entry);
-	free(s.rec);
+	free(s.val);
 	free(s.todo);
 	if (rc || !kept_any || was_marked)
 		return rc;
