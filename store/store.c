@@ -361,6 +361,18 @@ static int open_env(pn_store *s, char *err)
 	return s->readonly ? 0 : add_headroom(s, err);
 }
 
+/* LMDB writes the data file's meta pages when it creates the file, in the
+ * writer's first open: a run killed between its mkdir and that write leaves
+ * a directory with no data file, or an empty one.  Nothing was stored, so
+ * there is nothing to lose, but a reader must say so rather than "ENOENT". */
+static int has_commit(const char *dir)
+{
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/data.mdb", dir);
+	return !stat(path, &st) && st.st_size > 0;
+}
+
 int pn_store_open(pn_store **out, const char *dir, int readonly, char *err)
 {
 	*out = NULL;
@@ -378,6 +390,9 @@ int pn_store_open(pn_store **out, const char *dir, int readonly, char *err)
 		pn_fail(err, "store %s: %s", dir, strerror(errno));
 	else if (readonly && !S_ISDIR(st.st_mode))
 		pn_fail(err, "store %s: not a directory", dir);
+	else if (readonly && !has_commit(dir))
+		pn_fail(err, "store %s: empty: nothing was ever committed (a run stopped before its first "
+			"commit leaves this; run it again)", dir);
 	else if (!readonly && make_dirs(dir, err))
 		;
 	else if (!open_env(s, err) && !open_tables(s, err)) {

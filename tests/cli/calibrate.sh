@@ -16,6 +16,18 @@ pn calibrate --bogus
 pn --db "$db" calibrate --show
 [ "$status" -eq 1 ] || fail "--show without a store exits 1, got $status: $out"
 expect_contains "$out" "no store at $db" "missing store"
+# a directory a run made but never committed to (killed in between): each
+# reader says it is empty, not a bare "No such file"
+mkdir -p "$TEST_TMP/uncommitted"
+: > "$TEST_TMP/uncommitted/lock.mdb"
+for cmd in "calibrate --show" "doctor" "stats"; do
+	pn --db "$TEST_TMP/uncommitted" $cmd
+	[ "$status" -eq 1 ] || fail "$cmd on an uncommitted store exits 1, got $status: $out"
+	expect_contains "$out" "empty: nothing was ever committed" "$cmd on an uncommitted store"
+done
+: > "$TEST_TMP/uncommitted/data.mdb"
+pn --db "$TEST_TMP/uncommitted" doctor
+expect_contains "$out" "empty: nothing was ever committed" "doctor on an empty data.mdb"
 
 # check_json JSON THREADS: one object, THREADS rows, every figure > 0 and
 # finite, naming its machine (a 16-hex-digit id, this host, a CPU model).

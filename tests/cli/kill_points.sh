@@ -89,7 +89,14 @@ for delay in $(delays "$KILLS" "$d" build); do
 	db="$TEST_TMP/b$i"
 	if killed "$delay" build_cmd "$db"; then
 		hit=$((hit + 1))
-		[ -d "$db" ] && doctor_clean "$db" "build (kill $i at $delay s)"
+		if [ -s "$db/data.mdb" ]; then
+			doctor_clean "$db" "build (kill $i at $delay s)"
+		elif [ -d "$db" ]; then
+			# killed between its mkdir and LMDB's first write: nothing
+			# stored, and doctor must say that, not a bare ENOENT
+			pn --db "$db" doctor --deep
+			expect_contains "$out" "empty: nothing was ever committed" "doctor on a store killed before its first commit"
+		fi
 	fi
 	(build_cmd "$db") >/dev/null 2>&1 || fail "build rerun after kill $i at $delay s failed"
 	dump "$db" "$TEST_TMP/b$i.dump"
