@@ -152,6 +152,22 @@ static const pn_tensor *known_value(const builder *b, int v)
 	return b->r ? b->r->v[v].value : NULL;
 }
 
+int pn_const_source(const pn_graph *g, const pn_infer_result *r, int v)
+{
+	for (int hops = 0; v >= 0 && v < g->n_values && hops < 64; hops++) {
+		const pn_value *val = &g->values[v];
+		if (val->data || val->meta || (r && r->v[v].value))
+			return v;
+		if (val->role != PN_ROLE_NODE || val->producer < 0)
+			return -1;
+		const pn_node *n = &g->nodes[val->producer];
+		if (n->op != PN_OP_Identity || n->n_in < 1 || n->n_out != 1)
+			return -1;
+		v = n->in[0];
+	}
+	return -1;
+}
+
 static int produced_inside(const builder *b, int v)
 {
 	int p = b->g->values[v].producer;
@@ -168,13 +184,14 @@ static int add_value(builder *b, int v)
 		return -1;
 	int k = b->cg.nv++;
 	const pn_value *val = &b->g->values[v];
-	const pn_tensor *known = known_value(b, v);
+	int src = produced_inside(b, v) ? -1 : pn_const_source(b->g, b->r, v);
+	const pn_tensor *known = src >= 0 ? known_value(b, src) : NULL;
 	pn_buf lb = {0};
 	uint8_t kind;
 	int32_t in_pos = -1;
 	if (produced_inside(b, v)) {
 		kind = PN_CV_INNER;
-	} else if (known || val->meta) {
+	} else if (src >= 0) {
 		kind = PN_CV_CONST;
 	} else {
 		kind = PN_CV_INPUT;
@@ -496,7 +513,7 @@ static int count_boundary(pn_form *f, const builder *b, const pn_canon_out *co)
 		if (cg->v_kind[k] == PN_CV_INPUT)
 			f->input_values[j++] = b->ir_value[k];
 		else if (cg->v_kind[k] == PN_CV_CONST) {
-			f->const_values[c] = b->ir_value[k];
+			f->const_values[c] = pn_const_source(b->g, b->r, b->ir_value[k]);
 			f->const_slots[c++] = i;
 		}
 	}

@@ -6,7 +6,8 @@
  * A cut's boundary: values it reads from outside become inputs (unordered:
  * the order of graph inputs in a file is not part of a computation), except
  * those whose contents are known (initializers, Constant outputs, values
- * constant folding computed, weights kept as metadata), which become
+ * constant folding computed, weights kept as metadata, and an Identity of
+ * any of those), which become
  * constants of the subgraph; values it produces that are read outside, or
  * are graph outputs, become its outputs (also unordered).
  */
@@ -34,6 +35,14 @@ typedef struct pn_form {
 	int32_t *const_values, *const_slots;
 	int approximate;       /* the tie search hit its budget */
 } pn_form;
+
+/* The constant that value v of g is (r: its inference result, or NULL for
+ * a nested graph): v itself when its contents are known or kept as
+ * metadata, the constant an Identity (or a chain of them) passes on
+ * unchanged, or -1.  torch exports a buffer shared by every layer (a causal
+ * mask) as one initializer read directly by the first layer and through an
+ * Identity by the others: the layers are then one subgraph, not two. */
+int pn_const_source(const pn_graph *g, const pn_infer_result *r, int v);
 
 /* Canonical forms of the cut nodes[0..n) of g, typed by r (the model's
  * inference result: types and folded contents). */

@@ -18,10 +18,10 @@ static int is_compute(const pn_graph *g, const pn_infer_result *r, int i)
 		return 0;
 	for (int k = 0; k < n->n_out; k++) {
 		int v = n->out[k];
-		if (v >= 0 && !g->values[v].data && !r->v[v].value)
+		if (v >= 0 && !g->values[v].data && !r->v[v].value && pn_const_source(g, r, v) < 0)
 			return 1;
 	}
-	return 0;   /* every output is a known constant: folded away */
+	return 0;   /* every output is a known constant (or an Identity of one): folded away */
 }
 
 /* Adjacency lists in CSR form; succ = 1 for successors, 0 predecessors. */
@@ -258,8 +258,7 @@ static int convex(pn_pview *pv, const int32_t *nodes, int n, const uint8_t *in_c
 
 static int is_constant(const pn_pview *pv, int v)
 {
-	const pn_value *val = &pv->g->values[v];
-	return val->data || val->meta || pv->r->v[v].value;
+	return pn_const_source(pv->g, pv->r, v) >= 0;
 }
 
 /* Distinct non-constant values read from outside plus values read outside

@@ -10,7 +10,10 @@
 #  4. a source added later leaves the typical subgraphs already stored as
 #     they were, and the store equals one built at once, in the other
 #     order, on 1 thread (mdb_dump, less the sources and meta tables);
-#  5. exec's plan takes typical cuts first.
+#  5. exec's plan takes typical cuts first;
+#  6. two blocks reading one shared buffer, the first directly and the second
+#     through an Identity (as torch exports a causal mask), are one typical
+#     subgraph occurring twice, and the Identity is no op of any cut.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 src1="$TEST_TMP/src1"
@@ -129,3 +132,38 @@ pn --db "$db" exec --plan
 first=$(echo "$out" | grep -E '^[0-9a-f]{32}$' | head -1)
 expect_eq "$first" "$block_hash" "the first subgraph exec would profile"
 echo "5. exec profiles the typical subgraph first"
+
+# 6. a buffer shared through an Identity
+"$PY" - "$TEST_TMP/src3" "$ROOT" <<'PYEOF' || fail "model maker (shared)"
+import os, sys
+import numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(sys.argv[2], "tests", "fixtures"))
+from residual_block import residual_block
+
+rng = np.random.default_rng(7)
+mask = numpy_helper.from_array((rng.random((1, 32)) > 0.5).astype(np.float32), "mask")
+nodes, inits, h = [helper.make_node("Identity", ["mask"], ["mask_again"])], [mask], "x"
+for k, m in enumerate(["mask", "mask_again"]):
+    i, a, b, t, h = residual_block(rng, h, f"sh{k}_")
+    inits += i
+    nodes += a + b + t + [helper.make_node("Mul", [h, m], [f"sh{k}_masked"])]
+    h = f"sh{k}_masked"
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])
+y = helper.make_tensor_value_info(h, TensorProto.FLOAT, [1, 32])
+model = helper.make_model(helper.make_graph(nodes, "shared", [x], [y], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+onnx.checker.check_model(model)
+os.makedirs(os.path.join(sys.argv[1], "shared"), exist_ok=True)
+onnx.save(model, os.path.join(sys.argv[1], "shared", "model.onnx"))
+PYEOF
+pn --db "$TEST_TMP/shared" build --variants 0 "$TEST_TMP/src3"
+[ "$status" -eq 0 ] || fail "build src3: $out"
+typical_of "$TEST_TMP/shared" > "$TEST_TMP/t3"
+[ "$(wc -l < "$TEST_TMP/t3")" -eq 1 ] || fail "one typical subgraph expected of the shared-buffer blocks: $(cat "$TEST_TMP/t3")"
+expect_eq "$(cut -d' ' -f2,3 "$TEST_TMP/t3")" "2 8" "the shared-buffer blocks: occurrences and ops"
+pn --db "$TEST_TMP/shared" ls --subgraphs
+[ "$status" -eq 0 ] || fail "ls --subgraphs: $out"
+case "$out" in *Identity*) fail "an Identity of a constant is in a cut: $out" ;; esac
+echo "6. blocks reading a shared buffer, once through an Identity: one typical subgraph, twice"
