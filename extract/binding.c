@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "extract/run_gate.h"
 #include "model/onnx.h"
 #include "runtime/session.h"
 #include "runtime/feed.h"
@@ -263,7 +264,11 @@ static int after_inference(const pn_model *m, const pn_dimbind *b, const pn_infe
 		return TRY_PASS;
 	if (weight_bytes(m->graph) > RUN_MAX_WEIGHT_BYTES)
 		return pn_fail(err, "weights over 1 GiB are not regenerated for a run"), TRY_NOFEED;
-	return run_once(m, b, err);
+	size_t bytes = pn_infer_peak_bytes(m->graph, r);
+	size_t counted = pn_run_gate_enter(bytes);
+	int rc = run_once(m, b, err);
+	pn_run_gate_leave(counted);
+	return rc;
 }
 
 static int validate(const pn_model *m, const pn_dimbind *b, int infer_only, char *err)

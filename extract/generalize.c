@@ -41,11 +41,13 @@
 #include "extract/generalize.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
+#include "extract/run_gate.h"
 #include "runtime/compare.h"
 #include "runtime/session.h"
 #include "runtime/infer.h"
@@ -1400,6 +1402,10 @@ static int run_all(indep *x, const pn_model *base, const pn_model *gen, uint64_t
 {
 	pn_exec_opts eo = {.seed = seed, .threads = 1};
 	pn_session *sg = NULL, *sb = NULL;
+	/* the batched run and a sample's run, each session with its weights */
+	size_t one = pn_infer_peak_bytes(base->graph, &x->p.r);
+	size_t copies = (size_t)(x->batch + 1);
+	size_t counted = pn_run_gate_enter(one > SIZE_MAX / copies ? SIZE_MAX : one * copies);
 	int rc = make_inputs(x, base, seed, why);
 	if (!rc && (pn_session_new(gen->graph, &eo, &sg, why) ||
 		    pn_session_run(sg, x->batched, x->n_in, x->gen_out, why)))
@@ -1418,6 +1424,7 @@ static int run_all(indep *x, const pn_model *base, const pn_model *gen, uint64_t
 	}
 	pn_session_free(sg);
 	pn_session_free(sb);
+	pn_run_gate_leave(counted);
 	return rc;
 }
 

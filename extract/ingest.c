@@ -11,6 +11,7 @@
 #include "extract/binding.h"
 #include "extract/generalize.h"
 #include "extract/variants.h"
+#include "extract/run_gate.h"
 #include "extract/weight_memo.h"
 #include "extract/weight_scale.h"
 #include "runtime/infer.h"
@@ -323,7 +324,10 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 		found = -1;
 	if (!found) {
 		/* with f begun, the result is the structure's (check_form.h) */
+		size_t bytes = pn_infer_peak_bytes(c->m->graph, r);
+		size_t counted = pn_run_gate_enter(bytes);
 		found = pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err) ? -1 : 0;
+		pn_run_gate_leave(counted);
 		if (canon)
 			pn_check_form_end(&f, c->m);
 		if (!found && canon && c->memo && pn_weight_memo_put_form(c->memo, &f, c->m, wc))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "extract/run_gate.h"
 
 /* One remote source into f: from the cache, or an error when there is no
  * cache folder to put it in. */
@@ -68,6 +69,12 @@ int pn_fetch_and_extract(pn_store *st, pn_source_spec *src, int n, const pn_extr
 	/* failures are reported and recorded by pn_extract, source by source */
 	pn_fetch_remote(src, n, o->offline, NULL, fetched);
 	int rc = pn_extract(st, src, n, o->threads, &o->ingest, o->shard, stats, err);
+	pn_run_gate_stats g;
+	pn_run_gate_stats_get(&g);
+	if (pn_verbose && g.runs)
+		pn_info("extract: %llu model runs, %llu waited for memory (budget %zu MiB, at most %zu MiB "
+			"estimated at once: extract/run_gate.h)", (unsigned long long)g.runs,
+			(unsigned long long)g.waited, pn_run_gate_budget() >> 20, g.most_held >> 20);
 	for (int i = 0; i < n; i++)
 		pn_fetched_clear(&fetched[i]);
 	free(fetched);

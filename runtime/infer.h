@@ -97,6 +97,15 @@ const char *pn_dim_bind_name(const char *input, const pn_type *t, int axis, char
 int pn_infer_subgraph(pn_ictx *c, const pn_graph *g, const pn_type *input_types,
 		      pn_type *output_types, char *err);
 
+/* The memory a run of g at the types of r holds at its fullest, in bytes:
+ * its initializers (kept or regenerated) and, walking g->topo, the most its
+ * node outputs hold at once, each freed after its last reader (as the
+ * session's pool frees it).  SIZE_MAX when the size of a value is not known
+ * before the run (a detector's regions after its NMS).  Nested graphs count
+ * their owner's outputs only.  An estimate for scheduling runs
+ * (extract/run_gate.h), not a bound. */
+size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r);
+
 /* Largest output (elements) constant folding will compute. */
 #define PN_FOLD_MAX_NUMEL 65536
 

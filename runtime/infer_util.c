@@ -3,7 +3,9 @@
  * op families that share one rule (same shape as input 0, numpy broadcast).
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
@@ -178,4 +180,75 @@ int pn_infer_none(pn_ictx *c)
 	for (int i = 0; i < c->n_out; i++)
 		pn_iset(c, i, PN_UNDEFINED, -1, NULL);
 	return 0;
+}
+
+/* --- the memory a run holds ---------------------------------------------------------- */
+
+/* The bytes of a value of type t; SIZE_MAX when a dim is not known before
+ * the run (after NonZero or an NMS). */
+static size_t type_bytes(const pn_type *t)
+{
+	if (t->kind != PN_KIND_TENSOR || t->rank < 0)
+		return 0;
+	if (!pn_type_is_static(t))
+		return SIZE_MAX;
+	int64_t n = pn_numel(t->rank, t->dims);
+	return n > 0 ? (size_t)n * pn_dtype_size(t->dtype) : 0;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r)
+{
+	size_t weights = 0;
+	for (int i = 0; i < g->n_inits; i++)
+		weights = add_sat(weights, type_bytes(&g->values[g->inits[i]].type));
+	/* last[v]: the step after which nothing reads v (-1: never read) */
+	int32_t *last = malloc(sizeof(int32_t) * ((size_t)g->n_values + 1));
+	if (!last || !g->topo) {
+		free(last);
+		return weights;
+	}
+	for (int v = 0; v < g->n_values; v++)
+		last[v] = g->values[v].is_output ? g->n_nodes : -1;
+	for (int s = 0; s < g->n_nodes; s++) {
+		const pn_node *n = &g->nodes[g->topo[s]];
+		for (int k = 0; k < n->n_in + n->n_implicit; k++) {
+			int v = k < n->n_in ? n->in[k] : n->implicit[k - n->n_in];
+			if (v >= 0 && last[v] < s)
+				last[v] = s;
+		}
+	}
+	/* freed[s]: bytes whose last reader is step s */
+	size_t *freed = calloc((size_t)g->n_nodes + 1, sizeof(size_t));
+	size_t live = 0, peak = 0;
+	for (int i = 0; freed && i < g->n_inputs; i++)
+		live = add_sat(live, type_bytes(&r->v[g->inputs[i]].type));
+	for (int s = 0; freed && s < g->n_nodes; s++) {
+		const pn_node *n = &g->nodes[g->topo[s]];
+		for (int k = 0; k < n->n_out; k++) {
+			int v = n->out[k];
+			if (v < 0 || g->values[v].data)
+				continue;
+			size_t b = type_bytes(&r->v[v].type);
+			if (b == SIZE_MAX) {
+				free(freed);
+				free(last);
+				return SIZE_MAX;
+			}
+			live += b;
+			if (last[v] < 0)
+				freed[s] += b;   /* read by no one: dropped after its step */
+			else if (last[v] < g->n_nodes)
+				freed[last[v]] += b;
+		}
+		peak = live > peak ? live : peak;
+		live -= freed[s] < live ? freed[s] : live;
+	}
+	free(freed);
+	free(last);
+	return add_sat(weights, peak);
 }

@@ -1,6 +1,6 @@
 # The store depends only on the sources: mdb_dump is byte-identical for 1
-# and 2 threads and for any order of the PATH arguments, the weight check's
-# runs included (extract_kills.sh: after a run killed with SIGKILL in the
+# and 2 threads, for any order of the PATH arguments and for any memory
+# budget of the runs (extract/run_gate.h), the weight check's runs included (extract_kills.sh: after a run killed with SIGKILL in the
 # middle is resumed).
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
@@ -17,4 +17,12 @@ pn --db "$TEST_TMP/b" -j 2 extract "$s2" "$s1"
 [ "$status" -eq 0 ] || fail "extract -j2: $out"
 dump "$TEST_TMP/b" "$TEST_TMP/b.dump"
 cmp "$TEST_TMP/a.dump" "$TEST_TMP/b.dump" || fail "store differs between -j1 and -j2 with the sources swapped"
+
+# a budget of 1 MiB: most runs wait for the other thread's, and -v says so
+PASSNET_RUN_MEMORY_MB=1 pn --db "$TEST_TMP/c" -v -j 2 extract "$s2" "$s1"
+[ "$status" -eq 0 ] || fail "extract -j2 with a 1 MiB run budget: $out"
+case "$out" in *"model runs, 0 waited"*) fail "no run waited under a 1 MiB budget: $(echo "$out" | grep 'model runs')" ;;
+	*"waited for memory (budget 1 MiB"*) ;; *) fail "-v does not report the run gate: $out" ;; esac
+dump "$TEST_TMP/c" "$TEST_TMP/c.dump"
+cmp "$TEST_TMP/a.dump" "$TEST_TMP/c.dump" || fail "store differs with a 1 MiB run budget"
 
