@@ -687,19 +687,18 @@ static void print_machines_json(const stats *s)
 	       (long long)none, (long long)unknown);
 }
 
-/* The corpus's shape beside the published one: GraphNet's corpus is its
- * typical subgraphs (repeated blocks), 22,115 after 10 shape variants and
- * dedup (PR #668). */
+/* The corpus's shape beside the published one (PN_PUBLISHED_TYPICAL). */
 static void print_typical(const stats *s)
 {
 	int t = pn_strategy_index("typical");
 	/* occurrences name the model or shape variant they were cut from */
 	printf("typical     %lld repeated blocks (unique) in %zu of %lld models and shape variants, "
 	       "%.1f candidates per one with any; %.1f%% of unique subgraphs (published corpus: "
-	       "22115 typical subgraphs)\n",
+	       "%d typical subgraphs)\n",
 	       (long long)s->per_unique[t], s->typical_models.n, (long long)(s->models + s->variants),
 	       s->typical_models.n ? (double)s->per_cand[t] / (double)s->typical_models.n : 0.0,
-	       s->subgraphs ? 100.0 * (double)s->per_unique[t] / (double)s->subgraphs : 0.0);
+	       s->subgraphs ? 100.0 * (double)s->per_unique[t] / (double)s->subgraphs : 0.0,
+	       PN_PUBLISHED_TYPICAL);
 }
 
 static void print_subgraph_stats(stats *s)

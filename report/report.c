@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/keymap.h"
 #include "common/tally.h"
 #include "common/timing.h"
 #include "common/util.h"
@@ -29,6 +30,7 @@
 #include "report/svg.h"
 #include "passnet.pb-c.h"
 #include "runtime/infer.h"
+#include "schemas/strategies.h"
 #include "runtime/session.h"
 #include "store/query.h"
 #include "store/subgraphs.h"
@@ -49,6 +51,7 @@ typedef struct rsub {
 	double time, bound;    /* median_us, bound_fused_us */
 	double flops, bytes;   /* the profile's cost: flops, bytes_fused */
 	uint8_t profiled, measured, flags;   /* flags: bit k is pn_flag_names[k] */
+	uint16_t strategies;   /* bit k: cut by pn_strategy_names[k] somewhere */
 } rsub;
 
 typedef struct rsource {
@@ -96,6 +99,8 @@ typedef struct report {
 	size_t n_measured;
 	double median;         /* of ratios */
 	int64_t models, occurrences, profiled, orphans, flags[PN_N_FLAGS];
+	int64_t with_variants;  /* models and their shape variants */
+	pn_keymap typical_models;   /* those with a typical occurrence */
 	int64_t denormal;      /* profiles whose inputs or outputs held subnormals */
 	pn_tally other_flags, builds, threads, thresholds, reasons;
 	pn_tally machine_profiles;   /* machine id -> profiles measured there; "": not recorded */
@@ -379,7 +384,6 @@ static int source_counts(report *r, rsource *src, size_t sub)
 static int on_occurrence(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
 			 const uint8_t model[16])
 {
-	(void)o;
 	report *r = ud;
 	r->occurrences++;
 	if (!r->have_cur || memcmp(r->subs[r->cur].hash, hash, 16)) {
@@ -390,6 +394,14 @@ static int on_occurrence(void *ud, const uint8_t hash[16], const Passnet__Occurr
 		r->cur = (size_t)(s - r->subs);
 	}
 	r->subs[r->cur].occurrences++;
+	int k = o && o->strategy ? pn_strategy_index(o->strategy) : -1;
+	if (k >= 0)
+		r->subs[r->cur].strategies |= (uint16_t)(1u << k);
+	pn_key m;
+	memcpy(m.b, model, 16);
+	int added;
+	if (k == PN_STRATEGY_typical && !pn_keymap_put(&r->typical_models, &m, &added))
+		return pn_fail(r->err, "out of memory");
 	int rc = 0;
 	for (size_t i = first_place(r, model);
 	     !rc && i < r->n_places && !memcmp(r->places[i].model, model, 16); i++)
@@ -403,6 +415,7 @@ static int count_model(void *ud, pn_bytes key, pn_bytes val)
 	(void)key;
 	uint8_t base[16];
 	((report *)ud)->models += !pn_model_variant_of(val, base);
+	((report *)ud)->with_variants++;
 	return 0;
 }
 
@@ -1242,6 +1255,32 @@ static void write_measurement(FILE *f, report *r)
 	fputs("</section>\n", f);
 }
 
+/* The corpus's shape beside the published one: unique subgraphs per
+ * strategy, and how much of it is the published corpus's unit, typical
+ * subgraphs (as `passnet stats` counts them). */
+static void write_shape(FILE *f, const report *r)
+{
+	int64_t unique[PN_N_STRATEGIES] = {0};
+	for (size_t i = 0; i < r->n_subs; i++)
+		for (int k = 0; k < PN_N_STRATEGIES; k++)
+			unique[k] += (r->subs[i].strategies >> k) & 1;
+	int64_t typical = unique[PN_STRATEGY_typical];
+	fputs("<section id=\"shape\"><h2>The corpus beside the published one</h2>\n<p id=\"typical\">", f);
+	fprintf(f, "<span id=\"typical-unique\">%lld</span> typical subgraphs (repeated blocks of 4 to "
+		"64 ops) in <span id=\"typical-models\">%zu</span> of %lld models and shape variants, "
+		"%.1f%% of the unique subgraphs.  The published corpus is %d typical subgraphs from "
+		"about 100K models after 10 shape variants.</p>\n", (long long)typical,
+		r->typical_models.n, (long long)r->with_variants,
+		r->n_subs ? 100.0 * (double)typical / (double)r->n_subs : 0.0, PN_PUBLISHED_TYPICAL);
+	fputs("<table id=\"strategy-table\"><thead><tr><th>strategy</th><th class=\"n\">unique "
+	      "subgraphs</th></tr></thead><tbody>\n", f);
+	for (int k = 0; k < PN_N_STRATEGIES; k++)
+		fprintf(f, "<tr><td>%s</td><td class=\"n\">%lld</td></tr>\n", pn_strategy_names[k],
+			(long long)unique[k]);
+	fputs("</tbody></table>\n<p class=\"note\">A subgraph cut by two strategies counts under "
+	      "each.</p></section>\n", f);
+}
+
 static void write_page(FILE *f, report *r)
 {
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -1252,6 +1291,7 @@ static void write_page(FILE *f, report *r)
 		"fused roofline bound (what the machine could do if the subgraph were one kernel "
 		"reading its inputs and weights and writing its outputs once).</p>\n", css);
 	write_headline(f, r);
+	write_shape(f, r);
 	write_calibration(f, r);
 	write_machines(f, r);
 	write_plots(f, r);
@@ -1300,6 +1340,7 @@ static void report_free(report *r)
 	free(r->ratios);
 	pn_tally_free(&r->other_flags);
 	pn_tally_free(&r->builds);
+	pn_keymap_free(&r->typical_models);
 	pn_tally_free(&r->threads);
 	pn_tally_free(&r->thresholds);
 	pn_tally_free(&r->reasons);

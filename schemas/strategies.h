@@ -15,6 +15,12 @@ enum pn_strategy_id {
 extern const char *const pn_strategy_names[PN_N_STRATEGIES];
 extern const char *const pn_strategy_summaries[PN_N_STRATEGIES];
 
+/* The published corpus's size in the typical strategy's unit: GraphNet's
+ * typical subgraphs (repeated blocks) from about 100K models after 10
+ * shape variants and dedup (its PR #668), which `stats` and the report set
+ * beside the store's. */
+#define PN_PUBLISHED_TYPICAL 22115
+
 /* The index of a strategy name in the catalogue, -1 if there is none. */
 int pn_strategy_index(const char *name);
 

@@ -3,7 +3,8 @@
 # written by build/tools/mkprofiles: the page is self-contained, escaped and
 # byte-identical across runs, and headless Chromium renders it: its DOM has
 # the three plots, the tables and the headline figures, and a screenshot is
-# far from blank.  A store without profiles gets a page that says so.
+# far from blank; its corpus shape (unique subgraphs per strategy, typical
+# subgraphs beside the published corpus's) is stats'.  A store without profiles gets a page that says so.
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 MKPROFILES=${MKPROFILES:-$ROOT/build/tools/mkprofiles}
@@ -79,6 +80,26 @@ expect_contains "$out" "\"profiled\":$profiled," "report --json"
 top_rows=$(sed -n '/<table id="slow-patterns"/,/<\/table>/p' "$TEST_TMP/top5/index.html" |
 	grep -c '<small>e.g.')
 expect_eq "$top_rows" 5 "--top 5 rows"
+
+# the corpus's shape: the unique subgraphs per strategy and the typical
+# line are stats' figures, beside the published corpus's
+"$PASSNET" --db "$db" --json stats > "$TEST_TMP/stats.json" || fail "stats --json"
+"$PY" - "$TEST_TMP/stats.json" "$html" <<'PYEOF' || fail "the report's corpus shape differs from stats"
+import json, re, sys
+st = json.load(open(sys.argv[1]))
+page = open(sys.argv[2]).read()
+sec = re.search(r'<section id="shape">(.*?)</section>', page, re.S)
+assert sec, "no shape section"
+sec = sec.group(1)
+rows = dict(re.findall(r'<tr><td>(\w+)</td><td class="n">(\d+)</td></tr>', sec))
+want = {k: str(v["unique"]) for k, v in st["strategies"].items()}
+assert rows == want, (rows, want)
+assert int(want["typical"]) > 0, "no typical subgraph in resnet18 and gpt2_tiny"
+assert f'id="typical-unique">{want["typical"]}<' in sec, sec
+assert f'id="typical-models">{st["typical_models"]}<' in sec, sec
+assert "22115 typical subgraphs" in sec, sec
+print("shape:", rows, "typical in", st["typical_models"], "models and variants")
+PYEOF
 
 # --- rendering in headless Chromium ------------------------------------------
 chrome() {
