@@ -61,7 +61,9 @@ const pn_cmd_spec pn_cmd_report = {
 	.summary = "write an HTML report of the profiled subgraphs",
 	.description = "write DIR/index.html, a self-contained page (inline SVG, no script) on the "
 		       "profiled subgraphs: headline figures with the compiler-regression share (by "
-		       "size and strategy; not measured without an ORT baseline), histogram of time / fused roofline "
+		       "size and strategy; not measured without an ORT baseline), the corpus beside the "
+		       "published one (unique subgraphs per strategy, typical subgraphs and their share), "
+		       "histogram of time / fused roofline "
 		       "bound, flag shares, time against bound, the patterns with the most excess "
 		       "time over their bound (control-flow, shape-only and little-work cuts in a "
 		       "table apart) with ops and shapes, a summary per source",
@@ -69,7 +71,9 @@ const pn_cmd_spec pn_cmd_report = {
 		   "script, nothing fetched) on the store's profiled subgraphs: headline\n"
 		   "figures, the compiler-regression share (\"X% of N timed subgraphs are\n"
 		   "slower with ONNX Runtime's default optimisations than without\", by size\n"
-		   "and by strategy, or that the ORT baseline was not measured), the machine\n"
+		   "and by strategy, or that the ORT baseline was not measured), the corpus\n"
+		   "beside the published one (unique subgraphs per strategy; typical\n"
+		   "subgraphs, the published corpus's unit, and their share), the machine\n"
 		   "calibration, a histogram of time / fused roofline\n"
 		   "bound, the share of each flag, time against bound (log-log), the patterns\n"
 		   "with their ops and shapes ranked by excess time, (time - bound) x\n"
