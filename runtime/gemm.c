@@ -390,8 +390,15 @@ static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t
 			 */
 			const float *pa;
 			int64_t ars = 1, aks = MR;
+			int64_t row_aks = MR;   /* a row alone: its k step in pa */
 			if (g->a.packed) {
 				pa = g->a.p + k0 * g->a.pad + ic * kc;
+#ifdef PN_SGEMM_HAVE_ROW
+			} else if (pack_a && mc == 1 && !raw_b) {
+				/* one row: its kernel reads it in place, no zero rows packed */
+				pa = g->a.trans ? g->a.p + k0 * g->a.ld + ic : g->a.p + ic * g->a.ld + k0;
+				row_aks = g->a.trans ? g->a.ld : 1;
+#endif
 			} else if (pack_a) {
 				pn_pack_a(&g->a, ic, mc, k0, kc, bufa);
 				pa = bufa;
@@ -423,6 +430,19 @@ static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t
 					int mr = (int)MIN(MR, mc - ir);
 					const float *a = pa + ir / MR * apanel;
 					float *c = g->C + (ic + ir) * g->ldc + jc;
+#ifdef PN_SGEMM_HAVE_ROW
+					if (mr == 1 && !raw_a && !raw_b) {
+						/* a row alone: its own kernel, several panels at once */
+						const int64_t span = PN_SGEMM_ROW_PANELS * NR;
+						for (int64_t jr = 0; jr < nc; jr += span) {
+							int64_t w = MIN(span, nc - jr);
+							pn_sgemm_ukernel_row(kc, a, row_aks, pb + jr / NR * bpanel, bpanel,
+							                     (int)((w + NR - 1) / NR), c + jr, (int)w,
+							                     g->alpha, beta);
+						}
+						continue;
+					}
+#endif
 					int64_t width = NR;
 #ifdef PN_SGEMM_HAVE_DIRECT
 					if (raw_b)

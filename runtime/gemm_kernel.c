@@ -328,6 +328,62 @@ void pn_sgemm_ukernel(int64_t kc, const float *restrict a, const float *restrict
 			memcpy(c + i * ldc, tmp + i * NR, (size_t)n * sizeof(float));
 }
 
+
+/* A row against P panels (pn_sgemm_ukernel_row): acc[p] is panel p's 16
+ * columns, FMA-accumulated in k order from zero as the tile does. */
+static inline __attribute__((always_inline)) void
+uk_row_body(const int P, int64_t kc, const float *restrict a, int64_t aks,
+            const float *restrict b, int64_t bpanel, float *restrict c, int n,
+            float alpha, float beta)
+{
+	__m256 acc[PN_SGEMM_ROW_PANELS][2];
+#pragma GCC unroll 4
+	for (int p = 0; p < P; p++)
+		acc[p][0] = acc[p][1] = _mm256_setzero_ps();
+	for (int64_t k = 0; k < kc; k++) {
+		__m256 ak = _mm256_broadcast_ss(a + k * aks);
+#pragma GCC unroll 4
+		for (int p = 0; p < P; p++) {
+			const float *bk = b + p * bpanel + k * NR;
+			acc[p][0] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk), acc[p][0]);
+			acc[p][1] = _mm256_fmadd_ps(ak, _mm256_loadu_ps(bk + 8), acc[p][1]);
+		}
+	}
+	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 4
+	for (int p = 0; p < P; p++) {
+		int cols = n - p * NR < NR ? n - p * NR : NR;
+		_Alignas(32) float tmp[NR];
+		float *t = cols == NR ? c + p * NR : tmp;
+		if (cols < NR) {
+			memset(tmp, 0, sizeof tmp);
+			if (beta != 0.0f)
+				memcpy(tmp, c + p * NR, (size_t)cols * sizeof(float));
+		}
+		__m256 r0 = _mm256_mul_ps(va, acc[p][0]), r1 = _mm256_mul_ps(va, acc[p][1]);
+		if (beta != 0.0f) {
+			r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(t), r0);
+			r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(t + 8), r1);
+		}
+		_mm256_storeu_ps(t, r0);
+		_mm256_storeu_ps(t + 8, r1);
+		if (cols < NR)
+			memcpy(c + p * NR, tmp, (size_t)cols * sizeof(float));
+	}
+}
+
+void pn_sgemm_ukernel_row(int64_t kc, const float *restrict a, int64_t aks,
+                          const float *restrict b, int64_t bpanel, int panels,
+                          float *restrict c, int n, float alpha, float beta)
+{
+	switch (panels) {
+	case 4: uk_row_body(4, kc, a, aks, b, bpanel, c, n, alpha, beta); break;
+	case 3: uk_row_body(3, kc, a, aks, b, bpanel, c, n, alpha, beta); break;
+	case 2: uk_row_body(2, kc, a, aks, b, bpanel, c, n, alpha, beta); break;
+	default: uk_row_body(1, kc, a, aks, b, bpanel, c, n, alpha, beta); break;
+	}
+}
+
 #else
 /*
  * Portable fallback: GCC vector extensions compile to whatever SIMD the

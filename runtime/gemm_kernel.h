@@ -70,6 +70,22 @@ void pn_sgemm_ukernel_narrow(int64_t kc, const float *restrict a, int64_t ldk, i
                              float *restrict c, int64_t ldc, int n, float alpha, float beta);
 #endif
 
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+/*
+ * One row of C (m == 1) against `panels` consecutive packed B micro-panels
+ * (at most PN_SGEMM_ROW_PANELS, bpanel floats apart), n columns in all, the
+ * row's kc floats of A aks apart.  The per-element arithmetic of
+ * pn_sgemm_ukernel, but no padding rows are computed and the FMA chains of
+ * the panels interleave: a batch-1 fully connected layer ran the 6-row tile
+ * at 6 times its work, one latency-bound chain per panel.
+ */
+#define PN_SGEMM_HAVE_ROW 1
+#define PN_SGEMM_ROW_PANELS 4
+void pn_sgemm_ukernel_row(int64_t kc, const float *restrict a, int64_t aks,
+                          const float *restrict b, int64_t bpanel, int panels,
+                          float *restrict c, int n, float alpha, float beta);
+#endif
+
 /*
  * For tests only: -1 (the default) lets gemm.c choose per product whether
  * to pack A and B and which kernel to run; 0..7 forces reading A (bit 0)

@@ -2,7 +2,8 @@
  * test_gemm.c - pn_sgemm and friends against a double-precision triple loop,
  * plus the promises of gemm.h that a numeric check alone would miss: the
  * same bits for 1 and 2 threads, beta == 0 never reading C, alpha == 0
- * never reading A or B, nothing written outside the M x N window of C.
+ * never reading A or B, nothing written outside the M x N window of C, and
+ * a row alone computed to the bits it gets inside a taller product.
  *
  * Stored matrices get leading dimensions larger than their rows and NaN in
  * the gap, so a kernel that reads past a row shows up as NaN in C.
@@ -407,6 +408,48 @@ static void test_paths_bitwise(void **state)
 	}
 }
 
+/*
+ * A row alone (M = 1: a batch-1 fully connected layer, which may run a
+ * kernel of its own) gets the bits that row gets inside a taller product,
+ * for B as given and packed, across panel and k-block edges.
+ */
+static void test_row_alone(void **state)
+{
+	(void)state;
+	static const int64_t nk[][2] = {
+		{ 64, 2688 }, { 1, 7 }, { 17, 600 }, { 33, 1 }, { 70, 513 }, { 130, 90 }, { 300, 1030 },
+	};
+	for (size_t s = 0; s < sizeof(nk) / sizeof(nk[0]); s++) {
+		for (int t = 0; t < 16; t++) {
+			int tb = t & 1, packed = (t >> 1) & 1, ta = t >> 3;
+			float beta = t & 4 ? -1.5f : 0.0f;
+			problem p;   /* 7 rows: row 3 of it is the row alone */
+			problem_make(&p, ta, tb, 7, nk[s][0], nk[s][1], 2, 0.75f, beta);
+			problem_run(&p);
+			problem_check(&p);
+			float *row = malloc((size_t)p.ldc * sizeof(float));
+			assert_non_null(row);
+			memcpy(row, p.C0 + 3 * p.ldc, (size_t)p.ldc * sizeof(float));
+			/* row 3 of op(A): 1 x K, read with A's own leading dimension */
+			const float *a3 = ta ? p.A + 3 : p.A + 3 * p.lda;
+			if (packed) {
+				float *pb = pn_sgemm_alloc(pn_sgemm_pack_b_size(p.K, p.N));
+				assert_non_null(pb);
+				pn_sgemm_pack_b(tb, p.K, p.N, p.B, p.ldb, pb);
+				pn_sgemm_packed_b(ta, 1, p.N, p.K, p.alpha, a3, p.lda, pb, p.beta, row, p.ldc);
+				free(pb);
+			} else {
+				pn_sgemm(ta, tb, 1, p.N, p.K, p.alpha, a3, p.lda, p.B, p.ldb, p.beta, row, p.ldc);
+			}
+			assert_same_bits(p.C + 3 * p.ldc, row, (size_t)p.N);
+			for (int64_t j = p.N; j < p.ldc; j++)
+				assert_true(row[j] == 12345.0f);
+			free(row);
+			problem_free(&p);
+		}
+	}
+}
+
 /* The smallest products take the single-threaded path and stay right. */
 static void test_tiny(void **state)
 {
@@ -429,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_packed),
 		cmocka_unit_test(test_batched),
 		cmocka_unit_test(test_paths_bitwise),
+		cmocka_unit_test(test_row_alone),
 		cmocka_unit_test(test_tiny),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
