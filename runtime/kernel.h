@@ -52,9 +52,17 @@ void *pn_kscratch(pn_kctx *k, size_t bytes);
 /* Input `slot`, a float32 [K,N] (or [N,K] when trans_b) GEMM operand that
  * is fixed for the session (a weight), packed once for pn_sgemm_packed_b
  * and kept by the session; NULL when the input is not fixed or memory is
- * short, and the caller then multiplies the raw matrix (same bits). */
-const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, int64_t N,
+ * short, and the caller then multiplies the raw matrix (same bits).  `part`
+ * tells apart several matrices of one input (an RNN's per direction and
+ * gate group; 0 for a whole input); B must be the same for the same part in
+ * every run. */
+const float *pn_kconst_packed_b(pn_kctx *k, int slot, int part, int trans_b, int64_t K, int64_t N,
 				const float *B, int64_t ldb);
+
+/* The same for A of pn_sgemm_packed_a: input `slot`'s float32 [M,K] rows
+ * (a convolution's weights, one group per part), packed once. */
+const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64_t K,
+				const float *A, int64_t lda);
 
 /* Makes output i a sequence / optional container (items added by the kernel
  * with pn_seq_push of schemas/tensor.h, which takes ownership of a heap

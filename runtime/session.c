@@ -28,8 +28,9 @@ typedef struct weight_entry {
  * pn_kconst_packed_b. */
 typedef struct packed_entry {
 	const pn_node *node;
-	int slot, trans;
-	int64_t K, N;
+	char side;             /* 'a' or 'b' */
+	int slot, part, trans;
+	int64_t rows, cols;
 	float *buf;
 } packed_entry;
 
@@ -166,21 +167,55 @@ void *pn_kscratch(pn_kctx *k, size_t bytes)
  * small (a batch-1 fully connected layer), and a weight is the same in every
  * run of a session: so it is packed on the first run and kept, as other
  * runtimes do when they load a model.  Only values fixed for the session
- * qualify (initializers, Constant outputs, folded values and regenerated
- * weights); a graph input or a value from the outer graph never does.
+ * qualify (initializers, Constant outputs, folded values, regenerated
+ * weights, and what deterministic ops compute from those alone:
+ * fixed_value); a graph input or a value from the outer graph never does.
  */
-const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, int64_t N,
-				const float *B, int64_t ldb)
+/*
+ * Whether value v of g is the same in every run: contents known or
+ * regenerated, a nested graph's capture of such a value, or the output of a
+ * deterministic op whose inputs all are (an exporter's Unsqueeze, Slice,
+ * Concat or Cast of a weight: Silero VAD's LSTM weights are its gates
+ * sliced from an initializer of the If around it and concatenated again),
+ * looked up to `depth` producers back.
+ */
+static int fixed_value(const pn_graph *g, int v, int depth)
+{
+	if (v < 0 || v >= g->n_values)
+		return 0;
+	const pn_value *val = &g->values[v];
+	if (val->data || val->meta)
+		return 1;
+	if (val->role == PN_ROLE_OUTER && g->parent)   /* a body's capture: the owner's value */
+		return fixed_value(g->parent, val->outer, depth);
+	if (val->role != PN_ROLE_NODE || val->producer < 0 || depth <= 0)
+		return 0;
+	const pn_node *n = &g->nodes[val->producer];
+	if (n->op < 0 || n->n_implicit)
+		return 0;
+	const pn_op_info *op = &pn_ops[n->op];
+	if ((op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) || op->kind == CONTROL)
+		return 0;
+	for (int i = 0; i < n->n_in; i++)
+		if (n->in[i] >= 0 && !fixed_value(g, n->in[i], depth - 1))
+			return 0;
+	return 1;
+}
+
+/* The session's packed copy of a fixed GEMM operand (side 'a' or 'b'; for
+ * A, rows x cols is M x K, for B it is K x N), packed on first use. */
+static const float *kconst_packed(pn_kctx *k, char side, int slot, int part, int trans,
+				  int64_t rows, int64_t cols, const float *src, int64_t ld)
 {
 	pn_run *r = k->run;
 	pn_session *s = r->s;
 	int v = slot < k->node->n_in ? k->node->in[slot] : -1;
-	if (v < 0 || v >= r->g->n_values || (!r->g->values[v].data && !r->g->values[v].meta))
+	if (!fixed_value(r->g, v, 4))
 		return NULL;
 	for (int i = 0; i < s->npk; i++) {
 		packed_entry *e = &s->pk[i];
-		if (e->node == k->node && e->slot == slot && e->trans == trans_b && e->K == K &&
-		    e->N == N)
+		if (e->node == k->node && e->side == side && e->slot == slot && e->part == part &&
+		    e->trans == trans && e->rows == rows && e->cols == cols)
 			return e->buf;
 	}
 	if (s->npk == s->maxpk) {
@@ -191,12 +226,28 @@ const float *pn_kconst_packed_b(pn_kctx *k, int slot, int trans_b, int64_t K, in
 		s->pk = pk;
 		s->maxpk = m;
 	}
-	float *buf = pn_sgemm_alloc(pn_sgemm_pack_b_size(K, N));
+	size_t n = side == 'a' ? pn_sgemm_pack_a_size(rows, cols) : pn_sgemm_pack_b_size(rows, cols);
+	float *buf = pn_sgemm_alloc(n);
 	if (!buf)
 		return NULL;
-	pn_sgemm_pack_b(trans_b, K, N, B, ldb, buf);
-	s->pk[s->npk++] = (packed_entry){k->node, slot, trans_b, K, N, buf};
+	if (side == 'a')
+		pn_sgemm_pack_a(trans, rows, cols, src, ld, buf);
+	else
+		pn_sgemm_pack_b(trans, rows, cols, src, ld, buf);
+	s->pk[s->npk++] = (packed_entry){k->node, side, slot, part, trans, rows, cols, buf};
 	return buf;
+}
+
+const float *pn_kconst_packed_b(pn_kctx *k, int slot, int part, int trans_b, int64_t K, int64_t N,
+				const float *B, int64_t ldb)
+{
+	return kconst_packed(k, 'b', slot, part, trans_b, K, N, B, ldb);
+}
+
+const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64_t K,
+				const float *A, int64_t lda)
+{
+	return kconst_packed(k, 'a', slot, part, 0, M, K, A, lda);
 }
 
 static void release_scratch(pn_run *r)

@@ -405,8 +405,15 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 				float *yg = y + (n * g->M + gi * g->Mg) * g->osp + p0;
 				pn_conv_im2col_f32(&g->w, x + (n * g->C + gi * g->Cg) * g->isp, g->Cg,
 						   p0, cnt, col);
-				pn_sgemm(0, 0, g->Mg, cnt, rows, 1.0f, w + gi * g->Mg * rows, rows, col,
-					 cnt, 0.0f, yg, g->osp);
+				/* the weights, packed in the session's first run */
+				const float *wp = pn_kconst_packed_a(k, 1, (int)gi, g->Mg, rows,
+								     w + gi * g->Mg * rows, rows);
+				if (wp)
+					pn_sgemm_packed_a(0, g->Mg, cnt, rows, 1.0f, wp, col, cnt, 0.0f, yg,
+							  g->osp);
+				else
+					pn_sgemm(0, 0, g->Mg, cnt, rows, 1.0f, w + gi * g->Mg * rows, rows,
+						 col, cnt, 0.0f, yg, g->osp);
 				add_bias_f32(yg, g->osp, g->Mg, cnt, b ? b + gi * g->Mg : NULL);
 			}
 	return 0;

@@ -257,7 +257,7 @@ int pn_kernel_MatMul(pn_kctx *k)
 		rc = -1;
 	const float *pb = NULL;
 	if (!rc && ct == PN_FLOAT && p.nb == 1 && p.K > 0 && pn_sgemm_packs_b(0, p.M, p.N))
-		pb = pn_kconst_packed_b(k, 1, 0, p.K, p.N, bb.p, p.N);
+		pb = pn_kconst_packed_b(k, 1, 0, 0, p.K, p.N, bb.p, p.N);
 	if (pb)
 		pn_sgemm_packed_b(0, p.M, p.N, p.K, 1.0f, ab.p, p.K, pb, 0.0f, yb.p, p.N);
 	else if (!rc)
@@ -393,7 +393,7 @@ int pn_kernel_Gemm(pn_kctx *k)
 			for (int64_t i = 0; i < M * N; i++)
 				yd[i] *= (float)beta;
 		const float *pb = pn_sgemm_packs_b(tb, M, N) ?
-			pn_kconst_packed_b(k, 1, tb, K, N, bb.p, tb ? K : N) : NULL;
+			pn_kconst_packed_b(k, 1, 0, tb, K, N, bb.p, tb ? K : N) : NULL;
 		if (pb)
 			pn_sgemm_packed_b(ta, M, N, K, (float)alpha, ab.p, ta ? M : K, pb,
 					  has_c ? 1.0f : 0.0f, yd, N);

@@ -243,6 +243,7 @@ static void store_out(pn_tensor *o, float *buf, int ok)
 /* --- the recurrence ------------------------------------------------------------------------- */
 
 typedef struct rnn_io {
+	pn_kctx *k;                   /* for the session's packed weights */
 	const float *x, *w, *r, *b, *h0, *c0, *p;
 	const int64_t *lens;          /* per batch row, or NULL */
 	float *y, *yh, *yc;
@@ -254,9 +255,12 @@ typedef struct rnn_work {
 	float *h, *c; /* [B, H] running state */
 	float *rh;    /* GRU: r (.) H_{t-1}, then its product with Rh^T */
 	/* R^T (GRU without linear_before_reset: its z and r rows) and Rh^T
-	 * packed once per direction for pn_sgemm_packed_b, or NULL: every step
-	 * multiplies by the same R, which pn_sgemm would pack again each time. */
-	float *rp, *rhp;
+	 * packed for pn_sgemm_packed_b, or NULL: every step multiplies by the
+	 * same R, which pn_sgemm would pack again each time.  A weight's are
+	 * the session's (pn_kconst_packed_b: packed in its first run, kept),
+	 * others are packed per direction here and freed (own_*). */
+	const float *rp, *rhp;
+	float *own_rp, *own_rhp;
 } rnn_work;
 
 static inline float clipf(float v, float c)
@@ -285,7 +289,14 @@ static int64_t h_off(const rnn_cfg *c, int d, int64_t b)
 static void project(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
 {
 	int64_t GH = c->G * c->H, rows = c->S * c->B;
-	pn_sgemm(0, 1, rows, GH, c->I, 1.0f, io->x, c->I, io->w + d * GH * c->I, c->I, 0.0f, w->xw, GH);
+	const float *W = io->w + d * GH * c->I;
+	/* W is a weight in nearly every model: packed in the session's first run */
+	const float *wp = pn_sgemm_packs_b(1, rows, GH) ?
+		pn_kconst_packed_b(io->k, 1, d, 1, c->I, GH, W, c->I) : NULL;
+	if (wp)
+		pn_sgemm_packed_b(0, rows, GH, c->I, 1.0f, io->x, c->I, wp, 0.0f, w->xw, GH);
+	else
+		pn_sgemm(0, 1, rows, GH, c->I, 1.0f, io->x, c->I, W, c->I, 0.0f, w->xw, GH);
 	if (!io->b)
 		return;
 	const float *wb = io->b + d * 2 * GH, *rb = wb + GH;
@@ -416,20 +427,30 @@ static void step(const rnn_cfg *c, const rnn_io *io, int d, int rev, int64_t t, 
 /* Packs this direction's R for the steps when that pays (see rnn_work);
  * left NULL when not, or when memory is short (the steps then read R raw,
  * with the same bits). */
+/* R (or Rh) packed: the session's when R is a weight, else packed here
+ * when the steps are enough to pay for it (*own set), else NULL. */
+static const float *packed_r(const rnn_cfg *c, const rnn_io *io, int part, int64_t ncols,
+			     const float *R, float **own)
+{
+	int64_t H = c->H;
+	*own = NULL;
+	if (H == 0 || !pn_sgemm_packs_b(1, c->B, ncols))
+		return NULL;
+	const float *kept = pn_kconst_packed_b(io->k, 2, part, 1, H, ncols, R, H);
+	if (kept || c->S < 2)
+		return kept;
+	if ((*own = pn_sgemm_alloc(pn_sgemm_pack_b_size(H, ncols))))
+		pn_sgemm_pack_b(1, H, ncols, R, H, *own);
+	return *own;
+}
+
 static void pack_recurrence(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
 {
 	int64_t GH = c->G * c->H, H = c->H;
-	int64_t ncols = r_cols(c);
 	const float *R = io->r + d * GH * H;
-	w->rp = w->rhp = NULL;
-	if (c->S < 2 || H == 0)
-		return;
-	if (pn_sgemm_packs_b(1, c->B, ncols) &&
-	    (w->rp = pn_sgemm_alloc(pn_sgemm_pack_b_size(H, ncols))))
-		pn_sgemm_pack_b(1, H, ncols, R, H, w->rp);
-	if (c->cell == CELL_GRU && !c->lbr && pn_sgemm_packs_b(1, c->B, H) &&
-	    (w->rhp = pn_sgemm_alloc(pn_sgemm_pack_b_size(H, H))))
-		pn_sgemm_pack_b(1, H, H, R + 2 * H * H, H, w->rhp);
+	w->rp = packed_r(c, io, 2 * d, r_cols(c), R, &w->own_rp);
+	w->rhp = c->cell == CELL_GRU && !c->lbr ?
+		packed_r(c, io, 2 * d + 1, H, R + 2 * H * H, &w->own_rhp) : NULL;
 }
 
 static int run_direction(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
@@ -451,9 +472,10 @@ static int run_direction(const rnn_cfg *c, const rnn_io *io, int d, rnn_work *w)
 	pack_recurrence(c, io, d, w);
 	for (int64_t t = 0; t < c->S; t++)
 		step(c, io, d, rev, t, w);
-	free(w->rp);
-	free(w->rhp);
+	free(w->own_rp);
+	free(w->own_rhp);
 	w->rp = w->rhp = NULL;
+	w->own_rp = w->own_rhp = NULL;
 	for (int64_t b = 0; b < c->B; b++) {
 		memcpy(io->yh + h_off(c, d, b), w->h + b * H, sizeof(float) * (size_t)H);
 		if (io->yc)
@@ -528,7 +550,7 @@ static int recurrent(pn_kctx *k)
 	if (alloc_outputs(k, &c, dtype))
 		return -1;
 	float *tmp[7];
-	rnn_io io = {0};
+	rnn_io io = {.k = k};
 	io.x = as_f32(k->in[0], &tmp[0]);
 	io.w = as_f32(k->in[1], &tmp[1]);
 	io.r = as_f32(k->in[2], &tmp[2]);
