@@ -6,9 +6,10 @@
  * check's runs, a variant's batch-independence runs.  Most are small, but a
  * detection model at its binding holds most of a gigabyte, and two of them
  * side by side took the 10,000-model build to 2.5 GB.  A run enters the gate
- * with its estimated peak (pn_infer_peak_bytes) and waits while the runs
- * already inside hold too much of the budget for it; a run larger than the
- * whole budget waits until it is alone.  The gate decides only when a run
+ * with its estimated peak (pn_infer_peak_bytes: what inference knows of
+ * it) and waits while the runs already inside hold too much of the budget
+ * for it; a run larger than the whole budget (VGG at batch 64) waits until
+ * it is alone.  The gate decides only when a run
  * starts, never what it computes: a store comes out byte-identical with any
  * budget and thread count.
  *
@@ -21,8 +22,7 @@
 #include <stdint.h>
 
 /* Waits until a run of `bytes` may start, then counts it in; returns what
- * it counted (at most the budget: SIZE_MAX, a size no one knows before the
- * run, counts as the whole budget), which pn_run_gate_leave takes back. */
+ * it counted (at most the budget), which pn_run_gate_leave takes back. */
 size_t pn_run_gate_enter(size_t bytes);
 void   pn_run_gate_leave(size_t counted);
 

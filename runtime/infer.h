@@ -100,10 +100,10 @@ int pn_infer_subgraph(pn_ictx *c, const pn_graph *g, const pn_type *input_types,
 /* The memory a run of g at the types of r holds at its fullest, in bytes:
  * its initializers (kept or regenerated) and, walking g->topo, the most its
  * node outputs hold at once, each freed after its last reader (as the
- * session's pool frees it).  SIZE_MAX when the size of a value is not known
- * before the run (a detector's regions after its NMS).  Nested graphs count
- * their owner's outputs only.  An estimate for scheduling runs
- * (extract/run_gate.h), not a bound. */
+ * session's pool frees it).  A value whose size is not known before the run
+ * (a detector's regions after its NMS) counts nothing, and nested graphs
+ * count their owner's outputs only: an estimate of what is known, for
+ * scheduling runs (extract/run_gate.h), not a bound. */
 size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r);
 
 /* Largest output (elements) constant folding will compute. */

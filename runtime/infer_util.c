@@ -184,14 +184,12 @@ int pn_infer_none(pn_ictx *c)
 
 /* --- the memory a run holds ---------------------------------------------------------- */
 
-/* The bytes of a value of type t; SIZE_MAX when a dim is not known before
- * the run (after NonZero or an NMS). */
+/* The bytes of a value of type t; 0 when a dim is not known before the run
+ * (after NonZero or an NMS). */
 static size_t type_bytes(const pn_type *t)
 {
-	if (t->kind != PN_KIND_TENSOR || t->rank < 0)
+	if (t->kind != PN_KIND_TENSOR || t->rank < 0 || !pn_type_is_static(t))
 		return 0;
-	if (!pn_type_is_static(t))
-		return SIZE_MAX;
 	int64_t n = pn_numel(t->rank, t->dims);
 	return n > 0 ? (size_t)n * pn_dtype_size(t->dtype) : 0;
 }
@@ -234,11 +232,6 @@ size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r)
 			if (v < 0 || g->values[v].data)
 				continue;
 			size_t b = type_bytes(&r->v[v].type);
-			if (b == SIZE_MAX) {
-				free(freed);
-				free(last);
-				return SIZE_MAX;
-			}
 			live += b;
 			if (last[v] < 0)
 				freed[s] += b;   /* read by no one: dropped after its step */
