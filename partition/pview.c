@@ -18,7 +18,7 @@ static int is_compute(const pn_graph *g, const pn_infer_result *r, int i)
 		return 0;
 	for (int k = 0; k < n->n_out; k++) {
 		int v = n->out[k];
-		if (v >= 0 && !g->values[v].data && !r->v[v].value && pn_const_source(g, r, v) < 0)
+		if (v >= 0 && pn_const_source(g, r, v) < 0)
 			return 1;
 	}
 	return 0;   /* every output is a known constant (or an Identity of one): folded away */

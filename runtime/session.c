@@ -163,15 +163,6 @@ void *pn_kscratch(pn_kctx *k, size_t bytes)
 }
 
 /*
- * Packing B costs a pass over it, as much as the product itself when M is
- * small (a batch-1 fully connected layer), and a weight is the same in every
- * run of a session: so it is packed on the first run and kept, as other
- * runtimes do when they load a model.  Only values fixed for the session
- * qualify (initializers, Constant outputs, folded values, regenerated
- * weights, and what deterministic ops compute from those alone:
- * fixed_value); a graph input or a value from the outer graph never does.
- */
-/*
  * Whether value v of g is the same in every run: contents known or
  * regenerated, a nested graph's capture of such a value, or the output of a
  * deterministic op whose inputs all are (an exporter's Unsqueeze, Slice,
@@ -202,6 +193,16 @@ static int fixed_value(const pn_graph *g, int v, int depth)
 	return 1;
 }
 
+/*
+ * Packing B costs a pass over it, as much as the product itself when M is
+ * small (a batch-1 fully connected layer), and a weight is the same in every
+ * run of a session: so it is packed on the first run and kept, as other
+ * runtimes do when they load a model.  Only values fixed for the session
+ * qualify (fixed_value: initializers, Constant outputs, folded values,
+ * regenerated weights, a body's capture of one, and what deterministic ops
+ * compute from those alone); a graph input never does.  The same holds for
+ * a convolution's weights as A (pn_kconst_packed_a).
+ */
 /* The session's packed copy of a fixed GEMM operand (side 'a' or 'b'; for
  * A, rows x cols is M x K, for B it is K x N), packed on first use. */
 static const float *kconst_packed(pn_kctx *k, char side, int slot, int part, int trans,
