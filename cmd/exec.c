@@ -88,8 +88,9 @@ static void print_times_json(const pn_profile_stats *s)
 	       "\"profiling\":%.3f,", rate(s), s->calibration_s, s->ranges.seconds, s->plan_s,
 	       s->read_s, s->check_s, s->timing_s, s->commit_s, s->profile_s);
 	printf("\"work\":{\"decode\":%.3f,\"infer\":%.3f,\"inputs\":%.3f,\"weights\":%.3f,"
-	       "\"correctness\":%.3f,\"timed_runs\":%.3f,\"flags\":%.3f}},", w->decode, w->infer,
-	       w->inputs, w->weights, w->correct, w->timing, w->cost);
+	       "\"correctness\":%.3f,\"timed_runs\":%.3f,\"flags\":%.3f}},\"correctness_runs\":%lld,",
+	       w->decode, w->infer, w->inputs, w->weights, w->correct, w->timing, w->cost,
+	       (long long)w->check_runs);
 }
 
 static void print_times(const pn_profile_stats *s)
@@ -102,6 +103,8 @@ static void print_times(const pn_profile_stats *s)
 	printf("exec: thread s (summed over subgraphs): decode %.2f, infer %.2f, inputs %.2f, "
 	       "weights %.2f, correctness runs %.2f, timed runs %.2f, flags %.2f\n", w->decode,
 	       w->infer, w->inputs, w->weights, w->correct, w->timing, w->cost);
+	printf("exec: %lld correctness runs (one per subgraph checked: a second run and the "
+	       "1-thread one are timing's first runs)\n", (long long)w->check_runs);
 }
 
 static void print_stats(const pn_profile_stats *s, int json)
@@ -279,8 +282,8 @@ const pn_cmd_spec pn_cmd_exec = {
 		   "else seeded ones) and records the range of values each subgraph input takes\n"
 		   "there.  Then profiles every stored subgraph that this executor build has\n"
 		   "not measured: seeded inputs (floats in those ranges), a correctness run (no\n"
-		   "NaN, bitwise equal across two runs and across thread counts), a warm-up\n"
-		   "run, 3 to T timed trials, stopped once the median is far enough from\n"
+		   "NaN; bitwise equal on the warm-up and on the first 1-thread trial), a\n"
+		   "warm-up run, 3 to T timed trials, stopped once the median is far enough from\n"
 		   "every threshold the flags compare it with (--protocol full: W warm-ups\n"
 		   "and T trials), median and IQR (repeated up to R times while\n"
 		   "IQR/median > 0.2, then marked unstable), roofline bounds from the\n"

@@ -72,6 +72,12 @@ struct pn_measure {
 	double bytes;            /* what its values hold, summed: the memory it keeps */
 	int reps;                /* runs per timed trial (0: not sized yet) */
 	int timing_runs;         /* warm-ups, sizing runs and trials so far */
+	int runs;                /* every run of the session, a trial's repeats each */
+	/* The correctness run's outputs, and the comparisons with them still
+	 * owed: timing's first run on the timing threads is the "second run",
+	 * its first run on 1 thread the "1 thread" one (check_outputs). */
+	pn_tensor **first;
+	int owe_again, owe_one;
 	char err[PN_ERRLEN];
 };
 typedef struct pn_measure measure;
@@ -103,6 +109,7 @@ static void free_outputs(measure *ms)
 static int run_once(measure *ms, int threads)
 {
 	free_outputs(ms);
+	ms->runs++;
 	pn_session_set_threads(ms->s, threads);
 	return pn_session_run(ms->s, ms->in, ms->m->graph->n_inputs, ms->out, ms->err);
 }
@@ -221,9 +228,18 @@ static int prepare(measure *ms, const uint8_t *canon, size_t len, const pn_range
 	return pn_session_new(g, &eo, &ms->s, ms->err);
 }
 
+static void free_first(measure *ms)
+{
+	for (int i = 0; ms->first && i < ms->m->graph->n_outputs; i++)
+		pn_tensor_free(ms->first[i]);
+	free(ms->first);
+	ms->first = NULL;
+}
+
 static void release(measure *ms)
 {
 	free_outputs(ms);
+	free_first(ms);
 	for (int i = 0; ms->m && ms->in && i < ms->m->graph->n_inputs; i++)
 		pn_tensor_free(ms->in[i]);
 	free(ms->in);
@@ -265,35 +281,59 @@ static int has_infinite_constant(const pn_graph *g)
 }
 
 /* Finite (no NaN; no infinity the subgraph's constants do not explain), and
- * bitwise equal across two runs and across thread counts. */
+ * bitwise equal across two runs and across thread counts.  Only the first
+ * run is made here: its outputs are kept, and the other two comparisons are
+ * owed to timing (settle_checks), whose first run on the timing threads is
+ * the second run and whose first on 1 thread the 1-thread one; they used to
+ * be two runs more of every subgraph, each the length of a warm-up.  A
+ * measurement never timed (the ORT baseline's, of a subgraph exec already
+ * profiled) settles neither. */
 static int check_outputs(measure *ms, int threads)
 {
 	const pn_graph *g = ms->m->graph;
 	int inf_ok = has_infinite_constant(g);
-	pn_tensor **first = calloc((size_t)g->n_outputs + 1, sizeof(void *));
-	int rc = first ? run_once(ms, threads) : pn_fail(ms->err, "out of memory");
+	ms->first = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+	int rc = ms->first ? run_once(ms, threads) : pn_fail(ms->err, "out of memory");
 	if (!rc)
 		ms->denormal_outputs = subnormals_in(ms->out, g->n_outputs);
 	for (int i = 0; !rc && i < g->n_outputs; i++) {
 		if (!all_finite(ms->out[i], inf_ok))
 			rc = pn_fail(ms->err, "non-finite output: %s on the seeded inputs",
 				     g->values[g->outputs[i]].name);
-		first[i] = ms->out[i];
+		/* kept apart from out, which the next run frees; the bytes count
+		 * in what the measurement holds */
+		ms->first[i] = ms->out[i];
 		ms->out[i] = NULL;
+		if (ms->first[i] && ms->first[i]->kind == PN_KIND_TENSOR)
+			ms->bytes += (double)ms->first[i]->numel *
+				     (double)pn_dtype_size(ms->first[i]->dtype);
 	}
-	int again[2] = {threads, threads > 1 ? 1 : 0};
-	const char *what[2] = {"a second run", "1 thread"};
-	for (int k = 0; k < 2 && !rc && again[k]; k++) {
-		rc = run_once(ms, again[k]);
-		for (int i = 0; !rc && i < g->n_outputs; i++)
-			if (!pn_tensor_same_bits(first[i], ms->out[i]))
-				rc = pn_fail(ms->err, "output %s differs on %s (not deterministic)",
-					     g->values[g->outputs[i]].name, what[k]);
-	}
-	for (int i = 0; first && i < g->n_outputs; i++)
-		pn_tensor_free(first[i]);
-	free(first);
+	ms->owe_again = 1;
+	ms->owe_one = threads > 1;
 	return rc;
+}
+
+/* After a run of timing on `threads` threads: the comparison with the
+ * correctness run that this run settles, if one is owed.  Outside the
+ * timed interval: the caller has read the clock. */
+static int settle_checks(measure *ms, int threads)
+{
+	const char *what;
+	if (ms->owe_again && (threads != 1 || !ms->owe_one)) {
+		ms->owe_again = 0;
+		what = "a second run";
+	} else if (ms->owe_one && threads == 1 && !ms->owe_again) {
+		ms->owe_one = 0;
+		what = "1 thread";
+	} else {
+		return 0;
+	}
+	const pn_graph *g = ms->m->graph;
+	for (int i = 0; i < g->n_outputs; i++)
+		if (!pn_tensor_same_bits(ms->first[i], ms->out[i]))
+			return pn_fail(ms->err, "output %s differs on %s (not deterministic)",
+				       g->values[g->outputs[i]].name, what);
+	return 0;
 }
 
 /* --- timing --------------------------------------------------------------------------- */
@@ -305,7 +345,7 @@ static int timed_run(measure *ms, int threads, double *us)
 	int rc = run_once(ms, threads);
 	*us = (pn_now() - t0) * 1e6;
 	ms->timing_runs++;
-	return rc;
+	return rc ? rc : settle_checks(ms, threads);
 }
 
 /* Runs per timed trial, so that a trial of a run of `us` lasts PN_MIN_TRIAL_US. */
@@ -345,6 +385,8 @@ static int trials(measure *ms, int threads, const pn_profile_opts *o, const pn_s
 				return -1;
 		times[(*n)++] = (pn_now() - t0) * 1e6 / *reps;
 		ms->timing_runs++;
+		if (settle_checks(ms, threads))
+			return -1;
 	} while (!pn_trials_enough(times, *n, rule));
 	return 0;
 }
@@ -519,6 +561,19 @@ static void flags(measure *ms, const pn_profile_opts *o, Passnet__Profile *p)
 
 /* --- one subgraph ------------------------------------------------------------------------ */
 
+/* A profile that failed during timing (a run's error, or outputs that
+ * differ from the correctness run's) keeps no times: a median of a
+ * subgraph that computes two answers measures nothing. */
+static void drop_times(Passnet__Profile *p)
+{
+	free(p->times_us);
+	p->times_us = NULL;
+	p->n_times_us = 0;
+	p->has_median_us = p->has_iqr_us = p->has_repeats = p->has_median_1thread_us = 0;
+	p->median_us = p->iqr_us = p->median_1thread_us = 0;
+	p->repeats = 0;
+}
+
 static void fail(Passnet__Profile *p, const char *why)
 {
 	p->status = strdup("failed");
@@ -565,6 +620,7 @@ pn_measure *pn_profile_check(const uint8_t *canon, size_t len, const pn_range *r
 		p->ranged_inputs = (uint32_t)ms->ranged;
 		double t0 = pn_now();
 		rc = check_outputs(ms, threads);
+		tm->check_runs += ms->runs;
 		double weights = pn_session_weight_seconds(ms->s);
 		tm->weights += weights;
 		tm->correct += pn_now() - t0 - weights;
@@ -595,6 +651,7 @@ void pn_profile_time(pn_measure *ms, const pn_profile_opts *o, const pn_calibrat
 	p->has_timing_runs = 1;
 	p->timing_runs = (uint32_t)ms->timing_runs;
 	if (rc) {
+		drop_times(p);
 		fail(p, ms->err);
 	} else {
 		if (p->median_us > 0 && p->iqr_us / p->median_us > PN_UNSTABLE_IQR)
@@ -632,7 +689,7 @@ pn_tensor *const *pn_measure_inputs(const pn_measure *ms)
 
 pn_tensor *const *pn_measure_outputs(const pn_measure *ms)
 {
-	return ms->out;
+	return ms->first;
 }
 
 void pn_profile_drop(pn_measure *ms)

@@ -8,9 +8,10 @@
  *      an unknown rank fails with "data-dependent shape";
  *   2. seeded inputs (pn_input_for: floats in the ranges their models showed,
  *      exec/ranges.h), weights regenerated from metadata;
- *   3. a correctness run: every output finite, bitwise equal on a second
- *      run and with 1 thread against the timing thread count; subnormal
- *      values in the inputs and in the first run's outputs are counted;
+ *   3. a correctness run: every output finite, and bitwise equal on a
+ *      second run and on 1 thread against the timing thread count, which
+ *      are timing's own first runs on each (no run more is made for them);
+ *      subnormal values in the inputs and in that run's outputs are counted;
  *   4. warm-ups, then timed trials, as many as the protocol says
  *      (exec/protocol.h: adaptive stops once the median is far enough from
  *      every threshold, full runs W warm-ups and T trials); median and IQR;
@@ -77,7 +78,9 @@ typedef struct pn_profile_times {
 	double infer;     /* shapes and types of every value */
 	double inputs;    /* seeded inputs */
 	double weights;   /* weights regenerated from their statistics */
-	double correct;   /* the correctness runs (weights aside) */
+	double correct;   /* the correctness run (weights aside) */
+	int64_t check_runs; /* runs made for correctness alone: one per subgraph
+			     * checked (the comparisons use timing's runs) */
 	double timing;    /* warm-ups and trials, on N threads and on 1 */
 	double cost;      /* cost, bounds, flags and freeing the session */
 } pn_profile_times;
@@ -137,7 +140,8 @@ int64_t pn_tensor_subnormals(const pn_tensor *t);
  * pn_profile_one in two halves, so that the half that is not timed can run
  * for several subgraphs at once while the timed half runs alone:
  * pn_profile_check fills p's fixed fields, decodes, draws the inputs and
- * makes the session, and runs the correctness runs; it returns the
+ * makes the session, and makes the correctness run (the comparisons owed
+ * to it are settled by pn_profile_time's first runs); it returns the
  * measurement ready to be timed, or NULL when p is already final (failed).
  * It may run on any thread, concurrently with other pn_profile_check calls
  * (never with a pn_profile_time).  pn_profile_time times it (steps 4-6 of
@@ -154,7 +158,7 @@ void pn_profile_drop(pn_measure *ms);
 /* The bytes its values hold, as inferred: what keeping it costs in memory. */
 double pn_measure_bytes(const pn_measure *ms);
 /* A checked measurement's graph, its inputs (as the timing feeds them) and
- * the outputs of its last correctness run: the reference another backend is
+ * the outputs of its correctness run: the reference another backend is
  * judged against (exec/baseline.c). */
 const pn_graph *pn_measure_graph(const pn_measure *ms);
 pn_tensor *const *pn_measure_inputs(const pn_measure *ms);

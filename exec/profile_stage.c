@@ -7,7 +7,7 @@
  * Subgraphs go in batches of up to BATCH, each in two phases that never
  * overlap:
  *   1. set-up and correctness (pn_profile_check: decode, inputs, session,
- *      the correctness runs) of the whole batch on `threads` threads at
+ *      the correctness run) of the whole batch on `threads` threads at
  *      once, each taking the next subgraph; nothing is timed meanwhile, and
  *      the threads end before phase 2, so their OpenMP teams are gone too;
  *   2. timing (pn_profile_time), one subgraph after the other in plan
@@ -304,6 +304,7 @@ static int check_batch(pbatch *b, int workers, double budget_end, pn_profile_tim
 		sum->inputs += t->inputs;
 		sum->weights += t->weights;
 		sum->correct += t->correct;
+		sum->check_runs += t->check_runs;
 	}
 	int done = atomic_load(&b->next);
 	return done < b->n ? done : b->n;

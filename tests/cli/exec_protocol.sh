@@ -11,7 +11,11 @@
 #  3. flags that do not depend on time (fusible) are the same in all three;
 #  4. bench/protocol_agree.py's agreement counts equal the ones counted
 #     here from the same listings;
-#  5. show prints the protocol line; an unknown protocol is refused.
+#  5. show prints the protocol line; an unknown protocol is refused;
+#  6. under either protocol each subgraph gets one correctness run: the
+#     second run and the 1-thread one it is compared with are timing's own
+#     first runs (exec --json's correctness_runs, counted where the session
+#     runs).
 . "$ROOT/tests/cli/lib.sh"
 need_corpus
 base="$TEST_TMP/base"
@@ -30,8 +34,11 @@ n=$(wc -l < "$TEST_TMP/sample")
 for r in full_a adaptive full_b; do
 	cp -r "$base" "$TEST_TMP/$r"
 	p=full; [ "$r" = adaptive ] && p=adaptive
-	pn --db "$TEST_TMP/$r" -j 2 exec --protocol "$p" --only "$TEST_TMP/sample"
+	pn --db "$TEST_TMP/$r" --json -j 2 exec --protocol "$p" --only "$TEST_TMP/sample"
 	[ "$status" -eq 0 ] || fail "exec --protocol $p: $out"
+	echo "$out" | grep -q "\"profiled\":$n," || fail "exec --protocol $p profiled not $n: $out"
+	echo "$out" | grep -q "\"correctness_runs\":$n," ||
+		fail "exec --protocol $p: not one correctness run per subgraph: $out"
 	"$PASSNET" --db "$TEST_TMP/$r" --json ls --subgraphs > "$TEST_TMP/$r.json"
 done
 "$PY" - "$TEST_TMP" <<'PYEOF' || fail "profiles of the two protocols"
