@@ -34,6 +34,15 @@ typedef struct packed_entry {
 	float *buf;
 } packed_entry;
 
+/* One graph of the session (the top one, or a body of an If or a Loop):
+ * which of its nodes compute the same outputs in every run, and those
+ * outputs once computed (see fold_state). */
+typedef struct fixed_graph {
+	const pn_graph *g;
+	int8_t *state;       /* per node: 0 not decided yet, 1 fixed, -1 not */
+	pn_tensor **vals;    /* per value: the fixed node's output, kept */
+} fixed_graph;
+
 struct pn_session {
 	const pn_graph *g;
 	pn_exec_opts o;
@@ -42,6 +51,9 @@ struct pn_session {
 	int nw, maxw;
 	packed_entry *pk;
 	int npk, maxpk;
+	fixed_graph **fg;    /* each apart: a run keeps a pointer while bodies add more */
+	int nfg, maxfg;
+	int runs_once;       /* pn_run_once's: keeping fixed outputs would only hold memory */
 	double weight_seconds;   /* spent in pn_weight_regen */
 };
 
@@ -56,6 +68,7 @@ typedef struct pn_run {
 	pn_tensor **vals;    /* tensor of each value once known */
 	uint8_t *own;        /* vals[i] belongs to this run: released to the pool */
 	int32_t *left;       /* readers still to come */
+	fixed_graph *fixed;  /* g's fixed nodes in the session (NULL: none kept) */
 	struct pn_run *parent;
 } pn_run;
 
@@ -309,6 +322,14 @@ void pn_session_free(pn_session *s)
 	for (int i = 0; i < s->npk; i++)
 		free(s->pk[i].buf);
 	free(s->pk);
+	for (int i = 0; i < s->nfg; i++) {
+		for (int v = 0; v < s->fg[i]->g->n_values; v++)
+			release(&s->pool, s->fg[i]->vals[v]);
+		free(s->fg[i]->state);
+		free(s->fg[i]->vals);
+		free(s->fg[i]);
+	}
+	free(s->fg);
 	pn_pool_clear(&s->pool);
 	free(s);
 }
@@ -336,6 +357,94 @@ static pn_tensor *session_weight(pn_session *s, const pn_graph *g, int v, char *
 	}
 	s->w[s->nw++] = (weight_entry){g, v, t};
 	return t;
+}
+
+/* --- fixed nodes ---------------------------------------------------------------- */
+
+/*
+ * A node whose inputs are all fixed for the session (weights, constants,
+ * captures of such values, outputs of other fixed nodes) and whose op is
+ * deterministic computes the same outputs in every run: an exporter's
+ * Transpose, Slice, Concat or Unsqueeze of a weight, a DequantizeLinear of
+ * int8 weights.  It runs once, in the session's first run, and its outputs
+ * are kept for the next runs, as other runtimes fold such nodes when they
+ * load a model (ORT's constant folding).  Outputs are bitwise those of the
+ * first run (kernels are deterministic at every thread count), so only
+ * time changes.  Sessions that observe values (the range and binding runs)
+ * keep none: an observer must see every node run; nor does pn_run_once's,
+ * which has no next run.
+ */
+static fixed_graph *fixed_graph_of(pn_session *s, const pn_graph *g)
+{
+	if (s->o.observe || s->o.observe_all || s->runs_once)
+		return NULL;
+	for (int i = 0; i < s->nfg; i++)
+		if (s->fg[i]->g == g)
+			return s->fg[i];
+	if (s->nfg == s->maxfg) {
+		int m = s->maxfg ? s->maxfg * 2 : 4;
+		fixed_graph **fg = realloc(s->fg, sizeof(*fg) * (size_t)m);
+		if (!fg)
+			return NULL;
+		s->fg = fg;
+		s->maxfg = m;
+	}
+	fixed_graph *f = calloc(1, sizeof(*f));
+	if (f) {
+		f->g = g;
+		f->state = calloc((size_t)g->n_nodes + 1, 1);
+		f->vals = calloc((size_t)g->n_values + 1, sizeof(pn_tensor *));
+	}
+	if (!f || !f->state || !f->vals) {
+		if (f) {
+			free(f->state);
+			free(f->vals);
+		}
+		free(f);
+		return NULL;
+	}
+	return s->fg[s->nfg++] = f;
+}
+
+/* Whether value v of the graph is fixed for the session; a node's output
+ * is when its producer was found fixed (producers run first). */
+static int value_is_fixed(const fixed_graph *fg, int v)
+{
+	const pn_value *val = &fg->g->values[v];
+	if (val->data || val->meta)
+		return 1;
+	if (val->role == PN_ROLE_OUTER && fg->g->parent)
+		return fixed_value(fg->g->parent, val->outer, 8);
+	return val->role == PN_ROLE_NODE && val->producer >= 0 && fg->state[val->producer] == 1;
+}
+
+/* 1 when node n of fg's graph is fixed (decided on its first run). */
+static int node_is_fixed(fixed_graph *fg, const pn_node *n)
+{
+	int8_t *st = &fg->state[n - fg->g->nodes];
+	if (*st)
+		return *st > 0;
+	int ok = n->op >= 0 && !n->n_implicit && n->n_out > 0;
+	const pn_op_info *op = ok ? &pn_ops[n->op] : NULL;
+	ok = ok && !(op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) && op->kind != CONTROL;
+	for (int i = 0; ok && i < n->n_in; i++)
+		ok = n->in[i] < 0 || value_is_fixed(fg, n->in[i]);
+	*st = ok ? 1 : -1;
+	return ok;
+}
+
+/* The kept outputs of fixed node n into the run: 1 when it has them all. */
+static int take_fixed(pn_run *r, const pn_node *n)
+{
+	for (int i = 0; i < n->n_out; i++)
+		if (n->out[i] >= 0 && !r->fixed->vals[n->out[i]])
+			return 0;
+	for (int i = 0; i < n->n_out; i++)
+		if (n->out[i] >= 0) {
+			r->vals[n->out[i]] = r->fixed->vals[n->out[i]];
+			r->own[n->out[i]] = 0;
+		}
+	return 1;
 }
 
 /* --- runs ----------------------------------------------------------------------- */
@@ -368,6 +477,7 @@ static int run_init(pn_run *r, pn_session *s, const pn_graph *g, pn_run *parent,
 		return pn_fail(err, "out of memory");
 	for (int v = 0; v < g->n_values; v++)
 		r->left[v] = g->values[v].n_consumers;
+	r->fixed = fixed_graph_of(s, g);
 	return 0;
 }
 
@@ -535,6 +645,12 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 {
 	if (is_attached_constant(r->g, n))
 		return 0;    /* value_of() serves it from the IR */
+	int fixed = r->fixed && node_is_fixed(r->fixed, n);
+	if (fixed && take_fixed(r, n)) {
+		for (int i = 0; i < n->n_in; i++)
+			drop_reader(r, n->in[i]);
+		return 0;
+	}
 	pn_tensor *in_s[PN_STACK_IO], *out_s[PN_STACK_IO];
 	pn_tensor **in = n->n_in > PN_STACK_IO ? calloc((size_t)n->n_in, sizeof(void *)) : in_s;
 	pn_tensor **out = n->n_out > PN_STACK_IO ? calloc((size_t)n->n_out, sizeof(void *)) : out_s;
@@ -555,7 +671,11 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 			o->observe_all(o->observe_ud, r->g, n->out[i], out[i]);
 	for (int i = 0; i < n->n_out && out; i++) {
 		int v = n->out[i];
-		if (!rc && v >= 0) {
+		if (!rc && v >= 0 && fixed) {
+			/* kept by the session, read by this run and the next ones */
+			r->vals[v] = r->fixed->vals[v] = out[i];
+			r->own[v] = 0;
+		} else if (!rc && v >= 0) {
 			r->vals[v] = out[i];
 			r->own[v] = 1;
 			if (!r->g->values[v].n_consumers && !r->g->values[v].is_output)
@@ -681,8 +801,10 @@ int pn_run_once(const pn_graph *g, const pn_exec_opts *o, pn_tensor *const *inpu
 	pn_session *s = NULL;
 	pn_tensor **out = calloc((size_t)g->n_outputs + 1, sizeof(pn_tensor *));
 	int rc = out ? pn_session_new(g, o, &s, err) : pn_fail(err, "out of memory");
-	if (!rc)
+	if (!rc) {
+		s->runs_once = 1;
 		rc = pn_session_run(s, inputs, n_inputs, out, err);
+	}
 	for (int i = 0; out && i < g->n_outputs; i++)
 		pn_tensor_free(out[i]);
 	free(out);

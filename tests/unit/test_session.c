@@ -7,7 +7,10 @@
  * like any model file, several times in one session with fresh inputs each
  * time, and check every result bit for bit against pn_sgemm on the raw
  * matrices; and that a B which is a graph input, so may change between
- * runs, is never kept.
+ * runs, is never kept.  Nodes computed from weights alone (a Transpose of
+ * one) run once and are kept: later runs on fresh inputs must still agree
+ * with a fresh session's first run bit for bit, and a fixed value that is
+ * also a graph output must come out whole every time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -141,12 +144,91 @@ static void test_input_b_not_kept(void **state)
 	check_runs("MatMul", 0, 700, 96, 40, 0, 2, 3);
 }
 
+/*
+ * y = MatMul(a, Transpose(w)) + MatMul(a, Relu(Transpose(w))): the
+ * Transpose and the Relu read the weight alone, so the session keeps their
+ * outputs after its first run; wt = Transpose(w) is a graph output too.
+ */
+static pn_model *folded_model(int64_t M, int64_t K, int64_t N, const float *w)
+{
+	int64_t a_dims[2] = {M, K}, w_dims[2] = {N, K}, y_dims[2] = {M, N}, wt_dims[2] = {K, N};
+	builder b;
+	memset(&b, 0, sizeof(b));
+	pn_arena_init(&b.a, 0);
+	b.inputs[b.nin++] = vinfo(&b, "a", 2, a_dims);
+	b.inits[b.ni++] = tensor_of(&b, "w", 2, w_dims, w);
+	node(&b, "Transpose", "w", "wt");
+	node(&b, "MatMul", "a,wt", "p");
+	node(&b, "Relu", "wt", "rw");
+	node(&b, "MatMul", "a,rw", "q");
+	node(&b, "Add", "p,q", "y");
+	b.outputs[b.nout++] = vinfo(&b, "y", 2, y_dims);
+	b.outputs[b.nout++] = vinfo(&b, "wt", 2, wt_dims);
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+/* One run of m in a session of its own. */
+static void fresh_run(const pn_model *m, pn_tensor *a, pn_tensor **out)
+{
+	pn_session *s = NULL;
+	char err[PN_ERRLEN] = "";
+	pn_exec_opts o = {.seed = 1, .threads = 1};
+	if (pn_session_new(m->graph, &o, &s, err) || pn_session_run(s, &a, 1, out, err))
+		fail_msg("fresh session: %s", err);
+	pn_session_free(s);
+}
+
+static void test_fixed_nodes_kept(void **state)
+{
+	(void)state;
+	int64_t M = 5, K = 40, N = 24;
+	float *w = malloc(sizeof(float) * (size_t)(N * K));
+	fill(w, N * K);
+	pn_model *m = folded_model(M, K, N, w);
+	assert_non_null(m);
+	pn_session *s = NULL;
+	char err[PN_ERRLEN] = "";
+	pn_exec_opts o = {.seed = 1, .threads = 2};
+	if (pn_session_new(m->graph, &o, &s, err))
+		fail_msg("session: %s", err);
+	for (int r = 0; r < 4; r++) {
+		pn_session_set_threads(s, r % 2 ? 1 : 2);
+		pn_tensor *a = matrix(M, K), *out[2] = {NULL, NULL}, *want[2] = {NULL, NULL};
+		if (pn_session_run(s, &a, 1, out, err))
+			fail_msg("run %d: %s", r, err);
+		fresh_run(m, a, want);
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(out[i]->numel, want[i]->numel);
+			if (memcmp(out[i]->data, want[i]->data, sizeof(float) * (size_t)want[i]->numel))
+				fail_msg("run %d: output %d differs from a fresh session's", r, i);
+		}
+		/* the kept Transpose is w transposed, whatever ran before */
+		const float *wt = out[1]->data;
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t n = 0; n < N; n++)
+				if (wt[k * N + n] != w[n * K + k])
+					fail_msg("run %d: wt[%lld][%lld] is not w's", r, (long long)k,
+						 (long long)n);
+		for (int i = 0; i < 2; i++) {
+			pn_tensor_free(out[i]);
+			pn_tensor_free(want[i]);
+		}
+		pn_tensor_free(a);
+	}
+	pn_session_free(s);
+	pn_model_free(m);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gemm_const_b),
 		cmocka_unit_test(test_matmul_const_b),
 		cmocka_unit_test(test_input_b_not_kept),
+		cmocka_unit_test(test_fixed_nodes_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
