@@ -36,7 +36,7 @@ typedef struct packed_entry {
 
 /* One graph of the session (the top one, or a body of an If or a Loop):
  * which of its nodes compute the same outputs in every run, and those
- * outputs once computed (see fold_state). */
+ * outputs once computed (see "fixed nodes" below). */
 typedef struct fixed_graph {
 	const pn_graph *g;
 	int8_t *state;       /* per node: 0 not decided yet, 1 fixed, -1 not */
