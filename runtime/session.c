@@ -582,6 +582,11 @@ static int call_kernel(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **
 	pn_kernel_fn kernel = pn_op_kernel(n->op);
 	if (!kernel)
 		return pn_fail(err, "op %s is not implemented", n->op_type);
+	/* every ONNX op has at least one output and kernels write out[0]
+	 * unchecked; a node decoded without any is not run (constant folding
+	 * met one from the fuzzer) */
+	if (n->n_out < 1)
+		return pn_fail(err, "%s has no outputs", n->op_type);
 	/* kernels read input 0 unchecked; the tensors say whether it is there
 	 * (pn_exec_node's callers give tensors, not value numbers) */
 	if (pn_node_lacks_input0(n, n->n_in > 0 && in[0] != NULL))

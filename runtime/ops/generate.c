@@ -71,7 +71,7 @@ int pn_kernel_Constant(pn_kctx *k)
 		if (a->t->dtype == PN_STRING) {
 			for (int64_t i = 0; i < o->numel; i++)
 				((char **)o->data)[i] = strdup(((char **)a->t->data)[i]);
-		} else {
+		} else if (pn_tensor_nbytes(o) > 0) {
 			memcpy(o->data, a->t->data, pn_tensor_nbytes(o));
 		}
 		return 0;
@@ -81,11 +81,13 @@ int pn_kernel_Constant(pn_kctx *k)
 	case PN_ATTR_INT:
 		((int64_t *)o->data)[0] = a->i;
 		return 0;
-	case PN_ATTR_FLOATS:
-		memcpy(o->data, a->floats, sizeof(float) * (size_t)a->n);
+	case PN_ATTR_FLOATS:   /* an empty list has no array at all */
+		if (a->n > 0)
+			memcpy(o->data, a->floats, sizeof(float) * (size_t)a->n);
 		return 0;
 	case PN_ATTR_INTS:
-		memcpy(o->data, a->ints, sizeof(int64_t) * (size_t)a->n);
+		if (a->n > 0)
+			memcpy(o->data, a->ints, sizeof(int64_t) * (size_t)a->n);
 		return 0;
 	case PN_ATTR_STRING:
 		((char **)o->data)[0] = strdup(a->s);
