@@ -59,9 +59,11 @@
 	}
 
 /* Output channels per block of a group, and vectors of flat outputs per
- * block: as many accumulators as registers allow. */
+ * block: as many accumulators as registers allow (AVX2: 12 of 16, which
+ * leaves 3 for the inputs and 1 for the broadcast weight; with 8 the FMA
+ * chains were too few to hide their latency). */
 #define TAPS_MB 4
-#define TAPS_VB (PN_VREGS / 6 > 1 ? PN_VREGS / 6 : 1)
+#define TAPS_VB (PN_VREGS / TAPS_MB)
 DEFINE_TAPS(taps_4xN, TAPS_MB, TAPS_VB)
 DEFINE_TAPS(taps_4x1, TAPS_MB, 1)
 /* One channel (depthwise): enough vectors for independent FMA chains. */
@@ -505,10 +507,14 @@ static const dot_fn dot_tab[DOT_MAX_N + 1][2] = {
 	{NULL, NULL}, DOT_ENT(1), DOT_ENT(2), DOT_ENT(3), DOT_ENT(4), DOT_ENT(5), DOT_ENT(6),
 	DOT_ENT(7), DOT_ENT(8), DOT_ENT(9), DOT_ENT(10), DOT_ENT(11), DOT_ENT(12)};
 
+/* Positions one call takes: 2 x QB accumulators, 2 weight vectors and
+ * one column vector must fit the registers (AVX2's 16 hold QB = 4). */
+#define DOT_QB (PN_VREGS >= 24 ? DOT_MAX_N : PN_VREGS / 3)
+
 static int use_dot(const pn_conv_geom *g)
 {
 	return g->G == 1 && g->osp <= DOT_MAX_N && g->C * g->ksz >= DOT_MIN_K &&
-	       pn_conv_force_path != 0 && pn_conv_force_path != 1 && PN_VREGS >= 24;
+	       pn_conv_force_path != 0 && pn_conv_force_path != 1;
 }
 
 void pn_conv_gather_windows(const pn_conv_geom *g, const float *x, int64_t ldc, float *colT)
@@ -542,7 +548,12 @@ static void dot_item(const pn_conv_geom *g, const float *w, const float *b, cons
 {
 	const int64_t K = g->C * g->ksz, N = g->osp, m = 2 * pr;
 	int mb = g->M - m < 2 ? 1 : 2;
-	dot_tab[N][mb - 1](K, w + m * K, colT, ldc, yn + m * N, N);
+	/* each output's sum is its own: cutting the positions into calls
+	 * changes no result */
+	for (int64_t q = 0; q < N; q += DOT_QB) {
+		int64_t qb = N - q < DOT_QB ? N - q : DOT_QB;
+		dot_tab[qb][mb - 1](K, w + m * K, colT + q * ldc, ldc, yn + m * N + q, N);
+	}
 	for (int i = 0; i < mb && b; i++)
 		for (int64_t q = 0; q < N; q++)
 			yn[(m + i) * N + q] += b[m + i];

@@ -97,13 +97,18 @@ static inline __m256i pn_vmask(int64_t n)
 	n = n < 0 ? 0 : n > 8 ? 8 : n;
 	return _mm256_loadu_si256((const __m256i *)(ones + 8 - n));
 }
+/* Whole vectors take plain loads and stores: AMD's Zen microcodes masked
+ * stores (a dozen cycles each), and loops call these for every vector. */
 static inline pn_vf pn_vload_n(const float *p, int64_t n)
 {
-	return _mm256_maskload_ps(p, pn_vmask(n));
+	return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, pn_vmask(n));
 }
 static inline void pn_vstore_n(float *p, pn_vf v, int64_t n)
 {
-	_mm256_maskstore_ps(p, pn_vmask(n), v);
+	if (n >= 8)
+		_mm256_storeu_ps(p, v);
+	else
+		_mm256_maskstore_ps(p, pn_vmask(n), v);
 }
 static inline pn_vf pn_vload_bits(const float *p, uint32_t m)
 {
@@ -111,23 +116,44 @@ static inline pn_vf pn_vload_bits(const float *p, uint32_t m)
 	__m256i k = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)m), bit), bit);
 	return _mm256_maskload_ps(p, k);
 }
+/* Lanes [lo, hi) of p (clamped to the vector), the others pad; masked
+ * loads read nothing outside the lanes asked for.  (Gathering through a
+ * stack array instead stalls every load on the eight stores before it.) */
+static inline pn_vf pn_vload_lanes(const float *p, int64_t lo, int64_t hi, float pad)
+{
+	if (lo <= 0 && hi >= 8)
+		return _mm256_loadu_ps(p);
+	__m256i k = _mm256_andnot_si256(pn_vmask(lo), pn_vmask(hi));
+	return _mm256_blendv_ps(_mm256_set1_ps(pad), _mm256_maskload_ps(p, k), _mm256_castsi256_ps(k));
+}
+/* Even and odd elements of the 16 floats a, b: [a0 a2 .. a6 b0 .. b6] and
+ * [a1 a3 .. b7]. */
+static inline pn_vf pn_veven(pn_vf a, pn_vf b)
+{
+	__m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+static inline pn_vf pn_vodd(pn_vf a, pn_vf b)
+{
+	__m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
 static inline pn_vf pn_vload_win(const float *p, int64_t lo, int64_t hi, int64_t s, float pad)
 {
-	float t[8];
-	for (int64_t j = 0; j < 8; j++)
-		t[j] = j >= lo && j < hi ? p[j * s] : pad;
-	return _mm256_loadu_ps(t);
+	if (s == 1)
+		return pn_vload_lanes(p, lo, hi, pad);
+	/* lane j reads p[2j]: elements [2 lo, 2 hi - 1) of the 16 at p */
+	pn_vf a = pn_vload_lanes(p, 2 * lo, 2 * hi - 1, pad);
+	pn_vf b = pn_vload_lanes(p + 8, 2 * lo - 8, 2 * hi - 9, pad);
+	return pn_veven(a, b);
 }
 static inline void pn_vload_deint(const float *p, int64_t lo, int64_t hi, float pad, pn_vf *even,
 				  pn_vf *odd)
 {
-	float e[8], o[8];
-	for (int64_t j = 0; j < 8; j++) {
-		e[j] = 2 * j >= lo && 2 * j < hi ? p[2 * j] : pad;
-		o[j] = 2 * j + 1 >= lo && 2 * j + 1 < hi ? p[2 * j + 1] : pad;
-	}
-	*even = _mm256_loadu_ps(e);
-	*odd = _mm256_loadu_ps(o);
+	pn_vf a = pn_vload_lanes(p, lo, hi, pad);
+	pn_vf b = pn_vload_lanes(p + 8, lo - 8, hi - 8, pad);
+	*even = pn_veven(a, b);
+	*odd = pn_vodd(a, b);
 }
 static inline pn_vf pn_vload_perm(const float *p, int64_t n, const int32_t *idx)
 {
