@@ -120,6 +120,12 @@ export results what bin unit_dir tools_dir only
 # into a folder of its own (PN_SAN_LOG_DIR), so they run side by side too.
 jobs=${PN_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -le 2 ] || jobs=2
+# Two tests side by side each run OpenMP teams as wide as the machine, so
+# a thread often waits at a barrier for one the other test has descheduled.
+# libgomp's default then spins for its whole time slice (export_dtypes: 40
+# s alone, 281-497 s beside another test); passive waiting sleeps instead.
+# A test that sets the policy itself keeps its own.
+[ "$jobs" -le 1 ] || export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 list_tests | xargs -r -P "$jobs" -n 1 sh "$self" --one
 
 passed=0
