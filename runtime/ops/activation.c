@@ -245,6 +245,7 @@ int pn_kernel_Clip(pn_kctx *k)
 /* y = x < 0 ? slope * x : x, slope broadcast onto x. */
 #define PRELU_DEF(op, sfx, DT, T, CT, UT, LD, ST, ...)                                 \
 	PN_EW_SEG2(op##_##sfx, T, T, T, CT, UT, LD, LD, ST, __VA_ARGS__)
+#define PRELU_DEF_F16(op, sfx, ...) PN_EW_STAGED2(op##_##sfx, op##_f32, 1)
 PN_EW_FLOATS(PRELU_DEF, PRelu, x < 0 ? x * y : x)
 PN_EW_SINTS(PRELU_DEF, PRelu, x < 0 ? (ct)((ut)x * (ut)y) : x)
 PN_EW_UINTS(PRELU_DEF, PRelu, ((void)y, x))

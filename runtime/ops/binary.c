@@ -460,6 +460,7 @@ static const pn_seg_fn Cube_tab[PN_DTYPE_COUNT] = {PN_EW_FLOATS(PN_EW_ENT, Cube,
  * astype), or integer bases with an int64 exponent (exact). */
 #define POW_D(op, sfx, DT, T, CT, UT, LD, ST, ...)                                       \
 	PN_EW_SEG2(op##_##sfx, T, double, T, double, UT, LD, PN_ID, ST, __VA_ARGS__)
+#define POW_D_F16 POW_D   /* a double exponent: not the float32 segment */
 #define POW_I(op, sfx, DT, T, CT, UT, LD, ST, ...)                                       \
 	PN_EW_SEG2(op##_##sfx, T, int64_t, T, int64_t, UT, LD, PN_ID, ST, __VA_ARGS__)
 PN_EW_FLOATS(POW_D, PowD, pow(x, y))
