@@ -183,22 +183,39 @@ void *pn_kscratch(pn_kctx *k, size_t bytes)
  * sliced from an initializer of the If around it and concatenated again),
  * looked up to `depth` producers back.
  */
+static int fixed_value(const pn_graph *g, int v, int depth);
+
+/* Whether n computes the same outputs from the same inputs: a known op,
+ * not random, training, sequence or control flow, capturing nothing. */
+static int deterministic_node(const pn_node *n)
+{
+	if (n->op < 0 || n->n_implicit)
+		return 0;
+	const pn_op_info *op = &pn_ops[n->op];
+	return !(op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) && op->kind != CONTROL;
+}
+
+/* 1: val holds data of its own (a weight, a Constant's, folded) or is a
+ * body's capture of a fixed value of the owner; 0: neither (then only its
+ * producer can make it fixed). */
+static int fixed_source(const pn_graph *g, const pn_value *val, int depth)
+{
+	if (val->data || val->meta)
+		return 1;
+	return val->role == PN_ROLE_OUTER && g->parent && fixed_value(g->parent, val->outer, depth);
+}
+
 static int fixed_value(const pn_graph *g, int v, int depth)
 {
 	if (v < 0 || v >= g->n_values)
 		return 0;
 	const pn_value *val = &g->values[v];
-	if (val->data || val->meta)
+	if (fixed_source(g, val, depth))
 		return 1;
-	if (val->role == PN_ROLE_OUTER && g->parent)   /* a body's capture: the owner's value */
-		return fixed_value(g->parent, val->outer, depth);
 	if (val->role != PN_ROLE_NODE || val->producer < 0 || depth <= 0)
 		return 0;
 	const pn_node *n = &g->nodes[val->producer];
-	if (n->op < 0 || n->n_implicit)
-		return 0;
-	const pn_op_info *op = &pn_ops[n->op];
-	if ((op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) || op->kind == CONTROL)
+	if (!deterministic_node(n))
 		return 0;
 	for (int i = 0; i < n->n_in; i++)
 		if (n->in[i] >= 0 && !fixed_value(g, n->in[i], depth - 1))
@@ -411,10 +428,8 @@ static fixed_graph *fixed_graph_of(pn_session *s, const pn_graph *g)
 static int value_is_fixed(const fixed_graph *fg, int v)
 {
 	const pn_value *val = &fg->g->values[v];
-	if (val->data || val->meta)
+	if (fixed_source(fg->g, val, 8))
 		return 1;
-	if (val->role == PN_ROLE_OUTER && fg->g->parent)
-		return fixed_value(fg->g->parent, val->outer, 8);
 	return val->role == PN_ROLE_NODE && val->producer >= 0 && fg->state[val->producer] == 1;
 }
 
@@ -424,9 +439,7 @@ static int node_is_fixed(fixed_graph *fg, const pn_node *n)
 	int8_t *st = &fg->state[n - fg->g->nodes];
 	if (*st)
 		return *st > 0;
-	int ok = n->op >= 0 && !n->n_implicit && n->n_out > 0;
-	const pn_op_info *op = ok ? &pn_ops[n->op] : NULL;
-	ok = ok && !(op->flags & (F_RANDOM | F_TRAINING | F_SEQ)) && op->kind != CONTROL;
+	int ok = n->n_out > 0 && deterministic_node(n);
 	for (int i = 0; ok && i < n->n_in; i++)
 		ok = n->in[i] < 0 || value_is_fixed(fg, n->in[i]);
 	*st = ok ? 1 : -1;
