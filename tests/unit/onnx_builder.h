@@ -3,8 +3,7 @@
  * arena and decoded by pn_model_load like any model file.
  *
  *   builder b;
- *   memset(&b, 0, sizeof(b));
- *   pn_arena_init(&b.a, 0);
+ *   builder_init(&b);
  *   b.inputs[b.nin++] = vinfo(&b, "X", 2, dims);   (a dim < 0 is unknown)
  *   node(&b, "Relu", "X", "Y");                      (inputs, outputs as CSV)
  *   b.outputs[b.nout++] = vinfo(&b, "Y", 2, dims);
@@ -36,6 +35,13 @@ typedef struct builder {
 	size_t nn, ni, nin, nout, ninfo;
 	int64_t opset;   /* 0: 17 */
 } builder;
+
+/* An empty model with its own arena (pn_arena_free(&b->a) drops it all). */
+static inline void builder_init(builder *b)
+{
+	memset(b, 0, sizeof(*b));
+	pn_arena_init(&b->a, 0);
+}
 
 static inline Onnx__ValueInfoProto *vinfo_t(builder *b, const char *name, int dtype, int rank,
 				     const int64_t *dims)

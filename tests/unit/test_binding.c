@@ -60,8 +60,7 @@ static void attr_ints2(builder *b, Onnx__NodeProto *n, const char *name, int64_t
 
 static void start(builder *b)
 {
-	memset(b, 0, sizeof(*b));
-	pn_arena_init(&b->a, 0);
+	builder_init(b);
 }
 
 static pn_model *finish(builder *b)

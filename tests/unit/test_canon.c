@@ -68,8 +68,7 @@ static void shuffle(int *p, int n, unsigned seed)
 static pn_model *build(build_fn fn, const void *arg, const variant *v)
 {
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	fn(&b, arg);
 	int perm[128];
 	for (int i = 0; i < (int)b.nn; i++)

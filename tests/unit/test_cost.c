@@ -286,8 +286,7 @@ static void test_graph_fused_unfused(void **state)
 {
 	(void)state;
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	int64_t x_d[] = {2, 4}, w_d[] = {4, 3}, b_d[] = {3}, k_d[] = {1}, h_d[] = {2, 3};
 	b.inputs[b.nin++] = vinfo(&b, "X", 2, x_d);
 	b.inits[b.ni++] = tensor(&b, "W", 2, w_d);
@@ -360,8 +359,7 @@ static void test_graph_partial_reads(void **state)
 {
 	(void)state;
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	int64_t i_d[] = {3}, t_d[] = {100, 4}, x_d[] = {5, 6}, y_d[] = {3, 4}, s_d[] = {2};
 	b.inputs[b.nin++] = vinfo_t(&b, "I", PN_INT64, 1, i_d);
 	b.inputs[b.nin++] = vinfo(&b, "X", 2, x_d);

@@ -22,8 +22,7 @@
 
 static void start(builder *b)
 {
-	memset(b, 0, sizeof(*b));
-	pn_arena_init(&b->a, 0);
+	builder_init(b);
 }
 
 static void ints_attr(builder *b, Onnx__NodeProto *n, const char *name, int k, const int64_t *v)

@@ -38,8 +38,7 @@ typedef struct in_spec {
 static pn_model *model_of(const in_spec *specs, int n)
 {
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	for (int i = 0; i < n; i++) {
 		const in_spec *sp = &specs[i];
 		int dtype = sp->dtype ? sp->dtype : PN_FLOAT;
@@ -181,8 +180,7 @@ static void test_input_ints(void **state)
 static pn_model *meaning_model(void)
 {
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	int64_t xd[] = {-1, -1, 4}, ad[] = {-1}, cd[] = {-1, -1}, ed[] = {5, 4}, one[] = {1};
 	int64_t zero = 0, step = 1, seven = 7;
 	b.inputs[b.nin++] = vinfo_t(&b, "x", PN_FLOAT, 3, xd);

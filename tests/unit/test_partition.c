@@ -63,9 +63,8 @@ static void shuffle(int *p, int n, unsigned seed)
 static void view_open(view *v, build_fn fn, const void *arg, int order)
 {
 	builder b;
-	memset(&b, 0, sizeof(b));
+	builder_init(&b);
 	memset(v, 0, sizeof(*v));
-	pn_arena_init(&b.a, 0);
 	fn(&b, arg);
 	int perm[128];
 	for (int i = 0; i < (int)b.nn; i++)

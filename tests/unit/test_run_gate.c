@@ -33,8 +33,7 @@ static void test_peak_estimate(void **state)
 {
 	(void)state;
 	builder b;
-	memset(&b, 0, sizeof b);
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	b.inputs[b.nin++] = vinfo(&b, "X", 2, (int64_t[]){1, 1000});
 	b.inits[b.ni++] = tensor(&b, "W", 2, (int64_t[]){1000, 1000});
 	b.inits[b.ni++] = tensor(&b, "W2", 2, (int64_t[]){1000, 10});
@@ -56,8 +55,7 @@ static void test_peak_estimate(void **state)
 
 	/* NonZero: its output's length is known only when it runs, so only X
 	 * (4 x 4 floats) is counted */
-	memset(&b, 0, sizeof b);
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	b.inputs[b.nin++] = vinfo(&b, "X", 2, (int64_t[]){4, 4});
 	node(&b, "NonZero", "X", "nz");
 	node(&b, "Transpose", "nz", "t");

@@ -53,8 +53,7 @@ static pn_model *product_model(const char *op, int trans_b, int64_t M, int64_t K
 	int64_t a_dims[2] = {M, K}, y_dims[2] = {M, N};
 	int64_t b_dims[2] = {trans_b ? N : K, trans_b ? K : N};
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	b.inputs[b.nin++] = vinfo(&b, "a", 2, a_dims);
 	if (b_init)
 		b.inits[b.ni++] = tensor_of(&b, "b", 2, b_dims, b_init);
@@ -153,8 +152,7 @@ static pn_model *folded_model(int64_t M, int64_t K, int64_t N, const float *w)
 {
 	int64_t a_dims[2] = {M, K}, w_dims[2] = {N, K}, y_dims[2] = {M, N}, wt_dims[2] = {K, N};
 	builder b;
-	memset(&b, 0, sizeof(b));
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	b.inputs[b.nin++] = vinfo(&b, "a", 2, a_dims);
 	b.inits[b.ni++] = tensor_of(&b, "w", 2, w_dims, w);
 	node(&b, "Transpose", "w", "wt");

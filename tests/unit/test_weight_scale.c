@@ -59,8 +59,7 @@ static double chan_std(const float *w, int c, int per)
 static pn_model *conv_model(const float *w)
 {
 	builder b;
-	memset(&b, 0, sizeof b);
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	int64_t xd[] = {1, IN_CH, 8, 8}, wd[] = {OUT_CH, IN_CH, 3, 3};
 	b.inputs[b.nin++] = vinfo(&b, "x", 4, xd);
 	b.inits[b.ni++] = tensor_of(&b, "w", 4, wd, w);
@@ -119,8 +118,7 @@ static void test_broadcast_scale_channels(void **state)
 {
 	(void)state;
 	builder b;
-	memset(&b, 0, sizeof b);
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	int64_t xd[] = {1, 32, 2, 2}, sd[] = {1, 32, 1, 1};
 	float s[32];
 	for (int i = 0; i < 32; i++)
@@ -218,8 +216,7 @@ static void test_check_rescales(void **state)
 {
 	(void)state;
 	builder b;
-	memset(&b, 0, sizeof b);
-	pn_arena_init(&b.a, 0);
+	builder_init(&b);
 	int64_t xd[] = {1, IN_CH, 8, 8}, w1d[] = {OUT_CH, IN_CH, 3, 3}, w2d[] = {4, OUT_CH, 1, 1};
 	float w1[OUT_CH * PER], w2[4 * OUT_CH];
 	folded_weight(w1);
