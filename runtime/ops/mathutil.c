@@ -158,6 +158,29 @@ void pn_mu_convert(int sdt, const void *src, int ddt, void *dst, int64_t n)
 			((float *)dst)[i] = pn_bf16_to_f32(((const uint16_t *)src)[i]);
 		return;
 	}
+	/* quantized tensors to and from int32 (QuantizeLinear, DequantizeLinear
+	 * and the integer convolutions, every run): C's conversions, as
+	 * through the hub */
+	if (sdt == PN_INT32 && ddt == PN_UINT8) {
+		for (int64_t i = 0; i < n; i++)
+			((uint8_t *)dst)[i] = (uint8_t)((const int32_t *)src)[i];
+		return;
+	}
+	if (sdt == PN_INT32 && ddt == PN_INT8) {
+		for (int64_t i = 0; i < n; i++)
+			((int8_t *)dst)[i] = (int8_t)((const int32_t *)src)[i];
+		return;
+	}
+	if (sdt == PN_UINT8 && ddt == PN_INT32) {
+		for (int64_t i = 0; i < n; i++)
+			((int32_t *)dst)[i] = ((const uint8_t *)src)[i];
+		return;
+	}
+	if (sdt == PN_INT8 && ddt == PN_INT32) {
+		for (int64_t i = 0; i < n; i++)
+			((int32_t *)dst)[i] = ((const int8_t *)src)[i];
+		return;
+	}
 	size_t ss = pn_dtype_size(sdt), ds = pn_dtype_size(ddt);
 	enum { CH = 512 };
 	if (is_intlike(sdt) && is_intlike(ddt)) {
