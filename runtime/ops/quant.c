@@ -151,6 +151,25 @@ int pn_infer_DequantizeLinear(pn_ictx *c)
 	return 0;
 }
 
+/* y = (x - zero point) * scale per channel, in float32 as the reference. */
+#define DEF_DEQUANT(T, S)                                                                        \
+	static void dequant_##S(const T *x, float *y, int64_t O, int64_t C, int64_t I,          \
+				const float *s, const int32_t *zp)                              \
+	{                                                                                        \
+		_Pragma("omp parallel for if (O * C * I > PN_PAR_MIN_WORK) schedule(static)")     \
+		for (int64_t oc = 0; oc < O * C; oc++) {                                         \
+			int64_t c = oc % C;                                                      \
+			float sc = s[c];                                                         \
+			int32_t z = zp[c];                                                       \
+			for (int64_t i = 0; i < I; i++)                                          \
+				y[oc * I + i] = (float)((int32_t)x[oc * I + i] - z) * sc;        \
+		}                                                                                \
+	}
+
+DEF_DEQUANT(uint8_t, u8)
+DEF_DEQUANT(int8_t, i8)
+DEF_DEQUANT(int32_t, i32)
+
 int pn_kernel_DequantizeLinear(pn_kctx *k)
 {
 	const pn_tensor *x = k->in[0], *scale = pn_kin(k, 1);
@@ -165,27 +184,27 @@ int pn_kernel_DequantizeLinear(pn_kctx *k)
 	int32_t *zp = zero_points(k, pn_kin(k, 2), C);
 	if (!zp)
 		return -1;
-	int32_t *q = malloc(sizeof(int32_t) * (size_t)(x->numel + 1));
+	/* 8-bit x is read as it is; wider integers through an int32 copy */
+	const int direct = x->dtype == PN_UINT8 || x->dtype == PN_INT8;
+	int32_t *q = direct ? NULL : malloc(sizeof(int32_t) * (size_t)(x->numel + 1));
 	float *s = malloc(sizeof(float) * (size_t)C);
 	pn_cbuf yb = {0};
-	int bad = q && s ? 0 : pn_kfail(k, "out of memory");
+	int bad = (q || direct) && s ? 0 : pn_kfail(k, "out of memory");
 	if (bad || pn_mu_out(k, y, PN_FLOAT, &yb)) {
 		free(q);
 		free(s);
 		free(zp);
 		return -1;
 	}
-	pn_mu_convert(x->dtype, x->data, PN_INT32, q, x->numel);
+	if (!direct)
+		pn_mu_convert(x->dtype, x->data, PN_INT32, q, x->numel);
 	pn_mu_convert(scale->dtype, scale->data, PN_FLOAT, s, C);
-	float *yd = yb.p;
-	#pragma omp parallel for if (x->numel > PN_PAR_MIN_WORK) schedule(static)
-	for (int64_t oc = 0; oc < O * C; oc++) {
-		int64_t c = oc % C;
-		float sc = s[c];
-		int32_t z = zp[c];
-		for (int64_t i = 0; i < I; i++)
-			yd[oc * I + i] = (float)(q[oc * I + i] - z) * sc;
-	}
+	if (x->dtype == PN_UINT8)
+		dequant_u8(x->data, yb.p, O, C, I, s, zp);
+	else if (x->dtype == PN_INT8)
+		dequant_i8(x->data, yb.p, O, C, I, s, zp);
+	else
+		dequant_i32(q, yb.p, O, C, I, s, zp);
 	free(q);
 	free(s);
 	free(zp);
