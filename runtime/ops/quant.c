@@ -184,19 +184,20 @@ int pn_kernel_DequantizeLinear(pn_kctx *k)
 	int32_t *zp = zero_points(k, pn_kin(k, 2), C);
 	if (!zp)
 		return -1;
-	/* 8-bit x is read as it is; wider integers through an int32 copy */
-	const int direct = x->dtype == PN_UINT8 || x->dtype == PN_INT8;
-	int32_t *q = direct ? NULL : malloc(sizeof(int32_t) * (size_t)(x->numel + 1));
+	/* 8- and 32-bit x is read as it is; other integers through an int32
+	 * copy */
+	const int copy = x->dtype != PN_UINT8 && x->dtype != PN_INT8 && x->dtype != PN_INT32;
+	int32_t *q = copy ? malloc(sizeof(int32_t) * (size_t)(x->numel + 1)) : NULL;
 	float *s = malloc(sizeof(float) * (size_t)C);
 	pn_cbuf yb = {0};
-	int bad = (q || direct) && s ? 0 : pn_kfail(k, "out of memory");
+	int bad = (q || !copy) && s ? 0 : pn_kfail(k, "out of memory");
 	if (bad || pn_mu_out(k, y, PN_FLOAT, &yb)) {
 		free(q);
 		free(s);
 		free(zp);
 		return -1;
 	}
-	if (!direct)
+	if (copy)
 		pn_mu_convert(x->dtype, x->data, PN_INT32, q, x->numel);
 	pn_mu_convert(scale->dtype, scale->data, PN_FLOAT, s, C);
 	if (x->dtype == PN_UINT8)
@@ -204,7 +205,7 @@ int pn_kernel_DequantizeLinear(pn_kctx *k)
 	else if (x->dtype == PN_INT8)
 		dequant_i8(x->data, yb.p, O, C, I, s, zp);
 	else
-		dequant_i32(q, yb.p, O, C, I, s, zp);
+		dequant_i32(copy ? q : x->data, yb.p, O, C, I, s, zp);
 	free(q);
 	free(s);
 	free(zp);
