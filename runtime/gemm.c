@@ -390,7 +390,9 @@ static void pn_gemm_region(const pn_gemm_job *g, int64_t m0, int64_t m1, int64_t
 			 */
 			const float *pa;
 			int64_t ars = 1, aks = MR;
+#ifdef PN_SGEMM_HAVE_ROW
 			int64_t row_aks = MR;   /* a row alone: its k step in pa */
+#endif
 			if (g->a.packed) {
 				pa = g->a.p + k0 * g->a.pad + ic * kc;
 #ifdef PN_SGEMM_HAVE_ROW
