@@ -64,6 +64,14 @@ const float *pn_kconst_packed_b(pn_kctx *k, int slot, int part, int trans_b, int
 const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64_t K,
 				const float *A, int64_t lda);
 
+/* A buffer of `bytes` the session keeps for the running node's derived
+ * constant number `tag`: what a kernel computes once from operands fixed for
+ * the session (the 8-bit convolution's packed weights).  *fresh is 1 when it
+ * was just made and the caller must fill it, 0 when it holds what the first
+ * run wrote.  NULL when there is no memory for it (the caller then uses its
+ * own).  The caller alone knows that its operands are fixed. */
+void *pn_kmemo(pn_kctx *k, int tag, size_t bytes, int *fresh);
+
 /* Makes output i a sequence / optional container (items added by the kernel
  * with pn_seq_push of schemas/tensor.h, which takes ownership of a heap
  * tensor). */

@@ -13,9 +13,11 @@
 
 #include "common/err.h"
 #include "common/util.h"
+#include "runtime/fuse.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "runtime/gemm.h"
+#include "runtime/ops/conv.h"
 #include "runtime/pool.h"
 
 typedef struct weight_entry {
@@ -28,7 +30,7 @@ typedef struct weight_entry {
  * pn_kconst_packed_b. */
 typedef struct packed_entry {
 	const pn_node *node;
-	char side;             /* 'a' or 'b' */
+	char side;             /* 'a' or 'b'; 'm' for a pn_kmemo buffer (slot: its tag, rows: bytes) */
 	int slot, part, trans;
 	int64_t rows, cols;
 	float *buf;
@@ -43,6 +45,12 @@ typedef struct fixed_graph {
 	pn_tensor **vals;    /* per value: the fixed node's output, kept */
 } fixed_graph;
 
+/* The fusion plan of one graph of the session (runtime/fuse.h). */
+typedef struct fused_graph {
+	const pn_graph *g;
+	pn_fusion plan;
+} fused_graph;
+
 struct pn_session {
 	const pn_graph *g;
 	pn_exec_opts o;
@@ -53,6 +61,8 @@ struct pn_session {
 	int npk, maxpk;
 	fixed_graph **fg;    /* each apart: a run keeps a pointer while bodies add more */
 	int nfg, maxfg;
+	fused_graph **fu;    /* each apart, as fg */
+	int nfu, maxfu;
 	int runs_once;       /* pn_run_once's: keeping fixed outputs would only hold memory */
 	double weight_seconds;   /* spent in pn_weight_regen */
 };
@@ -69,6 +79,7 @@ typedef struct pn_run {
 	uint8_t *own;        /* vals[i] belongs to this run: released to the pool */
 	int32_t *left;       /* readers still to come */
 	fixed_graph *fixed;  /* g's fixed nodes in the session (NULL: none kept) */
+	const pn_fusion *fusion;   /* g's chains run as one kernel (NULL: none) */
 	struct pn_run *parent;
 } pn_run;
 
@@ -281,6 +292,32 @@ const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64
 	return kconst_packed(k, 'a', slot, part, 0, M, K, A, lda);
 }
 
+void *pn_kmemo(pn_kctx *k, int tag, size_t bytes, int *fresh)
+{
+	pn_session *s = k->run->s;
+	*fresh = 0;
+	for (int i = 0; i < s->npk; i++) {
+		packed_entry *e = &s->pk[i];
+		if (e->node == k->node && e->side == 'm' && e->slot == tag &&
+		    e->rows == (int64_t)bytes)
+			return e->buf;
+	}
+	if (s->npk == s->maxpk) {
+		int m = s->maxpk ? s->maxpk * 2 : 8;
+		packed_entry *pk = realloc(s->pk, sizeof(*pk) * (size_t)m);
+		if (!pk)
+			return NULL;
+		s->pk = pk;
+		s->maxpk = m;
+	}
+	float *buf = pn_sgemm_alloc((bytes + sizeof(float) - 1) / sizeof(float));
+	if (!buf)
+		return NULL;
+	s->pk[s->npk++] = (packed_entry){k->node, 'm', tag, 0, 0, (int64_t)bytes, 0, buf};
+	*fresh = 1;
+	return buf;
+}
+
 static void release_scratch(pn_run *r)
 {
 	while (r->n_scratch > 0) {
@@ -347,6 +384,11 @@ void pn_session_free(pn_session *s)
 		free(s->fg[i]);
 	}
 	free(s->fg);
+	for (int i = 0; i < s->nfu; i++) {
+		pn_fusion_free(&s->fu[i]->plan);
+		free(s->fu[i]);
+	}
+	free(s->fu);
 	pn_pool_clear(&s->pool);
 	free(s);
 }
@@ -460,6 +502,39 @@ static int take_fixed(pn_run *r, const pn_node *n)
 	return 1;
 }
 
+/* --- fused chains ------------------------------------------------------------- */
+
+/*
+ * g's fusion plan in the session, made on first use.  Sessions that observe
+ * values have none: an observer must see every node's output, and a chain
+ * keeps its intermediate values to itself.  Out of memory, a graph simply
+ * runs unfused.
+ */
+static const pn_fusion *fusion_of(pn_session *s, const pn_graph *g)
+{
+	if (s->o.observe || s->o.observe_all)
+		return NULL;
+	for (int i = 0; i < s->nfu; i++)
+		if (s->fu[i]->g == g)
+			return &s->fu[i]->plan;
+	if (s->nfu == s->maxfu) {
+		int m = s->maxfu ? s->maxfu * 2 : 4;
+		fused_graph **fu = realloc(s->fu, sizeof(*fu) * (size_t)m);
+		if (!fu)
+			return NULL;
+		s->fu = fu;
+		s->maxfu = m;
+	}
+	fused_graph *f = calloc(1, sizeof(*f));
+	if (!f || pn_fusion_plan(g, &f->plan)) {
+		free(f);
+		return NULL;
+	}
+	f->g = g;
+	s->fu[s->nfu++] = f;
+	return &f->plan;
+}
+
 /* --- runs ----------------------------------------------------------------------- */
 
 static pn_tensor *value_of(pn_run *r, int v, char *err)
@@ -491,6 +566,15 @@ static int run_init(pn_run *r, pn_session *s, const pn_graph *g, pn_run *parent,
 	for (int v = 0; v < g->n_values; v++)
 		r->left[v] = g->values[v].n_consumers;
 	r->fixed = fixed_graph_of(s, g);
+	r->fusion = fusion_of(s, g);
+	/* a qconv head reads its weights' DequantizeLinear's inputs too */
+	for (int i = 0; r->fusion && i < g->n_nodes; i++)
+		if (r->fusion->role[i] == PN_FUSE_QCONV) {
+			const pn_node *dw = &g->nodes[r->fusion->qconv[i].dq_w];
+			for (int j = 0; j < dw->n_in; j++)
+				if (dw->in[j] >= 0)
+					r->left[dw->in[j]]++;
+		}
 	return 0;
 }
 
@@ -715,15 +799,138 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 	return rc;
 }
 
+/* --- the qconv chain (runtime/fuse.h, runtime/ops/conv_q8.c) --------------------------- */
+
+/* Input i of node n, or NULL when the slot is absent. */
+static pn_tensor *input_of(pn_run *r, const pn_node *n, int i, char *err)
+{
+	return i < n->n_in && n->in[i] >= 0 ? value_of(r, n->in[i], err) : NULL;
+}
+
+static int is_scalar_of(const pn_tensor *t, int dtype)
+{
+	return t && t->kind == PN_KIND_TENSOR && t->dtype == dtype && t->numel == 1;
+}
+
+/* A zero point that is absent or all zeros. */
+static int zero_or_absent(const pn_tensor *zp)
+{
+	for (int64_t i = 0; zp && i < zp->numel; i++)
+		if (pn_tensor_get_i64(zp, i) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * The chain's operands, read from the values its nodes would read: 1 when
+ * they suit the 8-bit kernel, 0 when not (the chain then runs node by
+ * node), -1 on error.  What the kernel assumes beyond pn_conv_q8_fits is
+ * checked here: float32 scalars for the activations' scales, scalar zero
+ * points, per-tensor or per-output-channel (axis 0) weight scales, weight
+ * zero points of 0, an output type that is the zero point's.
+ */
+static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, pn_conv_q8 *a,
+			  char *err)
+{
+	const pn_node *dx = &r->g->nodes[f->dq_x], *dw = &r->g->nodes[f->dq_w];
+	const pn_node *q = &r->g->nodes[f->q];
+	pn_tensor *x = input_of(r, dx, 0, err), *xs = input_of(r, dx, 1, err);
+	pn_tensor *w = input_of(r, dw, 0, err), *ws = input_of(r, dw, 1, err);
+	pn_tensor *ys = input_of(r, q, 1, err);
+	if (!x || !xs || !w || !ws || !ys)
+		return *err ? -1 : 0;
+	pn_tensor *xz = input_of(r, dx, 2, err), *wz = input_of(r, dw, 2, err);
+	pn_tensor *yz = input_of(r, q, 2, err), *b = input_of(r, c, 2, err);
+	if (*err)
+		return -1;
+	if (!is_scalar_of(xs, PN_FLOAT) || !is_scalar_of(ys, PN_FLOAT) ||
+	    (xz && !is_scalar_of(xz, PN_UINT8)) || !zero_or_absent(wz))
+		return 0;
+	if (ws->dtype != PN_FLOAT || x->kind != PN_KIND_TENSOR || w->kind != PN_KIND_TENSOR)
+		return 0;
+	if (ws->numel != 1 && (ws->rank != 1 || w->rank < 1 ||
+			       pn_axis(pn_attr_int(dw, "axis", 1), w->rank) != 0))
+		return 0;
+	if (pn_attr_int(dw, "block_size", 0) || pn_attr_int(q, "block_size", 0))
+		return 0;
+	int ydt = yz ? yz->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
+	if (yz && yz->numel != 1)
+		return 0;
+	int w_fixed = 1;
+	for (int i = 0; i < dw->n_in; i++)
+		w_fixed = w_fixed && (dw->in[i] < 0 || fixed_value(r->g, dw->in[i], 4));
+	*a = (pn_conv_q8){.x = x, .x_scale = *(const float *)xs->data, .w_fixed = w_fixed,
+			  .x_zp = xz ? *(const uint8_t *)xz->data : 0, .w = w, .w_scale = ws,
+			  .bias = b, .relu = f->relu >= 0, .y_scale = *(const float *)ys->data,
+			  .y_dtype = ydt, .y_zp = yz ? (int32_t)pn_tensor_get_i64(yz, 0) : 0};
+	return pn_conv_q8_fits(a);
+}
+
+/* The readers of node n's inputs are done with them. */
+static void drop_inputs(pn_run *r, const pn_node *n)
+{
+	for (int i = 0; i < n->n_in; i++)
+		drop_reader(r, n->in[i]);
+}
+
+/* Runs the qconv chain headed by Conv c, at c's place in the order (the
+ * swallowed x DequantizeLinear came before and was passed over; the Relu
+ * and QuantizeLinear come after and will be). */
+static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *err)
+{
+	const pn_node *dx = &r->g->nodes[f->dq_x], *q = &r->g->nodes[f->q];
+	const pn_node *relu = f->relu >= 0 ? &r->g->nodes[f->relu] : NULL;
+	pn_conv_q8 a;
+	int fits = qconv_operands(r, c, f, &a, err);
+	if (fits < 0)
+		return pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type), -1;
+	if (!fits) {
+		int rc = run_node(r, dx, err) || run_node(r, c, err) ||
+			 (relu && run_node(r, relu, err)) || run_node(r, q, err) ? -1 : 0;
+		drop_inputs(r, &r->g->nodes[f->dq_w]);
+		return rc;
+	}
+	pn_tensor *out = calloc(1, sizeof(pn_tensor));
+	if (!out)
+		return pn_fail(err, "out of memory");
+	pn_kctx k = {.node = c, .opset = c->opset, .n_in = 0, .n_out = 1, .in = NULL,
+		     .out = &out, .run = r, .seed = node_seed(r, c), .err = err};
+	int rc = pn_conv_q8_run(&k, &a);
+	release_scratch(r);
+	if (rc) {
+		release(&r->s->pool, out);
+		return pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type), -1;
+	}
+	int v = q->out[0];
+	r->vals[v] = out;
+	r->own[v] = 1;
+	if (!r->g->values[v].n_consumers && !r->g->values[v].is_output)
+		drop_reader(r, v), r->left[v] = 0;
+	drop_inputs(r, dx);
+	drop_inputs(r, c);
+	if (relu)
+		drop_inputs(r, relu);
+	drop_inputs(r, q);
+	drop_inputs(r, &r->g->nodes[f->dq_w]);
+	return 0;
+}
+
 static int run_graph(pn_run *r, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
 		     char *err)
 {
 	const pn_graph *g = r->g;
 	for (int i = 0; i < g->n_inputs; i++)
 		r->vals[g->inputs[i]] = i < n_inputs ? inputs[i] : NULL;
-	for (int i = 0; i < g->n_nodes; i++)
-		if (run_node(r, &g->nodes[g->topo[i]], err))
+	for (int i = 0; i < g->n_nodes; i++) {
+		int ni = g->topo[i];
+		int role = r->fusion ? r->fusion->role[ni] : PN_FUSE_NONE;
+		if (role == PN_FUSE_SWALLOWED)
+			continue;    /* run by its chain's head */
+		int rc = role == PN_FUSE_QCONV ? run_qconv(r, &g->nodes[ni], &r->fusion->qconv[ni], err)
+					       : run_node(r, &g->nodes[ni], err);
+		if (rc)
 			return -1;
+	}
 	for (int i = 0; i < g->n_outputs; i++) {
 		int v = g->outputs[i];
 		pn_tensor *t = value_of(r, v, err);

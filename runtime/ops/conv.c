@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "runtime/gemm.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
@@ -227,17 +231,48 @@ static inline void valid_range(int64_t x0, int64_t s, int64_t size, int64_t n, i
 /* Widest kernel whose valid output columns im2col tabulates per tap. */
 #define IM2COL_KX 64
 
+/* dst[q] = src[q * s] for q < n: an im2col run under a strided window. */
+#define DEFINE_STRIDED(NAME, T)                                                                  \
+	static inline void NAME(T *dst, const T *src, int64_t n, int64_t s)                     \
+	{                                                                                        \
+		for (int64_t q = 0; q < n; q++)                                                  \
+			dst[q] = src[q * s];                                                     \
+	}
+DEFINE_STRIDED(strided_f32, float)
+DEFINE_STRIDED(strided_i32, int32_t)
+DEFINE_STRIDED(strided_f64, double)
+DEFINE_STRIDED(strided_u8_any, uint8_t)
+
+/* The 8-bit one, with stride 2 (the downsampling convolutions) 16 bytes at
+ * a time: the even bytes of 32 (their 16-bit lanes masked and packed). */
+static inline void strided_u8(uint8_t *dst, const uint8_t *src, int64_t n, int64_t s)
+{
+	int64_t q = 0;
+#if defined(__SSE2__)
+	const __m128i lo = _mm_set1_epi16(0xff);
+	/* the last load ends at byte 2q + 31 < 2(n - 1), the run's last byte
+	 * read: never past the tensor */
+	for (; s == 2 && q + 16 < n; q += 16) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(src + 2 * q));
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + 2 * q + 16));
+		_mm_storeu_si128((__m128i *)(dst + q),
+				 _mm_packus_epi16(_mm_and_si128(a, lo), _mm_and_si128(b, lo)));
+	}
+#endif
+	strided_u8_any(dst + q, src + q * s, n - q, s);
+}
+
 /*
  * im2col: col[r][j] for rows r = (channel, kz, ky, kx) of `channels` input
- * channels and columns j = output positions p0 .. p0+np-1, zero where the
- * window reads padding.  The columns are walked as runs along output rows
+ * channels and columns j = output positions p0 .. p0+np-1, `pad` where the
+ * window reads padding (0, or a quantized tensor's zero point).  The columns are walked as runs along output rows
  * (a whole row but for the segment's ends), and for whole rows the valid
  * range of each kx is tabulated once: no division per row or element.
  * Channels are independent, so they are the parallel unit.
  */
-#define DEFINE_IM2COL(NAME, T)                                                                   \
+#define DEFINE_IM2COL(NAME, T, STRIDED)                                                          \
 	void NAME(const pn_window *w, const T *x, int64_t channels, int64_t p0, int64_t np,      \
-		  T *col)                                                                        \
+		  T pad, T *col)                                                                 \
 	{                                                                                        \
 		const int64_t K = w->k[0] * w->k[1] * w->k[2], OW = w->out[2], OH = w->out[1];   \
 		const int64_t isp = w->in[0] * w->in[1] * w->in[2];                              \
@@ -267,15 +302,13 @@ static inline void valid_range(int64_t x0, int64_t s, int64_t size, int64_t n, i
 						valid_range(ix0, w->s[2], w->in[2], cnt, &lo, &hi); \
 					const T *src = x + c * isp + (iz * w->in[1] + iy) * w->in[2] + ix0; \
 					for (int64_t q = 0; q < lo; q++)                         \
-						dst[q] = 0;                                      \
-					if (w->s[2] == 1)                                        \
-						for (int64_t q = lo; q < hi; q++)                \
-							dst[q] = src[q];                         \
-					else                                                     \
-						for (int64_t q = lo; q < hi; q++)                \
-							dst[q] = src[q * w->s[2]];               \
+						dst[q] = pad;                                    \
+					if (w->s[2] == 1 && hi > lo)  /* short runs: memcpy's */ \
+						memcpy(dst + lo, src + lo, sizeof(T) * (size_t)(hi - lo)); \
+					else if (w->s[2] != 1)                                   \
+						STRIDED(dst + lo, src + lo * w->s[2], hi - lo, w->s[2]); \
 					for (int64_t q = hi; q < cnt; q++)                       \
-						dst[q] = 0;                                      \
+						dst[q] = pad;                                    \
 					dst += cnt;                                              \
 					j += cnt;                                                \
 					ow = 0;                                                  \
@@ -288,9 +321,10 @@ static inline void valid_range(int64_t x0, int64_t s, int64_t size, int64_t n, i
 		}                                                                                \
 	}
 
-DEFINE_IM2COL(pn_conv_im2col_f32, float)
-DEFINE_IM2COL(pn_conv_im2col_i32, int32_t)
-static DEFINE_IM2COL(im2col_f64, double)
+DEFINE_IM2COL(pn_conv_im2col_f32, float, strided_f32)
+DEFINE_IM2COL(pn_conv_im2col_i32, int32_t, strided_i32)
+DEFINE_IM2COL(pn_conv_im2col_u8, uint8_t, strided_u8)
+static DEFINE_IM2COL(im2col_f64, double, strided_f64)
 
 /*
  * C[M, N] = A[M, K] * B[K, N] (+ C when accumulate), row-major, for the dtypes
@@ -404,7 +438,7 @@ static int conv_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const flo
 				int64_t cnt = g->osp - p0 < np ? g->osp - p0 : np;
 				float *yg = y + (n * g->M + gi * g->Mg) * g->osp + p0;
 				pn_conv_im2col_f32(&g->w, x + (n * g->C + gi * g->Cg) * g->isp, g->Cg,
-						   p0, cnt, col);
+						   p0, cnt, 0.0f, col);
 				/* the weights, packed in the session's first run */
 				const float *wp = pn_kconst_packed_a(k, 1, (int)gi, g->Mg, rows,
 								     w + gi * g->Mg * rows, rows);
@@ -434,7 +468,7 @@ static int conv_f64(pn_kctx *k, const pn_conv_geom *g, const double *x, const do
 				int64_t cnt = g->osp - p0 < np ? g->osp - p0 : np;
 				double *yg = y + (n * g->M + gi * g->Mg) * g->osp + p0;
 				im2col_f64(&g->w, x + (n * g->C + gi * g->Cg) * g->isp, g->Cg, p0, cnt,
-					   col);
+					   0.0, col);
 				gemm_f64(g->Mg, cnt, rows, w + gi * g->Mg * rows, rows, col, cnt, yg,
 					 g->osp);
 				for (int64_t m = 0; b && m < g->Mg; m++)

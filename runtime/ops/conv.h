@@ -27,11 +27,14 @@ int pn_conv_setup(pn_kctx *k, const pn_tensor *x, const pn_tensor *w, int out_dt
 /* Columns per im2col segment for a matrix of `rows` rows (bounded scratch). */
 int64_t pn_conv_cols(int64_t rows, int64_t total);
 
-/* im2col of `channels` channels starting at x, output positions p0..p0+np-1. */
+/* im2col of `channels` channels starting at x, output positions p0..p0+np-1;
+ * taps in the padding read `pad`. */
 void pn_conv_im2col_f32(const pn_window *w, const float *x, int64_t channels, int64_t p0,
-			int64_t np, float *col);
+			int64_t np, float pad, float *col);
 void pn_conv_im2col_i32(const pn_window *w, const int32_t *x, int64_t channels, int64_t p0,
-			int64_t np, int32_t *col);
+			int64_t np, int32_t pad, int32_t *col);
+void pn_conv_im2col_u8(const pn_window *w, const uint8_t *x, int64_t channels, int64_t p0,
+		       int64_t np, uint8_t pad, uint8_t *col);
 
 /* The windows of one image x of an ungrouped convolution, one row per
  * output position: colT[q * ldc + (c, t)] is the input under tap t of
@@ -55,5 +58,32 @@ int pn_conv_direct_f32(pn_kctx *k, const pn_conv_geom *g, const float *x, const 
  * node; 0 forces im2col + GEMM, 1 the direct path wherever its layout
  * applies.  Both must agree with the naive result. */
 extern int pn_conv_force_path;
+
+/*
+ * The quantized chain DequantizeLinear(x) -> Conv(., DequantizeLinear(w), b)
+ * [-> Relu] -> QuantizeLinear on 8-bit integers (conv_q8.c): x uint8, w int8
+ * with zero point 0, scales float32, b float32 (the bias as dequantized).
+ * k->node is the Conv (its attributes), k->out[0] receives the
+ * QuantizeLinear's output.
+ */
+typedef struct pn_conv_q8 {
+	const pn_tensor *x;          /* uint8 [N, C, ...] */
+	float x_scale;
+	uint8_t x_zp;
+	const pn_tensor *w;          /* int8 [M, C/group, k...] */
+	const pn_tensor *w_scale;    /* 1 or M values */
+	int w_fixed;                 /* w and w_scale are the same in every run of the session */
+	const pn_tensor *bias;       /* float32 [M], or NULL */
+	int relu;                    /* a Relu between the Conv and the QuantizeLinear */
+	float y_scale;
+	int y_dtype;                 /* PN_UINT8 or PN_INT8 */
+	int32_t y_zp;
+} pn_conv_q8;
+
+/* 1 when the operands are the ones the 8-bit path takes (nothing allocated). */
+int pn_conv_q8_fits(const pn_conv_q8 *a);
+int pn_conv_q8_run(pn_kctx *k, const pn_conv_q8 *a);
+/* The instructions its micro-kernel was built for ("avx512-vnni", "avx2", "c"). */
+const char *pn_conv_q8_simd(void);
 
 #endif

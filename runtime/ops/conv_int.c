@@ -87,7 +87,7 @@ static int conv_acc(pn_kctx *k, const pn_conv_geom *g, const pn_tensor *x, const
 				int64_t cnt = g->osp - p0 < np ? g->osp - p0 : np;
 				int32_t *yg = acc + (n * g->M + gi * g->Mg) * g->osp + p0;
 				pn_conv_im2col_i32(&g->w, xs + (n * g->C + gi * g->Cg) * g->isp, g->Cg,
-						   p0, cnt, col);
+						   p0, cnt, 0, col);
 				pn_conv_gemm_i32(g->Mg, cnt, rows, ws + gi * g->Mg * rows, rows, col,
 						 cnt, yg, g->osp);
 				const int32_t *b = bias ? (const int32_t *)bias->data + gi * g->Mg : NULL;

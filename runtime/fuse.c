@@ -1,0 +1,106 @@
+/*
+ * fuse.c - finding the chains of runtime/fuse.h in a graph.
+ */
+#include "runtime/fuse.h"
+
+#include <stdlib.h>
+
+#include "schemas/ops.h"
+
+/* The node that produces value v, if v is one node's output. */
+static const pn_node *producer(const pn_graph *g, int v)
+{
+	if (v < 0 || v >= g->n_values || g->values[v].role != PN_ROLE_NODE ||
+	    g->values[v].producer < 0)
+		return NULL;
+	return &g->nodes[g->values[v].producer];
+}
+
+/* The one node that reads v, when exactly one does, once, and v is not a
+ * graph output: then a chain may keep v to itself. */
+static const pn_node *sole_reader(const pn_graph *g, int v)
+{
+	if (v < 0 || v >= g->n_values)
+		return NULL;
+	const pn_value *val = &g->values[v];
+	if (val->is_output || val->n_consumers != 1)
+		return NULL;
+	return &g->nodes[val->consumers[0]];
+}
+
+/* A value with contents of its own: an initializer, a Constant's output, a
+ * weight kept as metadata.  Absent optional inputs (-1) count as constant. */
+static int constant(const pn_graph *g, int v)
+{
+	if (v < 0)
+		return 1;
+	return v < g->n_values && (g->values[v].data || g->values[v].meta);
+}
+
+/* A plain node of op `op` (ai.onnx, no nested graph reads) with one output. */
+static int plain(const pn_node *n, int op)
+{
+	return n && n->op == op && n->n_out == 1 && n->out[0] >= 0 && n->n_implicit == 0;
+}
+
+/* Whether Conv node c heads a qconv chain; fills *q. */
+static int match_qconv(const pn_graph *g, const pn_node *c, pn_fuse_qconv *q)
+{
+	if (!plain(c, PN_OP_Conv) || c->n_in < 2 || c->n_in > 3)
+		return 0;
+	const pn_node *dx = producer(g, c->in[0]);
+	if (!plain(dx, PN_OP_DequantizeLinear) || dx->n_in < 2 || sole_reader(g, c->in[0]) != c)
+		return 0;
+	if (constant(g, dx->in[0]))
+		return 0;    /* a constant input: the session folds the Conv instead */
+	const pn_node *dw = producer(g, c->in[1]);
+	if (!plain(dw, PN_OP_DequantizeLinear) || dw->n_in < 2)
+		return 0;
+	const pn_node *next = sole_reader(g, c->out[0]), *relu = NULL;
+	if (plain(next, PN_OP_Relu) && next->n_in == 1) {
+		relu = next;
+		next = sole_reader(g, relu->out[0]);
+	}
+	if (!plain(next, PN_OP_QuantizeLinear) || next->n_in < 2 || next->n_in > 3)
+		return 0;
+	if (!constant(g, next->in[1]) || (next->n_in > 2 && !constant(g, next->in[2])))
+		return 0;
+	q->dq_x = (int32_t)(dx - g->nodes);
+	q->dq_w = (int32_t)(dw - g->nodes);
+	q->relu = relu ? (int32_t)(relu - g->nodes) : -1;
+	q->q = (int32_t)(next - g->nodes);
+	return 1;
+}
+
+int pn_fusion_plan(const pn_graph *g, pn_fusion *f)
+{
+	f->n_chains = 0;
+	f->role = calloc((size_t)g->n_nodes + 1, 1);
+	f->qconv = calloc((size_t)g->n_nodes + 1, sizeof(*f->qconv));
+	if (!f->role || !f->qconv) {
+		pn_fusion_free(f);
+		return -1;
+	}
+	for (int i = 0; i < g->n_nodes; i++) {
+		pn_fuse_qconv q;
+		if (!match_qconv(g, &g->nodes[i], &q))
+			continue;
+		f->role[i] = PN_FUSE_QCONV;
+		f->qconv[i] = q;
+		f->role[q.dq_x] = PN_FUSE_SWALLOWED;
+		if (q.relu >= 0)
+			f->role[q.relu] = PN_FUSE_SWALLOWED;
+		f->role[q.q] = PN_FUSE_SWALLOWED;
+		f->n_chains++;
+	}
+	return 0;
+}
+
+void pn_fusion_free(pn_fusion *f)
+{
+	free(f->role);
+	free(f->qconv);
+	f->role = NULL;
+	f->qconv = NULL;
+	f->n_chains = 0;
+}

@@ -1,0 +1,490 @@
+/*
+ * conv_q8.c - a quantized convolution computed on 8-bit integers: the chain
+ *
+ *     DequantizeLinear(x) -> Conv(., DequantizeLinear(w), b) [-> Relu] -> QuantizeLinear
+ *
+ * that QDQ exporters (torch.ao, ORT's quantizer) write around every
+ * convolution of a quantized model.  Run node by node it is a float32
+ * convolution between two conversions; the session runs the chain as this
+ * one kernel instead (runtime/fuse.h), as ORT does with its QLinearConv.
+ *
+ * The products are summed exactly in int32:
+ *
+ *     acc[m, p] = sum over taps t of (x[t] - x_zp) * w[m, t]
+ *
+ * with the padding read as x_zp (it dequantizes to 0), then requantized
+ * with the float32 operations of the chain, in its order:
+ *
+ *     y = float(acc) * (x_scale * w_scale[m]) + b[m];  y = max(y, 0) if Relu
+ *     q = saturate(round_half_even(y / y_scale) + y_zp)
+ *
+ * An integer sum does not depend on its order, so the result is the same
+ * bits for every instruction set, thread count and blocking; it differs
+ * from the node-by-node float32 chain only where that one's rounding moves a
+ * value across a quantization step (then by one step).
+ *
+ * The GEMM is Y[m, p] = W[m, k] X[k, p] in the layout of 8-bit dot-product
+ * instructions (VNNI's vpdpbusd: 4 u8 x s8 products summed into each int32
+ * lane): X is packed in panels of Q8_NR output positions, each k-quad of a
+ * position 4 consecutive bytes; W in panels of Q8_MR rows, each row's k-quad
+ * one 32-bit word that is broadcast.  The micro-kernel keeps Q8_MR x Q8_NR
+ * int32 sums in registers.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include "runtime/kernel.h"
+#include "runtime/ops/conv.h"
+
+#define Q8_MR 6          /* output channels per micro-tile */
+#define Q8_NR 16         /* output positions per micro-tile: two 8-lane vectors */
+#define Q8_KMAX 65536    /* taps: 255 * 128 * 65536 < 2^31, the int32 sum cannot overflow */
+#define Q8_DW_KMAX 513    /* depthwise taps: 255 * 128 * 513 < 2^24, exact in float32 */
+#define Q8_COL_BUDGET ((int64_t)1 << 20)   /* bytes of im2col per segment */
+
+/* --- the micro-kernel ------------------------------------------------------------- */
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define Q8_SIMD "avx512-vnni"
+static inline __m256i dot4(__m256i acc, __m256i x, __m256i w)
+{
+	return _mm256_dpbusd_epi32(acc, x, w);
+}
+#elif defined(__AVXVNNI__)
+#define Q8_SIMD "avx-vnni"
+static inline __m256i dot4(__m256i acc, __m256i x, __m256i w)
+{
+	return _mm256_dpbusd_avx_epi32(acc, x, w);
+}
+#elif defined(__AVX2__)
+#define Q8_SIMD "avx2"
+/*
+ * vpdpbusd without VNNI, exactly: the even and the odd bytes of each 16-bit
+ * lane widened to int16 (x zero-extended, w sign-extended) and multiplied
+ * pairwise by vpmaddwd, whose int32 pair sums cannot overflow.  (vpmaddubsw
+ * would be one instruction fewer but saturates at 2 x 255 x 127.)
+ */
+static inline __m256i dot4(__m256i acc, __m256i x, __m256i w)
+{
+	const __m256i lo = _mm256_set1_epi16(0xff);
+	__m256i xe = _mm256_and_si256(x, lo), xo = _mm256_srli_epi16(x, 8);
+	__m256i we = _mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8), wo = _mm256_srai_epi16(w, 8);
+	__m256i s = _mm256_add_epi32(_mm256_madd_epi16(xe, we), _mm256_madd_epi16(xo, wo));
+	return _mm256_add_epi32(acc, s);
+}
+#endif
+
+#if defined(__AVX2__)
+/* acc[i][l] = sum over kq of the 4-products of W panel row i and X panel column l. */
+static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
+{
+	__m256i a[Q8_MR][2];
+	for (int i = 0; i < Q8_MR; i++)
+		a[i][0] = a[i][1] = _mm256_setzero_si256();
+	for (int64_t kq = 0; kq < kq_n; kq++) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)(xp + kq * Q8_NR * 4));
+		__m256i x1 = _mm256_loadu_si256((const __m256i *)(xp + kq * Q8_NR * 4 + 32));
+		const int8_t *wk = wp + kq * Q8_MR * 4;
+		for (int i = 0; i < Q8_MR; i++) {
+			int32_t wq;
+			memcpy(&wq, wk + i * 4, 4);
+			__m256i w = _mm256_set1_epi32(wq);
+			a[i][0] = dot4(a[i][0], x0, w);
+			a[i][1] = dot4(a[i][1], x1, w);
+		}
+	}
+	for (int i = 0; i < Q8_MR; i++) {
+		_mm256_storeu_si256((__m256i *)acc[i], a[i][0]);
+		_mm256_storeu_si256((__m256i *)(acc[i] + 8), a[i][1]);
+	}
+}
+#else
+#define Q8_SIMD "c"
+static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
+{
+	memset(acc, 0, sizeof(int32_t) * Q8_MR * Q8_NR);
+	for (int64_t kq = 0; kq < kq_n; kq++) {
+		const uint8_t *xk = xp + kq * Q8_NR * 4;
+		const int8_t *wk = wp + kq * Q8_MR * 4;
+		for (int i = 0; i < Q8_MR; i++)
+			for (int l = 0; l < Q8_NR; l++) {
+				int32_t s = 0;
+				for (int j = 0; j < 4; j++)
+					s += (int32_t)xk[l * 4 + j] * (int32_t)wk[i * 4 + j];
+				acc[i][l] += s;
+			}
+	}
+}
+#endif
+
+const char *pn_conv_q8_simd(void)
+{
+	return Q8_SIMD;
+}
+
+/* --- packing ---------------------------------------------------------------------- */
+
+/* The Mg x K weights of one group as Q8_MR-row panels of k-quads, zero
+ * rows and taps past the ends; wsum[m] = sum of row m. */
+static void pack_w(const int8_t *w, int64_t Mg, int64_t K, int64_t kq_n, int8_t *wp,
+		   int32_t *wsum)
+{
+	int64_t panels = (Mg + Q8_MR - 1) / Q8_MR;
+	for (int64_t b = 0; b < panels; b++)
+		for (int64_t kq = 0; kq < kq_n; kq++)
+			for (int i = 0; i < Q8_MR; i++)
+				for (int j = 0; j < 4; j++) {
+					int64_t m = b * Q8_MR + i, t = kq * 4 + j;
+					wp[((b * kq_n + kq) * Q8_MR + i) * 4 + j] =
+						m < Mg && t < K ? w[m * K + t] : 0;
+				}
+	for (int64_t m = 0; m < Mg; m++) {
+		int32_t s = 0;
+		for (int64_t t = 0; t < K; t++)
+			s += w[m * K + t];
+		wsum[m] = s;
+	}
+}
+
+/* One k-quad of one panel, the slow way: the panel's last positions or the
+ * last taps, 0 past the ends (their products are discarded or meet zero
+ * weights). */
+static void pack_quad_edge(const uint8_t *col, int64_t K, int64_t np, int64_t t0, int64_t p0,
+			   uint8_t *d)
+{
+	for (int j = 0; j < 4; j++)
+		for (int64_t l = 0; l < Q8_NR; l++)
+			d[l * 4 + j] = t0 + j < K && p0 + l < np ? col[(t0 + j) * np + p0 + l] : 0;
+}
+
+/* Rows t0..t0+3 of col, positions p0..p0+15, interleaved: d[l * 4 + j] =
+ * col[t0 + j][p0 + l] (a 4 x 16 byte transpose). */
+static inline void pack_quad(const uint8_t *col, int64_t np, int64_t t0, int64_t p0, uint8_t *d)
+{
+#if defined(__SSE2__)
+	const uint8_t *s = col + t0 * np + p0;
+	__m128i r0 = _mm_loadu_si128((const __m128i *)s);
+	__m128i r1 = _mm_loadu_si128((const __m128i *)(s + np));
+	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * np));
+	__m128i r3 = _mm_loadu_si128((const __m128i *)(s + 3 * np));
+	__m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
+	__m128i c = _mm_unpacklo_epi8(r2, r3), e = _mm_unpackhi_epi8(r2, r3);
+	_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(a, c));
+	_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(a, c));
+	_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(b, e));
+	_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(b, e));
+#else
+	for (int j = 0; j < 4; j++)
+		for (int l = 0; l < Q8_NR; l++)
+			d[l * 4 + j] = col[(t0 + j) * np + p0 + l];
+#endif
+}
+
+/* Columns col[K][np] as panels of Q8_NR positions of k-quads:
+ * xp[((panel * kq_n + kq) * Q8_NR + l) * 4 + j] = col[kq * 4 + j][panel * Q8_NR + l]. */
+static void pack_x(const uint8_t *col, int64_t K, int64_t np, int64_t kq_n, uint8_t *xp)
+{
+	int64_t panels = (np + Q8_NR - 1) / Q8_NR;
+	#pragma omp parallel for if (K * np > PN_PAR_MIN_WORK) schedule(static)
+	for (int64_t b = 0; b < panels; b++) {
+		int64_t p0 = b * Q8_NR;
+		int full = p0 + Q8_NR <= np;
+		for (int64_t kq = 0; kq < kq_n; kq++) {
+			uint8_t *d = xp + (b * kq_n + kq) * Q8_NR * 4;
+			if (full && kq * 4 + 4 <= K)
+				pack_quad(col, np, kq * 4, p0, d);
+			else
+				pack_quad_edge(col, K, np, kq * 4, p0, d);
+		}
+	}
+}
+
+/* --- requantization --------------------------------------------------------------- */
+
+typedef struct q8_out {
+	const int32_t *wsum;     /* per output channel: x_zp * wsum is taken from the sums */
+	const float *mult;       /* x_scale * w_scale[m] */
+	const float *bias;       /* per output channel, or NULL */
+	int32_t x_zp;
+	int relu;
+	float y_scale, y_zp, lo, hi;
+	int u8;
+} q8_out;
+
+/*
+ * n exact sums v[] (integers as float32) of output channel m into y: the
+ * chain's float32 operations in its order.  The vector loop does the same
+ * operations, so the same bits.
+ */
+static void requant_row(const q8_out *o, int64_t m, const float *v, int64_t n, void *y)
+{
+	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
+	int64_t l = 0;
+#if defined(__AVX2__)
+	const __m256 vm = _mm256_set1_ps(mult), vb = _mm256_set1_ps(b);
+	const __m256 vs = _mm256_set1_ps(o->y_scale), vz = _mm256_set1_ps(o->y_zp);
+	const __m256 vlo = _mm256_set1_ps(o->lo), vhi = _mm256_set1_ps(o->hi);
+	for (; l + 16 <= n; l += 16) {
+		__m256i q[2];
+		for (int h = 0; h < 2; h++) {
+			__m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + l + 8 * h), vm), vb);
+			if (o->relu)
+				t = _mm256_max_ps(t, _mm256_setzero_ps());
+			t = _mm256_round_ps(_mm256_div_ps(t, vs),
+					    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, vz), vlo), vhi);
+			q[h] = _mm256_cvtps_epi32(t);
+		}
+		/* 16 in-range int32 -> 16 bytes (packs work per 128-bit lane) */
+		__m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
+		__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+		__m128i b8 = o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
+		_mm_storeu_si128((__m128i *)((char *)y + l), b8);
+	}
+#endif
+	for (; l < n; l++) {
+		float t = v[l] * mult + b;
+		if (o->relu && !(t > 0.0f))
+			t = 0.0f;
+		t = nearbyintf(t / o->y_scale) + o->y_zp;
+		t = t < o->lo ? o->lo : t > o->hi ? o->hi : t;
+		if (o->u8)
+			((uint8_t *)y)[l] = (uint8_t)t;
+		else
+			((int8_t *)y)[l] = (int8_t)t;
+	}
+}
+
+/* Rows m0.. of a GEMM tile (rows < mc, columns < nc) into y (row stride ldy). */
+static void requant_tile(const q8_out *o, int32_t acc[Q8_MR][Q8_NR], int64_t m0, int64_t mc,
+			 int64_t nc, void *y, int64_t ldy)
+{
+	for (int64_t i = 0; i < mc; i++) {
+		float v[Q8_NR];
+		int32_t shift = o->x_zp * o->wsum[m0 + i];
+		for (int l = 0; l < Q8_NR; l++)
+			v[l] = (float)(acc[i][l] - shift);
+		requant_row(o, m0 + i, v, nc, (char *)y + i * ldy);
+	}
+}
+
+/* --- the convolution --------------------------------------------------------------- */
+
+int pn_conv_q8_fits(const pn_conv_q8 *a)
+{
+	const pn_tensor *x = a->x, *w = a->w;
+	if (x->dtype != PN_UINT8 || w->dtype != PN_INT8 || x->rank < 3 || w->rank != x->rank)
+		return 0;
+	if (w->dims[0] < 1 || (a->w_scale->numel != 1 && a->w_scale->numel != w->dims[0]))
+		return 0;
+	if (a->bias && (a->bias->dtype != PN_FLOAT || a->bias->numel != w->dims[0]))
+		return 0;
+	if (a->y_dtype != PN_UINT8 && a->y_dtype != PN_INT8)
+		return 0;
+	int64_t K = 1;
+	for (int d = 1; d < w->rank; d++)
+		K *= w->dims[d];
+	return K >= 1 && K <= Q8_KMAX;
+}
+
+/* The requantization of the output channels from m0 on (group or channel). */
+static q8_out out_of(const pn_conv_q8 *a, const int32_t *wsum, const float *mult, int64_t m0)
+{
+	const float *bias = a->bias ? a->bias->data : NULL;
+	return (q8_out){.wsum = wsum ? wsum + m0 : NULL, .mult = mult + m0,
+			.bias = bias ? bias + m0 : NULL, .x_zp = a->x_zp, .relu = a->relu,
+			.y_scale = a->y_scale, .y_zp = (float)a->y_zp,
+			.lo = a->y_dtype == PN_UINT8 ? 0.0f : -128.0f,
+			.hi = a->y_dtype == PN_UINT8 ? 255.0f : 127.0f, .u8 = a->y_dtype == PN_UINT8};
+}
+
+/* --- depthwise ---------------------------------------------------------------------- */
+
+/* ac[ox] += wt * src[ox * s]. */
+static inline void tap_row(float *ac, const float *src, float wt, int64_t n, int64_t s)
+{
+	for (int64_t i = 0; i < n; i++)
+		ac[i] += wt * src[i * s];
+}
+
+/* One channel's sums, plainly: plane x (less its zero point, as float32)
+ * in the interior of buf (the padded extents P[]), each tap's rows added. */
+static void depthwise_plane(const pn_window *W, const int64_t P[3], const float *x,
+			    const float *w, float *buf, float *acc)
+{
+	memset(buf, 0, sizeof(float) * (size_t)(P[0] * P[1] * P[2]));
+	for (int64_t z = 0; z < W->in[0]; z++)
+		for (int64_t r = 0; r < W->in[1]; r++)
+			memcpy(buf + ((z + W->pb[0]) * P[1] + r + W->pb[1]) * P[2] + W->pb[2],
+			       x + (z * W->in[1] + r) * W->in[2], sizeof(float) * (size_t)W->in[2]);
+	memset(acc, 0, sizeof(float) * (size_t)(W->out[0] * W->out[1] * W->out[2]));
+	int64_t t = 0;
+	for (int64_t kz = 0; kz < W->k[0]; kz++)
+		for (int64_t ky = 0; ky < W->k[1]; ky++)
+			for (int64_t kx = 0; kx < W->k[2]; kx++, t++)
+				for (int64_t oz = 0; oz < W->out[0]; oz++)
+					for (int64_t oy = 0; oy < W->out[1]; oy++) {
+						int64_t iz = oz * W->s[0] + kz * W->d[0];
+						int64_t iy = oy * W->s[1] + ky * W->d[1];
+						tap_row(acc + (oz * W->out[1] + oy) * W->out[2],
+							buf + (iz * P[1] + iy) * P[2] + kx * W->d[2], w[t],
+							W->out[2], W->s[2]);
+					}
+}
+
+/* The sums of every channel the plain way (when no direct path applies). */
+static int depthwise_plain(pn_kctx *k, const pn_conv_geom *g, const float *xf, const float *wf,
+			   float *acc)
+{
+	const pn_window *W = &g->w;
+	const int64_t P[3] = {W->in[0] + W->pb[0] + W->pe[0], W->in[1] + W->pb[1] + W->pe[1],
+			      W->in[2] + W->pb[2] + W->pe[2]};
+	float *buf = malloc(sizeof(float) * (size_t)(P[0] * P[1] * P[2]));
+	if (!buf)
+		return pn_kfail(k, "out of memory");
+	for (int64_t nc = 0; nc < g->N * g->C; nc++)
+		depthwise_plane(W, P, xf + nc * g->isp, wf + nc % g->C * g->ksz, buf,
+				acc + nc * g->osp);
+	free(buf);
+	return 0;
+}
+
+/*
+ * Depthwise convolutions (one input and one output channel per group, as
+ * in MobileNets) have too few taps per output for the GEMM.  Their sums are
+ * taken in float32 instead, by the float convolution's direct paths, on
+ * x - x_zp and w as floats: every product and partial sum is an integer of
+ * magnitude below 255 * 128 * taps < 2^24 (pn_conv_q8_fits bounds the taps),
+ * so float32 holds each exactly, in any order, fused multiply-adds or not:
+ * the same integers as the GEMM would sum.
+ */
+static int conv_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a,
+			  const float *mult)
+{
+	const int64_t nx = g->N * g->C * g->isp, nw = g->M * g->ksz, ny = g->N * g->M * g->osp;
+	float *xf = malloc(sizeof(float) * (size_t)(nx + 1));
+	float *wf = malloc(sizeof(float) * (size_t)(nw + 1));
+	float *acc = malloc(sizeof(float) * (size_t)(ny + 1));
+	int rc = xf && wf && acc ? 0 : pn_kfail(k, "out of memory");
+	if (!rc) {
+		const uint8_t *x = a->x->data;
+		const int8_t *w = a->w->data;
+		const float zp = (float)a->x_zp;
+		#pragma omp parallel for if (nx > PN_PAR_MIN_WORK) schedule(static)
+		for (int64_t i = 0; i < nx; i++)
+			xf[i] = (float)x[i] - zp;
+		for (int64_t i = 0; i < nw; i++)
+			wf[i] = (float)w[i];
+		rc = pn_conv_direct_f32(k, g, xf, wf, NULL, acc);
+		if (rc == 1)
+			rc = depthwise_plain(k, g, xf, wf, acc);
+	}
+	if (!rc) {
+		q8_out o = out_of(a, NULL, mult, 0);
+		#pragma omp parallel for if (ny > PN_PAR_MIN_WORK) schedule(static)
+		for (int64_t nc = 0; nc < g->N * g->M; nc++)
+			requant_row(&o, nc % g->M, acc + nc * g->osp, g->osp,
+				    (char *)k->out[0]->data + nc * g->osp);
+	}
+	free(xf);
+	free(wf);
+	free(acc);
+	return rc;
+}
+
+/* One image's group: its columns in segments, each packed, then its tiles. */
+static int conv_group(pn_kctx *k, const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp,
+		      const int8_t *wp, const q8_out *o, uint8_t *col, uint8_t *xp, void *y,
+		      int64_t ysz, int64_t np_max)
+{
+	const int64_t K = g->Cg * g->ksz, kq_n = (K + 3) / 4;
+	const int64_t mpanels = (g->Mg + Q8_MR - 1) / Q8_MR;
+	for (int64_t p0 = 0; p0 < g->osp; p0 += np_max) {
+		int64_t np = g->osp - p0 < np_max ? g->osp - p0 : np_max;
+		int64_t npanels = (np + Q8_NR - 1) / Q8_NR;
+		pn_conv_im2col_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
+		pack_x(col, K, np, kq_n, xp);
+		#pragma omp parallel for collapse(2) if (g->Mg * K * np > PN_PAR_MIN_WORK) schedule(static)
+		for (int64_t mb = 0; mb < mpanels; mb++)
+			for (int64_t nb = 0; nb < npanels; nb++) {
+				int32_t acc[Q8_MR][Q8_NR];
+				q8_tile(kq_n, xp + nb * kq_n * Q8_NR * 4, wp + mb * kq_n * Q8_MR * 4,
+					acc);
+				int64_t m0 = mb * Q8_MR, n0 = nb * Q8_NR;
+				int64_t mc = g->Mg - m0 < Q8_MR ? g->Mg - m0 : Q8_MR;
+				int64_t nc = np - n0 < Q8_NR ? np - n0 : Q8_NR;
+				requant_tile(o, acc, m0, mc, nc,
+					     (char *)y + (m0 * g->osp + p0 + n0) * ysz, g->osp);
+			}
+	}
+	(void)k;
+	return 0;
+}
+
+/* Every group of every image through the GEMM. */
+static int conv_gemm(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a, const float *mult)
+{
+	const int64_t K = g->Cg * g->ksz, kq_n = (K + 3) / 4;
+	const int64_t mpanels = (g->Mg + Q8_MR - 1) / Q8_MR;
+	int64_t np_max = Q8_COL_BUDGET / K / Q8_NR * Q8_NR;
+	if (np_max < Q8_NR)
+		np_max = Q8_NR;
+	const int64_t cols = g->osp < np_max ? g->osp : np_max;
+	const int64_t xpanels = (cols + Q8_NR - 1) / Q8_NR;
+	/* the packed weights and their row sums, made once per session when
+	 * the weights are fixed */
+	const size_t wbytes = (size_t)(g->G * mpanels * kq_n * Q8_MR * 4);
+	const size_t packed = wbytes + sizeof(int32_t) * (size_t)g->M;
+	int fresh = 1;
+	void *kept = a->w_fixed ? pn_kmemo(k, 0, packed, &fresh) : NULL;
+	void *own = kept ? NULL : malloc(packed);
+	int8_t *wp = kept ? kept : own;
+	int32_t *wsum = wp ? (int32_t *)(void *)(wp + wbytes) : NULL;
+	uint8_t *col = malloc((size_t)(K * cols));
+	uint8_t *xp = malloc((size_t)(xpanels * kq_n * Q8_NR * 4));
+	int rc = wp && col && xp ? 0 : pn_kfail(k, "out of memory");
+	const int8_t *w = a->w->data;
+	for (int64_t gi = 0; !rc && fresh && gi < g->G; gi++)
+		pack_w(w + gi * g->Mg * K, g->Mg, K, kq_n, wp + gi * mpanels * kq_n * Q8_MR * 4,
+		       wsum + gi * g->Mg);
+	for (int64_t n = 0; !rc && n < g->N; n++)
+		for (int64_t gi = 0; !rc && gi < g->G; gi++) {
+			q8_out o = out_of(a, wsum, mult, gi * g->Mg);
+			const uint8_t *xg = (const uint8_t *)a->x->data + (n * g->C + gi * g->Cg) * g->isp;
+			void *yg = (char *)k->out[0]->data + (n * g->M + gi * g->Mg) * g->osp;
+			rc = conv_group(k, g, xg, a->x_zp, wp + gi * mpanels * kq_n * Q8_MR * 4, &o,
+					col, xp, yg, 1, np_max);
+		}
+	free(own);
+	free(col);
+	free(xp);
+	return rc;
+}
+
+int pn_conv_q8_run(pn_kctx *k, const pn_conv_q8 *a)
+{
+	pn_conv_geom g;
+	if (!pn_conv_q8_fits(a))
+		return pn_kfail(k, "quantized conv: operands outside the 8-bit path");
+	if (pn_conv_setup(k, a->x, a->w, a->y_dtype, &g))
+		return -1;
+	float *mult = malloc(sizeof(float) * (size_t)g.M);
+	if (!mult)
+		return pn_kfail(k, "out of memory");
+	for (int64_t m = 0; m < g.M; m++)
+		mult[m] = a->x_scale * (float)pn_tensor_get_f64(a->w_scale,
+								 a->w_scale->numel == 1 ? 0 : m);
+	int rc;
+	if (g.Cg == 1 && g.Mg == 1 && g.ksz <= Q8_DW_KMAX) {
+		rc = conv_depthwise(k, &g, a, mult);
+	} else {
+		rc = conv_gemm(k, &g, a, mult);
+	}
+	free(mult);
+	return rc;
+}

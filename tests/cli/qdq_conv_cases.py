@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+# qdq_conv_cases.py OUTDIR - writes backend-test style cases (model.onnx +
+# test_data_set_0/) of the quantized chain
+#     DequantizeLinear(x) -> Conv(., DequantizeLinear(w), b) [-> Relu] -> QuantizeLinear
+# that the executor runs on 8-bit integers (runtime/fuse.h,
+# runtime/ops/conv_q8.c).  Expected outputs come from numpy, computed the
+# way docs/executor.md states the fused chain: the sums exact in integers,
+# then the chain's float32 operations in its order.  Geometries cover the
+# GEMM (grouped, strided, dilated, padded, 1-D, batch 2, more taps than one
+# im2col segment holds) and the depthwise path; outputs uint8 and int8.
+# Cases named fallback_* have operands the 8-bit path does not take (a
+# weight zero point, int8 activations): they run node by node, and use
+# power-of-two scales so that the float32 chain is exact too.  Used by
+# tests/cli/qdq_conv.sh.
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+ROOT = sys.argv[1]
+f32 = np.float32
+
+
+def conv_int(x, w, group, strides, pads, dil):
+    """Exact integer convolution of x [N, C, *sp] and w [M, C/g, *k]; pads
+    are (begin..., end...) and the padding reads 0."""
+    nsp = x.ndim - 2
+    xp = np.pad(x.astype(np.int64), [(0, 0), (0, 0)] +
+                [(pads[i], pads[nsp + i]) for i in range(nsp)])
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    k = w.shape[2:]
+    out = [(xp.shape[2 + i] - dil[i] * (k[i] - 1) - 1) // strides[i] + 1 for i in range(nsp)]
+    y = np.zeros([N, M] + out, dtype=np.int64)
+    cg, mg = C // group, M // group
+    for g in range(group):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        ws = w[g * mg:(g + 1) * mg].astype(np.int64)
+        for tap in np.ndindex(*k):
+            sl = [slice(None), slice(None)]
+            for i in range(nsp):
+                start = tap[i] * dil[i]
+                sl.append(slice(start, start + strides[i] * (out[i] - 1) + 1, strides[i]))
+            patch = xs[tuple(sl)]                          # [N, cg, *out]
+            wt = ws[(slice(None), slice(None)) + tap]      # [mg, cg]
+            y[:, g * mg:(g + 1) * mg] += np.einsum('nc...,mc->nm...', patch, wt)
+    return y
+
+
+def requant(acc, mult, bias, relu, ys, yzp, ydt):
+    """The chain's float32 operations on exact sums, per output channel."""
+    shape = [1, -1] + [1] * (acc.ndim - 2)
+    v = acc.astype(f32) * mult.reshape(shape) + bias.reshape(shape)
+    if relu:
+        v = np.maximum(v, f32(0))
+    v = np.rint(v / f32(ys)) + f32(yzp)
+    lo, hi = (0, 255) if ydt == np.uint8 else (-128, 127)
+    return np.clip(v, lo, hi).astype(ydt)
+
+
+def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=True,
+         per_channel=True, bias=True, ydt=np.uint8, xdt=np.uint8, wzp=0, pow2=False, seed=0):
+    rng = np.random.default_rng(seed)
+    nsp = len(sp)
+    strides = strides or [1] * nsp
+    pads = pads or [0] * (2 * nsp)
+    dil = dil or [1] * nsp
+    info = np.iinfo(xdt)
+    x = rng.integers(info.min, info.max + 1, size=[N, C] + sp).astype(xdt)
+    w = rng.integers(-128, 128, size=[M, C // group] + k).astype(np.int8)
+    if pow2:
+        xs, xzp = f32(2.0 ** -4), xdt(3 if xdt == np.uint8 else -3)
+        ws = (f32(2.0) ** -rng.integers(5, 9, size=M)).astype(f32)
+        ys, yzp = f32(2.0 ** -1), ydt(7)
+    else:
+        xs, xzp = f32(rng.uniform(0.005, 0.05)), xdt(rng.integers(0, 256) if xdt == np.uint8 else 0)
+        ws = rng.uniform(0.002, 0.02, size=M).astype(f32)
+        ys, yzp = f32(rng.uniform(0.5, 4.0)), ydt(rng.integers(0, 40))
+    if not per_channel:
+        ws = ws[:1]
+    bq = rng.integers(-20000, 20000, size=M).astype(np.int32)
+    bscale = (xs * (ws if per_channel else np.repeat(ws, M))).astype(f32)
+    b = bq.astype(f32) * bscale if bias else np.zeros(M, f32)
+
+    inits = [nh.from_array(np.array(xs), 'xs'), nh.from_array(np.array(xzp), 'xzp'),
+             nh.from_array(w, 'wq'), nh.from_array(ws if per_channel else np.array(ws[0]), 'ws'),
+             nh.from_array(np.array(ys), 'ys'), nh.from_array(np.array(yzp), 'yzp')]
+    nodes = [h.make_node('DequantizeLinear', ['x', 'xs', 'xzp'], ['xf'])]
+    if wzp:
+        inits.append(nh.from_array(np.full(M if per_channel else 1, wzp, np.int8)
+                                   if per_channel else np.array(np.int8(wzp)), 'wzp'))
+        nodes.append(h.make_node('DequantizeLinear', ['wq', 'ws', 'wzp'], ['wf'],
+                                 **({'axis': 0} if per_channel else {})))
+    else:
+        nodes.append(h.make_node('DequantizeLinear', ['wq', 'ws'], ['wf'],
+                                 **({'axis': 0} if per_channel else {})))
+    conv_in = ['xf', 'wf']
+    if bias:
+        inits += [nh.from_array(bq, 'bq'), nh.from_array(bscale, 'bs')]
+        nodes.append(h.make_node('DequantizeLinear', ['bq', 'bs'], ['bf'], axis=0))
+        conv_in.append('bf')
+    nodes.append(h.make_node('Conv', conv_in, ['cv'], group=group, strides=strides, pads=pads,
+                             dilations=dil))
+    last = 'cv'
+    if relu:
+        nodes.append(h.make_node('Relu', ['cv'], ['rl']))
+        last = 'rl'
+    nodes.append(h.make_node('QuantizeLinear', [last, 'ys', 'yzp'], ['y']))
+
+    wz = np.int64(wzp)
+    xshift = (x.astype(np.int64) - np.int64(xzp))
+    acc = conv_int(xshift, w.astype(np.int64) - wz, group, strides, pads, dil)
+    mult = (xs * (ws if per_channel else np.repeat(ws, M))).astype(f32)
+    y = requant(acc, mult, b, relu, ys, yzp, ydt)
+
+    TPD = {np.uint8: TP.UINT8, np.int8: TP.INT8}
+    graph = h.make_graph(nodes, name, [h.make_tensor_value_info('x', TPD[xdt], list(x.shape))],
+                         [h.make_tensor_value_info('y', TPD[ydt], list(y.shape))], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid('', 13)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    d = os.path.join(ROOT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, 'test_data_set_0'))
+    onnx.save(model, os.path.join(d, 'model.onnx'))
+    onnx.save_tensor(nh.from_array(x, 'x'), os.path.join(d, 'test_data_set_0', 'input_0.pb'))
+    onnx.save_tensor(nh.from_array(y, 'y'), os.path.join(d, 'test_data_set_0', 'output_0.pb'))
+
+
+# the GEMM path
+case('qconv_3x3_pad', 1, 5, 7, [9, 11], [3, 3], pads=[1, 1, 1, 1], seed=1)
+case('qconv_7x7_stride2_int8out', 2, 3, 16, [20, 18], [7, 7], strides=[2, 2],
+     pads=[3, 3, 3, 3], relu=False, per_channel=False, ydt=np.int8, seed=2)
+case('qconv_grouped_1x1', 1, 8, 6, [6, 7], [1, 1], group=2, seed=3)
+case('qconv_dilated_nobias', 1, 4, 13, [12, 12], [3, 3], dil=[2, 2], pads=[2, 1, 2, 1],
+     bias=False, seed=4)
+case('qconv_1d', 2, 6, 10, [40], [5], strides=[3], pads=[2, 2], seed=5)
+case('qconv_many_taps', 1, 130, 9, [70, 40], [3, 3], pads=[1, 1, 1, 1], seed=6)
+case('qconv_asym_stride', 1, 3, 20, [17, 23], [2, 3], strides=[2, 1], pads=[0, 1, 1, 0], seed=7)
+# the depthwise path
+case('qconv_depthwise_s2', 1, 12, 12, [15, 14], [3, 3], group=12, strides=[2, 2],
+     pads=[1, 1, 1, 1], seed=8)
+case('qconv_depthwise_5x5', 2, 7, 7, [11, 9], [5, 5], group=7, pads=[2, 2, 2, 2], relu=False,
+     ydt=np.int8, seed=9)
+# node by node: operands outside the 8-bit path
+case('fallback_weight_zero_point', 1, 4, 5, [7, 7], [3, 3], pads=[1, 1, 1, 1], wzp=3, pow2=True,
+     seed=10)
+case('fallback_int8_input', 1, 4, 5, [7, 7], [3, 3], xdt=np.int8, pow2=True, seed=11)
