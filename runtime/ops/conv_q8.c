@@ -108,8 +108,29 @@ static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t a
 		_mm256_storeu_si256((__m256i *)(acc[i] + 8), a[i][1]);
 	}
 }
+
+/* The same for the first 8 columns only: a last panel of at most 8
+ * positions (a 7x7 plane has 49 = 3 x 16 + 1) does half the work. */
+static void q8_tile8(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
+{
+	__m256i a[Q8_MR];
+	for (int i = 0; i < Q8_MR; i++)
+		a[i] = _mm256_setzero_si256();
+	for (int64_t kq = 0; kq < kq_n; kq++) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)(xp + kq * Q8_NR * 4));
+		const int8_t *wk = wp + kq * Q8_MR * 4;
+		for (int i = 0; i < Q8_MR; i++) {
+			int32_t wq;
+			memcpy(&wq, wk + i * 4, 4);
+			a[i] = dot4(a[i], x0, _mm256_set1_epi32(wq));
+		}
+	}
+	for (int i = 0; i < Q8_MR; i++)
+		_mm256_storeu_si256((__m256i *)acc[i], a[i]);
+}
 #else
 #define Q8_SIMD "c"
+#define q8_tile8 q8_tile
 static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
 {
 	memset(acc, 0, sizeof(int32_t) * Q8_MR * Q8_NR);
@@ -188,6 +209,49 @@ static inline void pack_quad(const uint8_t *col, int64_t np, int64_t t0, int64_t
 		for (int l = 0; l < Q8_NR; l++)
 			d[l * 4 + j] = col[(t0 + j) * np + p0 + l];
 #endif
+}
+
+/*
+ * im2col of a stride-1 window whose output rows are as wide as the input's
+ * (a "same" convolution, the common 3x3 one): every tap's row of columns
+ * is then the input plane shifted by one offset, so it is one copy, with
+ * the padding filled in before and after it and in the columns that
+ * wrapped around a row's end.  The generic im2col copies one output row at
+ * a time, and a 7- to 56-byte copy costs more in its call than in its
+ * bytes.  1-D and 2-D windows only.
+ */
+static int im2col_shifts(const pn_window *w)
+{
+	return w->in[0] == 1 && w->out[0] == 1 && w->k[0] == 1 && w->s[1] == 1 && w->s[2] == 1 &&
+	       w->out[2] == w->in[2];
+}
+
+static void im2col_shift_u8(const pn_window *w, const uint8_t *x, int64_t channels, int64_t p0,
+			    int64_t np, uint8_t pad, uint8_t *col)
+{
+	const int64_t W = w->in[2], isp = w->in[1] * W, taps = w->k[1] * w->k[2];
+	#pragma omp parallel for if (channels * taps * np > PN_PAR_MIN_WORK) schedule(static)
+	for (int64_t c = 0; c < channels; c++)
+		for (int64_t t = 0; t < taps; t++) {
+			uint8_t *dst = col + (c * taps + t) * np;
+			int64_t dy = t / w->k[2] * w->d[1] - w->pb[1], dx = t % w->k[2] * w->d[2] - w->pb[2];
+			int64_t delta = dy * W + dx;
+			/* positions whose shifted index is inside the plane */
+			int64_t lo = -delta - p0, hi = isp - delta - p0;
+			lo = lo < 0 ? 0 : lo > np ? np : lo;
+			hi = hi < lo ? lo : hi > np ? np : hi;
+			memset(dst, pad, (size_t)lo);
+			memcpy(dst + lo, x + c * isp + p0 + lo + delta, (size_t)(hi - lo));
+			memset(dst + hi, pad, (size_t)(np - hi));
+			/* columns ox with ox + dx outside [0, W): they read the row
+			 * before or after; each run starts at row start rs */
+			int64_t a0 = dx < 0 ? 0 : W - dx, a1 = dx < 0 ? -dx : W;
+			for (int64_t rs = -(p0 % W); dx && rs < np; rs += W) {
+				int64_t a = rs + a0 < 0 ? 0 : rs + a0, b = rs + a1 > np ? np : rs + a1;
+				if (a < b)
+					memset(dst + a, pad, (size_t)(b - a));
+			}
+		}
 }
 
 /* Columns col[K][np] (rows ld apart: np for im2col's, the plane size for a
@@ -418,15 +482,22 @@ static int conv_group(pn_kctx *k, const pn_conv_geom *g, const uint8_t *x, uint8
 		if (pn_conv_is_pointwise(&g->w)) {
 			pack_x(x + p0, g->isp, K, np, kq_n, xp);    /* the input is the matrix */
 		} else {
-			pn_conv_im2col_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
+			if (im2col_shifts(&g->w))
+				im2col_shift_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
+			else
+				pn_conv_im2col_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
 			pack_x(col, np, K, np, kq_n, xp);
 		}
 		#pragma omp parallel for collapse(2) if (g->Mg * K * np > PN_PAR_MIN_WORK) schedule(static)
 		for (int64_t mb = 0; mb < mpanels; mb++)
 			for (int64_t nb = 0; nb < npanels; nb++) {
 				int32_t acc[Q8_MR][Q8_NR];
-				q8_tile(kq_n, xp + nb * kq_n * Q8_NR * 4, wp + mb * kq_n * Q8_MR * 4,
-					acc);
+				const uint8_t *xb = xp + nb * kq_n * Q8_NR * 4;
+				const int8_t *wb = wp + mb * kq_n * Q8_MR * 4;
+				if (np - nb * Q8_NR <= 8)
+					q8_tile8(kq_n, xb, wb, acc);
+				else
+					q8_tile(kq_n, xb, wb, acc);
 				int64_t m0 = mb * Q8_MR, n0 = nb * Q8_NR;
 				int64_t mc = g->Mg - m0 < Q8_MR ? g->Mg - m0 : Q8_MR;
 				int64_t nc = np - n0 < Q8_NR ? np - n0 : Q8_NR;

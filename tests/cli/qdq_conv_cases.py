@@ -142,6 +142,9 @@ case('qconv_dilated_nobias', 1, 4, 13, [12, 12], [3, 3], dil=[2, 2], pads=[2, 1,
 case('qconv_1d', 2, 6, 10, [40], [5], strides=[3], pads=[2, 2], seed=5)
 case('qconv_many_taps', 1, 130, 9, [70, 40], [3, 3], pads=[1, 1, 1, 1], seed=6)
 case('qconv_asym_stride', 1, 3, 20, [17, 23], [2, 3], strides=[2, 1], pads=[0, 1, 1, 0], seed=7)
+case('qconv_same_dilated_asym', 1, 6, 8, [13, 9], [3, 2], dil=[2, 1], pads=[1, 0, 3, 1], seed=12)
+case('qconv_same_1d', 1, 5, 7, [50], [5], pads=[2, 2], relu=False, seed=13)
+case('qconv_same_wide_pad', 1, 3, 6, [6, 4], [5, 7], pads=[2, 3, 2, 3], seed=14)
 # the depthwise path
 case('qconv_depthwise_s2', 1, 12, 12, [15, 14], [3, 3], group=12, strides=[2, 2],
      pads=[1, 1, 1, 1], seed=8)
