@@ -43,27 +43,64 @@ static int plain(const pn_node *n, int op)
 	return n && n->op == op && n->n_out == 1 && n->out[0] >= 0 && n->n_implicit == 0;
 }
 
+/* The node after value v in a chain: its sole reader, past a Relu that is
+ * the sole reader; *relu is that Relu or NULL.  NULL unless it is a
+ * QuantizeLinear whose scale and zero point are constants. */
+static const pn_node *quantize_after(const pn_graph *g, int v, const pn_node **relu)
+{
+	const pn_node *next = sole_reader(g, v);
+	*relu = NULL;
+	if (plain(next, PN_OP_Relu) && next->n_in == 1) {
+		*relu = next;
+		next = sole_reader(g, next->out[0]);
+	}
+	if (!plain(next, PN_OP_QuantizeLinear) || next->n_in < 2 || next->n_in > 3)
+		return NULL;
+	if (!constant(g, next->in[1]) || (next->n_in > 2 && !constant(g, next->in[2])))
+		return NULL;
+	return next;
+}
+
+/* The DequantizeLinear whose output is input i of n and is read by n alone,
+ * from a value that is not constant (a constant operand is folded). */
+static const pn_node *dequantized_input(const pn_graph *g, const pn_node *n, int i)
+{
+	const pn_node *d = producer(g, n->in[i]);
+	if (!plain(d, PN_OP_DequantizeLinear) || d->n_in < 2 || sole_reader(g, n->in[i]) != n)
+		return NULL;
+	return constant(g, d->in[0]) ? NULL : d;
+}
+
+/* Whether Add node n heads a qadd chain; fills *q. */
+static int match_qadd(const pn_graph *g, const pn_node *n, pn_fuse_qadd *q)
+{
+	if (!plain(n, PN_OP_Add) || n->n_in != 2 || n->in[0] == n->in[1])
+		return 0;
+	const pn_node *da = dequantized_input(g, n, 0), *db = dequantized_input(g, n, 1), *relu;
+	const pn_node *qn = da && db ? quantize_after(g, n->out[0], &relu) : NULL;
+	if (!qn)
+		return 0;
+	q->dq_a = (int32_t)(da - g->nodes);
+	q->dq_b = (int32_t)(db - g->nodes);
+	q->relu = relu ? (int32_t)(relu - g->nodes) : -1;
+	q->q = (int32_t)(qn - g->nodes);
+	return 1;
+}
+
 /* Whether Conv node c heads a qconv chain; fills *q. */
 static int match_qconv(const pn_graph *g, const pn_node *c, pn_fuse_qconv *q)
 {
 	if (!plain(c, PN_OP_Conv) || c->n_in < 2 || c->n_in > 3)
 		return 0;
-	const pn_node *dx = producer(g, c->in[0]);
-	if (!plain(dx, PN_OP_DequantizeLinear) || dx->n_in < 2 || sole_reader(g, c->in[0]) != c)
+	/* a constant input: the session folds the Conv instead */
+	const pn_node *dx = dequantized_input(g, c, 0);
+	if (!dx)
 		return 0;
-	if (constant(g, dx->in[0]))
-		return 0;    /* a constant input: the session folds the Conv instead */
-	const pn_node *dw = producer(g, c->in[1]);
+	const pn_node *dw = producer(g, c->in[1]), *relu;
 	if (!plain(dw, PN_OP_DequantizeLinear) || dw->n_in < 2)
 		return 0;
-	const pn_node *next = sole_reader(g, c->out[0]), *relu = NULL;
-	if (plain(next, PN_OP_Relu) && next->n_in == 1) {
-		relu = next;
-		next = sole_reader(g, relu->out[0]);
-	}
-	if (!plain(next, PN_OP_QuantizeLinear) || next->n_in < 2 || next->n_in > 3)
-		return 0;
-	if (!constant(g, next->in[1]) || (next->n_in > 2 && !constant(g, next->in[2])))
+	const pn_node *next = quantize_after(g, c->out[0], &relu);
+	if (!next)
 		return 0;
 	q->dq_x = (int32_t)(dx - g->nodes);
 	q->dq_w = (int32_t)(dw - g->nodes);
@@ -77,21 +114,31 @@ int pn_fusion_plan(const pn_graph *g, pn_fusion *f)
 	f->n_chains = 0;
 	f->role = calloc((size_t)g->n_nodes + 1, 1);
 	f->qconv = calloc((size_t)g->n_nodes + 1, sizeof(*f->qconv));
-	if (!f->role || !f->qconv) {
+	f->qadd = calloc((size_t)g->n_nodes + 1, sizeof(*f->qadd));
+	if (!f->role || !f->qconv || !f->qadd) {
 		pn_fusion_free(f);
 		return -1;
 	}
 	for (int i = 0; i < g->n_nodes; i++) {
 		pn_fuse_qconv q;
-		if (!match_qconv(g, &g->nodes[i], &q))
-			continue;
-		f->role[i] = PN_FUSE_QCONV;
-		f->qconv[i] = q;
-		f->role[q.dq_x] = PN_FUSE_SWALLOWED;
-		if (q.relu >= 0)
-			f->role[q.relu] = PN_FUSE_SWALLOWED;
-		f->role[q.q] = PN_FUSE_SWALLOWED;
-		f->n_chains++;
+		pn_fuse_qadd a;
+		if (match_qconv(g, &g->nodes[i], &q)) {
+			f->role[i] = PN_FUSE_QCONV;
+			f->qconv[i] = q;
+			f->role[q.dq_x] = PN_FUSE_SWALLOWED;
+			if (q.relu >= 0)
+				f->role[q.relu] = PN_FUSE_SWALLOWED;
+			f->role[q.q] = PN_FUSE_SWALLOWED;
+			f->n_chains++;
+		} else if (match_qadd(g, &g->nodes[i], &a)) {
+			f->role[i] = PN_FUSE_QADD;
+			f->qadd[i] = a;
+			f->role[a.dq_a] = f->role[a.dq_b] = PN_FUSE_SWALLOWED;
+			if (a.relu >= 0)
+				f->role[a.relu] = PN_FUSE_SWALLOWED;
+			f->role[a.q] = PN_FUSE_SWALLOWED;
+			f->n_chains++;
+		}
 	}
 	return 0;
 }
@@ -100,7 +147,9 @@ void pn_fusion_free(pn_fusion *f)
 {
 	free(f->role);
 	free(f->qconv);
+	free(f->qadd);
 	f->role = NULL;
 	f->qconv = NULL;
+	f->qadd = NULL;
 	f->n_chains = 0;
 }

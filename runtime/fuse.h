@@ -19,6 +19,11 @@
  *          QuantizeLinear are swallowed (runtime/ops/conv_q8.c).  The head
  *          reads the W DequantizeLinear's inputs (the int8 weights), so the
  *          session keeps them until it has run.
+ *   qadd:  DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu] ->
+ *          QuantizeLinear, the residual join of a quantized ResNet or
+ *          MobileNet-v2.  The Add is the head and swallows the rest
+ *          (runtime/ops/quant.c: the same float32 operations as the nodes,
+ *          one pass instead of five).
  */
 #ifndef PN_RUNTIME_FUSE_H
 #define PN_RUNTIME_FUSE_H
@@ -31,6 +36,7 @@ enum pn_fuse_role {
 	PN_FUSE_NONE = 0,    /* runs as itself */
 	PN_FUSE_SWALLOWED,   /* runs inside the chain its head runs */
 	PN_FUSE_QCONV,       /* heads a qconv chain */
+	PN_FUSE_QADD,        /* heads a qadd chain */
 };
 
 typedef struct pn_fuse_qconv {
@@ -40,9 +46,16 @@ typedef struct pn_fuse_qconv {
 	int32_t q;           /* node: the QuantizeLinear whose output the chain writes */
 } pn_fuse_qconv;
 
+typedef struct pn_fuse_qadd {
+	int32_t dq_a, dq_b;  /* nodes: the DequantizeLinear of each operand */
+	int32_t relu;        /* node, or -1 */
+	int32_t q;           /* node: the QuantizeLinear whose output the chain writes */
+} pn_fuse_qadd;
+
 typedef struct pn_fusion {
 	uint8_t *role;           /* per node: enum pn_fuse_role */
 	pn_fuse_qconv *qconv;    /* per node, where role is PN_FUSE_QCONV */
+	pn_fuse_qadd *qadd;      /* per node, where role is PN_FUSE_QADD */
 	int n_chains;
 } pn_fusion;
 

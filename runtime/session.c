@@ -18,6 +18,7 @@
 #include "runtime/kernel.h"
 #include "runtime/gemm.h"
 #include "runtime/ops/conv.h"
+#include "runtime/ops/quant.h"
 #include "runtime/pool.h"
 
 typedef struct weight_entry {
@@ -866,6 +867,15 @@ static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, p
 	return pn_conv_q8_fits(a);
 }
 
+/* Sets the chain's output value v to out, as run_node does a node's. */
+static void chain_output(pn_run *r, int v, pn_tensor *out)
+{
+	r->vals[v] = out;
+	r->own[v] = 1;
+	if (!r->g->values[v].n_consumers && !r->g->values[v].is_output)
+		drop_reader(r, v), r->left[v] = 0;
+}
+
 /* The readers of node n's inputs are done with them. */
 static void drop_inputs(pn_run *r, const pn_node *n)
 {
@@ -901,17 +911,90 @@ static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *
 		release(&r->s->pool, out);
 		return pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type), -1;
 	}
-	int v = q->out[0];
-	r->vals[v] = out;
-	r->own[v] = 1;
-	if (!r->g->values[v].n_consumers && !r->g->values[v].is_output)
-		drop_reader(r, v), r->left[v] = 0;
+	chain_output(r, q->out[0], out);
 	drop_inputs(r, dx);
 	drop_inputs(r, c);
 	if (relu)
 		drop_inputs(r, relu);
 	drop_inputs(r, q);
 	drop_inputs(r, &r->g->nodes[f->dq_w]);
+	return 0;
+}
+
+/* --- the qadd chain (runtime/fuse.h, runtime/ops/quant.c) ------------------------------ */
+
+/* One operand's DequantizeLinear d: its input and per-tensor float32 scale
+ * and zero point (of the input's type); 1 when they are such, 0 when not,
+ * -1 on error. */
+static int dequantized_operand(pn_run *r, const pn_node *d, const pn_tensor **x, float *scale,
+			       int32_t *zp, char *err)
+{
+	pn_tensor *t = input_of(r, d, 0, err), *s = input_of(r, d, 1, err);
+	pn_tensor *z = input_of(r, d, 2, err);
+	if (*err)
+		return -1;
+	if (!t || !is_scalar_of(s, PN_FLOAT) || (z && !is_scalar_of(z, t->dtype)) ||
+	    pn_attr_int(d, "block_size", 0))
+		return 0;
+	*x = t;
+	*scale = *(const float *)s->data;
+	*zp = z ? (int32_t)pn_tensor_get_i64(z, 0) : 0;
+	return 1;
+}
+
+/* The output type and per-tensor scale and zero point of QuantizeLinear q:
+ * 1 when they are such, 0 when not, -1 on error. */
+static int quantized_result(pn_run *r, const pn_node *q, int *dtype, float *scale, int32_t *zp,
+			    char *err)
+{
+	pn_tensor *s = input_of(r, q, 1, err), *z = input_of(r, q, 2, err);
+	if (*err)
+		return -1;
+	if (!is_scalar_of(s, PN_FLOAT) || (z && z->numel != 1) || pn_attr_int(q, "block_size", 0))
+		return 0;
+	*dtype = z ? z->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
+	*scale = *(const float *)s->data;
+	*zp = z ? (int32_t)pn_tensor_get_i64(z, 0) : 0;
+	return 1;
+}
+
+/* Runs the qadd chain headed by Add n, at n's place in the order. */
+static int run_qadd(pn_run *r, const pn_node *n, const pn_fuse_qadd *f, char *err)
+{
+	const pn_node *da = &r->g->nodes[f->dq_a], *db = &r->g->nodes[f->dq_b];
+	const pn_node *q = &r->g->nodes[f->q];
+	const pn_node *relu = f->relu >= 0 ? &r->g->nodes[f->relu] : NULL;
+	pn_qadd a = {.relu = relu != NULL};
+	int fits = dequantized_operand(r, da, &a.a, &a.a_scale, &a.a_zp, err);
+	if (fits > 0)
+		fits = dequantized_operand(r, db, &a.b, &a.b_scale, &a.b_zp, err);
+	if (fits > 0)
+		fits = quantized_result(r, q, &a.y_dtype, &a.y_scale, &a.y_zp, err);
+	if (fits > 0)
+		fits = pn_qadd_fits(&a);
+	if (fits < 0)
+		return pn_errprefix(err, "node '%s' (%s)", n->name, n->op_type), -1;
+	if (!fits)
+		return run_node(r, da, err) || run_node(r, db, err) || run_node(r, n, err) ||
+		       (relu && run_node(r, relu, err)) || run_node(r, q, err) ? -1 : 0;
+	pn_tensor *out = calloc(1, sizeof(pn_tensor));
+	if (!out)
+		return pn_fail(err, "out of memory");
+	pn_kctx k = {.node = n, .opset = n->opset, .n_in = 0, .n_out = 1, .in = NULL,
+		     .out = &out, .run = r, .seed = node_seed(r, n), .err = err};
+	if (pn_qadd_run(&k, &a)) {
+		release_scratch(r);
+		release(&r->s->pool, out);
+		return pn_errprefix(err, "node '%s' (%s)", n->name, n->op_type), -1;
+	}
+	release_scratch(r);
+	chain_output(r, q->out[0], out);
+	drop_inputs(r, da);
+	drop_inputs(r, db);
+	drop_inputs(r, n);
+	if (relu)
+		drop_inputs(r, relu);
+	drop_inputs(r, q);
 	return 0;
 }
 
@@ -926,8 +1009,10 @@ static int run_graph(pn_run *r, pn_tensor *const *inputs, int n_inputs, pn_tenso
 		int role = r->fusion ? r->fusion->role[ni] : PN_FUSE_NONE;
 		if (role == PN_FUSE_SWALLOWED)
 			continue;    /* run by its chain's head */
-		int rc = role == PN_FUSE_QCONV ? run_qconv(r, &g->nodes[ni], &r->fusion->qconv[ni], err)
-					       : run_node(r, &g->nodes[ni], err);
+		const pn_node *n = &g->nodes[ni];
+		int rc = role == PN_FUSE_QCONV	? run_qconv(r, n, &r->fusion->qconv[ni], err)
+			 : role == PN_FUSE_QADD ? run_qadd(r, n, &r->fusion->qadd[ni], err)
+						: run_node(r, n, err);
 		if (rc)
 			return -1;
 	}

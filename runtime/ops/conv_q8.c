@@ -248,8 +248,8 @@ static void im2col_shift_u8(const pn_window *w, const uint8_t *x, int64_t channe
 			int64_t a0 = dx < 0 ? 0 : W - dx, a1 = dx < 0 ? -dx : W;
 			for (int64_t rs = -(p0 % W); dx && rs < np; rs += W) {
 				int64_t a = rs + a0 < 0 ? 0 : rs + a0, b = rs + a1 > np ? np : rs + a1;
-				if (a < b)
-					memset(dst + a, pad, (size_t)(b - a));
+				for (int64_t q = a; q < b; q++)   /* a byte or two: no call */
+					dst[q] = pad;
 			}
 		}
 }
@@ -324,7 +324,8 @@ static inline __attribute__((always_inline)) void requant_row(const q8_out *o, i
 		if (o->relu && !(t > 0.0f))
 			t = 0.0f;
 		t = nearbyintf(t / o->y_scale) + o->y_zp;
-		t = t < o->lo ? o->lo : t > o->hi ? o->hi : t;
+		t = t >= o->lo ? t : o->lo;   /* NaN to lo, as max_ps above */
+		t = t > o->hi ? o->hi : t;
 		if (o->u8)
 			((uint8_t *)y)[l] = (uint8_t)t;
 		else

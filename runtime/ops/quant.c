@@ -14,6 +14,7 @@
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/mathutil.h"
+#include "runtime/ops/quant.h"
 
 /* Saturation range of a quantized type; -1 for types not supported. */
 static int qrange(int dtype, int32_t *lo, int32_t *hi)
@@ -255,5 +256,72 @@ int pn_kernel_DynamicQuantizeLinear(pn_kctx *k)
 	pn_mu_convert(PN_FLOAT, &scale, k->out[1]->dtype, k->out[1]->data, 1);
 	((uint8_t *)k->out[2]->data)[0] = (uint8_t)zpf;
 	pn_mu_free(&xb);
+	return 0;
+}
+
+/* --- the quantized residual join (runtime/fuse.h's qadd chain) --------------------------- */
+
+int pn_qadd_fits(const pn_qadd *q)
+{
+	const pn_tensor *a = q->a, *b = q->b;
+	if (a->kind != PN_KIND_TENSOR || b->kind != PN_KIND_TENSOR || a->dtype != b->dtype ||
+	    (a->dtype != PN_UINT8 && a->dtype != PN_INT8) || a->rank != b->rank)
+		return 0;
+	for (int d = 0; d < a->rank; d++)
+		if (a->dims[d] != b->dims[d])
+			return 0;
+	return q->y_dtype == PN_UINT8 || q->y_dtype == PN_INT8;
+}
+
+/*
+ * The nodes' own float32 operations, in their order, per element: each
+ * DequantizeLinear's (x - zp) * scale, the Add, the Relu, the
+ * QuantizeLinear's round(v / scale) + zp saturated.  So the same bits as
+ * the five nodes, in one pass and without their four float32 tensors.
+ */
+#define DEF_QADD(S, TA, TY)                                                                      \
+	static void qadd_##S(const pn_qadd *q, const TA *a, const TA *b, TY *y, int64_t n)      \
+	{                                                                                        \
+		const float sa = q->a_scale, sb = q->b_scale, sy = q->y_scale;                   \
+		const float zy = (float)q->y_zp;                                                 \
+		const float lo = q->y_dtype == PN_UINT8 ? 0.0f : -128.0f;                        \
+		const float hi = q->y_dtype == PN_UINT8 ? 255.0f : 127.0f;                       \
+		const int32_t za = q->a_zp, zb = q->b_zp;                                        \
+		const int relu = q->relu;                                                        \
+		_Pragma("omp parallel for if (n > PN_PAR_MIN_WORK) schedule(static)")             \
+		for (int64_t i = 0; i < n; i++) {                                                \
+			float v = (float)((int32_t)a[i] - za) * sa + (float)((int32_t)b[i] - zb) * sb; \
+			if (relu)   /* Relu's: NaN stays */                                      \
+				v = v > 0.0f ? v : (v == v ? 0.0f : v);                          \
+			v = nearbyintf(v / sy) + zy;                                             \
+			/* QuantizeLinear's clamp; a NaN (from a NaN scale) goes to lo */        \
+			v = v >= lo ? v : lo;                                                    \
+			v = v > hi ? hi : v;                                                     \
+			y[i] = (TY)v;                                                            \
+		}                                                                                \
+	}
+
+DEF_QADD(u8u8, uint8_t, uint8_t)
+DEF_QADD(u8i8, uint8_t, int8_t)
+DEF_QADD(i8u8, int8_t, uint8_t)
+DEF_QADD(i8i8, int8_t, int8_t)
+
+int pn_qadd_run(pn_kctx *k, const pn_qadd *q)
+{
+	if (!pn_qadd_fits(q))
+		return pn_kfail(k, "quantized add: operands outside the fused loop");
+	const pn_tensor *a = q->a;
+	pn_tensor *y = pn_out_alloc(k, 0, q->y_dtype, a->rank, a->dims);
+	if (!y)
+		return -1;
+	int au8 = a->dtype == PN_UINT8, yu8 = q->y_dtype == PN_UINT8;
+	if (au8 && yu8)
+		qadd_u8u8(q, a->data, q->b->data, y->data, a->numel);
+	else if (au8)
+		qadd_u8i8(q, a->data, q->b->data, y->data, a->numel);
+	else if (yu8)
+		qadd_i8u8(q, a->data, q->b->data, y->data, a->numel);
+	else
+		qadd_i8i8(q, a->data, q->b->data, y->data, a->numel);
 	return 0;
 }

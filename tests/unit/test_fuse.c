@@ -3,7 +3,9 @@
  * chain DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear is found with
  * and without its Relu, and not where an intermediate value is seen outside
  * the chain (a graph output, a second reader) or the QuantizeLinear's scale
- * is computed.  (What the fused chain computes is tests/cli/qdq_conv.sh's.)
+ * is computed; and the residual join DequantizeLinear + DequantizeLinear ->
+ * Add [-> Relu] -> QuantizeLinear.  (What the chains compute is
+ * tests/cli/qdq_chains.sh's.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,12 +138,69 @@ static void test_no_chain(void **state)
 	}
 }
 
+/* The residual join; `twice`: a dequantized operand is read again. */
+static pn_model *join(int relu, int twice)
+{
+	builder b;
+	builder_init(&b);
+	const int64_t d[] = {1, 4, 3, 3}, one[] = {1};
+	b.inputs[b.nin++] = vinfo(&b, "a", 4, d);
+	b.inputs[b.nin++] = vinfo(&b, "b", 4, d);
+	b.inits[b.ni++] = tensor(&b, "s", 0, one);
+	node(&b, "DequantizeLinear", "a,s", "af");
+	node(&b, "DequantizeLinear", "b,s", "bf");
+	node(&b, "Add", "af,bf", "sum");
+	if (relu)
+		node(&b, "Relu", "sum", "r");
+	node(&b, "QuantizeLinear", relu ? "r,s" : "sum,s", "y");
+	b.outputs[b.nout++] = vout(&b, "y");
+	if (twice) {
+		node(&b, "Neg", "bf", "nb");
+		b.outputs[b.nout++] = vinfo(&b, "nb", 4, d);
+	}
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+/* 4. The join is one chain headed by the Add, swallowing both
+ * DequantizeLinears, the Relu and the QuantizeLinear. */
+static void test_residual_join(void **state)
+{
+	(void)state;
+	for (int relu = 0; relu <= 1; relu++) {
+		pn_model *m = join(relu, 0);
+		const pn_graph *g = m->graph;
+		pn_fusion f;
+		assert_int_equal(pn_fusion_plan(g, &f), 0);
+		assert_int_equal(f.n_chains, 1);
+		int add = node_of(g, PN_OP_Add);
+		assert_int_equal(f.role[add], PN_FUSE_QADD);
+		const pn_fuse_qadd *a = &f.qadd[add];
+		assert_int_equal(g->nodes[a->dq_a].out[0], g->nodes[add].in[0]);
+		assert_int_equal(g->nodes[a->dq_b].out[0], g->nodes[add].in[1]);
+		assert_int_equal(a->relu, relu ? node_of(g, PN_OP_Relu) : -1);
+		assert_int_equal(a->q, node_of(g, PN_OP_QuantizeLinear));
+		for (int n = 0; n < g->n_nodes; n++)
+			assert_int_equal(f.role[n], n == add ? PN_FUSE_QADD : PN_FUSE_SWALLOWED);
+		pn_fusion_free(&f);
+		pn_model_free(m);
+	}
+	pn_model *m = join(1, 1);
+	pn_fusion f;
+	assert_int_equal(pn_fusion_plan(m->graph, &f), 0);
+	assert_int_equal(f.n_chains, 0);
+	pn_fusion_free(&f);
+	pn_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain_with_relu),
 		cmocka_unit_test(test_chain_without_relu),
 		cmocka_unit_test(test_no_chain),
+		cmocka_unit_test(test_residual_join),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-# qdq_conv_cases.py OUTDIR - writes backend-test style cases (model.onnx +
-# test_data_set_0/) of the quantized chain
+# qdq_chains_cases.py OUTDIR - writes backend-test style cases (model.onnx +
+# test_data_set_0/) of the quantized chains the executor runs as one kernel
+# (runtime/fuse.h):
 #     DequantizeLinear(x) -> Conv(., DequantizeLinear(w), b) [-> Relu] -> QuantizeLinear
-# that the executor runs on 8-bit integers (runtime/fuse.h,
-# runtime/ops/conv_q8.c).  Expected outputs come from numpy, computed the
+# on 8-bit integers (runtime/ops/conv_q8.c), and
+#     DequantizeLinear(a) + DequantizeLinear(b) [-> Relu] -> QuantizeLinear
+# in one pass (runtime/ops/quant.c; qadd_* cases: numpy's float32
+# operations of the five nodes, which the fused loop must match bit for bit).  Expected outputs come from numpy, computed the
 # way docs/executor.md states the fused chain: the sums exact in integers,
 # then the chain's float32 operations in its order.  Geometries cover the
 # GEMM (grouped, strided, dilated, padded, 1-D, batch 2, more taps than one
@@ -11,7 +14,7 @@
 # Cases named fallback_* have operands the 8-bit path does not take (a
 # weight zero point, int8 activations): they run node by node, and use
 # power-of-two scales so that the float32 chain is exact too.  Used by
-# tests/cli/qdq_conv.sh.
+# tests/cli/qdq_chains.sh.
 import os
 import shutil
 import sys
@@ -61,6 +64,55 @@ def requant(acc, mult, bias, relu, ys, yzp, ydt):
     v = np.rint(v / f32(ys)) + f32(yzp)
     lo, hi = (0, 255) if ydt == np.uint8 else (-128, 127)
     return np.clip(v, lo, hi).astype(ydt)
+
+
+def save(name, model, inputs, outputs):
+    onnx.checker.check_model(model)
+    d = os.path.join(ROOT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, 'test_data_set_0'))
+    onnx.save(model, os.path.join(d, 'model.onnx'))
+    for i, (n, a) in enumerate(inputs):
+        onnx.save_tensor(nh.from_array(a, n), os.path.join(d, 'test_data_set_0', 'input_%d.pb' % i))
+    for i, (n, a) in enumerate(outputs):
+        onnx.save_tensor(nh.from_array(a, n), os.path.join(d, 'test_data_set_0', 'output_%d.pb' % i))
+
+
+TPD = {np.uint8: TP.UINT8, np.int8: TP.INT8}
+
+
+def qadd_case(name, shape_a, shape_b, relu=True, dt=np.uint8, ydt=np.uint8, seed=0):
+    """DequantizeLinear(a) + DequantizeLinear(b) [-> Relu] -> QuantizeLinear."""
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max + 1, size=shape_a).astype(dt)
+    b = rng.integers(info.min, info.max + 1, size=shape_b).astype(dt)
+    sa, sb, sy = (f32(rng.uniform(0.01, 0.2)) for _ in range(3))
+    za, zb = (dt(rng.integers(0, 200) if dt == np.uint8 else rng.integers(-20, 20)) for _ in range(2))
+    zy = ydt(rng.integers(0, 50))
+    inits = [nh.from_array(np.array(v), n) for v, n in
+             [(sa, 'sa'), (za, 'za'), (sb, 'sb'), (zb, 'zb'), (sy, 'sy'), (zy, 'zy')]]
+    nodes = [h.make_node('DequantizeLinear', ['a', 'sa', 'za'], ['af']),
+             h.make_node('DequantizeLinear', ['b', 'sb', 'zb'], ['bf']),
+             h.make_node('Add', ['af', 'bf'], ['s'])]
+    last = 's'
+    if relu:
+        nodes.append(h.make_node('Relu', ['s'], ['r']))
+        last = 'r'
+    nodes.append(h.make_node('QuantizeLinear', [last, 'sy', 'zy'], ['y']))
+    v = (a.astype(np.int32) - np.int32(za)).astype(f32) * sa + \
+        (b.astype(np.int32) - np.int32(zb)).astype(f32) * sb
+    if relu:
+        v = np.where(v > 0, v, f32(0))
+    lo, hi = (0, 255) if ydt == np.uint8 else (-128, 127)
+    y = np.clip(np.rint(v / sy) + f32(zy), lo, hi).astype(ydt)
+    graph = h.make_graph(nodes, name,
+                         [h.make_tensor_value_info('a', TPD[dt], list(a.shape)),
+                          h.make_tensor_value_info('b', TPD[dt], list(b.shape))],
+                         [h.make_tensor_value_info('y', TPD[ydt], list(y.shape))], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid('', 13)])
+    model.ir_version = 7
+    save(name, model, [('a', a), ('b', b)], [('y', y)])
 
 
 def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=True,
@@ -118,18 +170,11 @@ def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=
     mult = (xs * (ws if per_channel else np.repeat(ws, M))).astype(f32)
     y = requant(acc, mult, b, relu, ys, yzp, ydt)
 
-    TPD = {np.uint8: TP.UINT8, np.int8: TP.INT8}
     graph = h.make_graph(nodes, name, [h.make_tensor_value_info('x', TPD[xdt], list(x.shape))],
                          [h.make_tensor_value_info('y', TPD[ydt], list(y.shape))], inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid('', 13)])
     model.ir_version = 7
-    onnx.checker.check_model(model)
-    d = os.path.join(ROOT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, 'test_data_set_0'))
-    onnx.save(model, os.path.join(d, 'model.onnx'))
-    onnx.save_tensor(nh.from_array(x, 'x'), os.path.join(d, 'test_data_set_0', 'input_0.pb'))
-    onnx.save_tensor(nh.from_array(y, 'y'), os.path.join(d, 'test_data_set_0', 'output_0.pb'))
+    save(name, model, [('x', x)], [('y', y)])
 
 
 # the GEMM path
@@ -154,3 +199,8 @@ case('qconv_depthwise_5x5', 2, 7, 7, [11, 9], [5, 5], group=7, pads=[2, 2, 2, 2]
 case('fallback_weight_zero_point', 1, 4, 5, [7, 7], [3, 3], pads=[1, 1, 1, 1], wzp=3, pow2=True,
      seed=10)
 case('fallback_int8_input', 1, 4, 5, [7, 7], [3, 3], xdt=np.int8, pow2=True, seed=11)
+# the residual join
+qadd_case('qadd_relu', [1, 16, 9, 9], [1, 16, 9, 9], seed=20)
+qadd_case('qadd_int8', [2, 3, 50, 70], [2, 3, 50, 70], relu=False, dt=np.int8, ydt=np.int8, seed=21)
+qadd_case('qadd_int8_to_uint8', [300], [300], dt=np.int8, seed=22)
+qadd_case('fallback_qadd_broadcast', [1, 8, 5, 5], [1, 8, 1, 1], seed=23)
