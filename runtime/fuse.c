@@ -43,15 +43,35 @@ static int plain(const pn_node *n, int op)
 	return n && n->op == op && n->n_out == 1 && n->out[0] >= 0 && n->n_implicit == 0;
 }
 
-/* The node after value v in a chain: its sole reader, past a Relu that is
- * the sole reader; *relu is that Relu or NULL.  NULL unless it is a
- * QuantizeLinear whose scale and zero point are constants. */
-static const pn_node *quantize_after(const pn_graph *g, int v, const pn_node **relu)
+/* An activation a qconv chain may hold (any: 1) or only a Relu (any: 0);
+ * a Clip's bounds must be constants. */
+static int activation(const pn_graph *g, const pn_node *n, int any)
+{
+	if (!n || n->n_out != 1 || n->n_in < 1 || n->n_implicit)
+		return 0;
+	if (n->op == PN_OP_Relu)
+		return n->n_in == 1;
+	if (!any)
+		return 0;
+	if (n->op == PN_OP_HardSwish || n->op == PN_OP_HardSigmoid)
+		return n->n_in == 1;
+	if (n->op != PN_OP_Clip || n->n_in > 3)
+		return 0;
+	for (int i = 1; i < n->n_in; i++)
+		if (!constant(g, n->in[i]))
+			return 0;
+	return 1;
+}
+
+/* The node after value v in a chain: its sole reader, past an activation
+ * (activation()) that is the sole reader; *act is that node or NULL.  NULL
+ * unless it is a QuantizeLinear whose scale and zero point are constants. */
+static const pn_node *quantize_after(const pn_graph *g, int v, int any, const pn_node **act)
 {
 	const pn_node *next = sole_reader(g, v);
-	*relu = NULL;
-	if (plain(next, PN_OP_Relu) && next->n_in == 1) {
-		*relu = next;
+	*act = NULL;
+	if (activation(g, next, any) && next->out[0] >= 0) {
+		*act = next;
 		next = sole_reader(g, next->out[0]);
 	}
 	if (!plain(next, PN_OP_QuantizeLinear) || next->n_in < 2 || next->n_in > 3)
@@ -77,7 +97,7 @@ static int match_qadd(const pn_graph *g, const pn_node *n, pn_fuse_qadd *q)
 	if (!plain(n, PN_OP_Add) || n->n_in != 2 || n->in[0] == n->in[1])
 		return 0;
 	const pn_node *da = dequantized_input(g, n, 0), *db = dequantized_input(g, n, 1), *relu;
-	const pn_node *qn = da && db ? quantize_after(g, n->out[0], &relu) : NULL;
+	const pn_node *qn = da && db ? quantize_after(g, n->out[0], 0, &relu) : NULL;
 	if (!qn)
 		return 0;
 	q->dq_a = (int32_t)(da - g->nodes);
@@ -96,15 +116,15 @@ static int match_qconv(const pn_graph *g, const pn_node *c, pn_fuse_qconv *q)
 	const pn_node *dx = dequantized_input(g, c, 0);
 	if (!dx)
 		return 0;
-	const pn_node *dw = producer(g, c->in[1]), *relu;
+	const pn_node *dw = producer(g, c->in[1]), *act;
 	if (!plain(dw, PN_OP_DequantizeLinear) || dw->n_in < 2)
 		return 0;
-	const pn_node *next = quantize_after(g, c->out[0], &relu);
+	const pn_node *next = quantize_after(g, c->out[0], 1, &act);
 	if (!next)
 		return 0;
 	q->dq_x = (int32_t)(dx - g->nodes);
 	q->dq_w = (int32_t)(dw - g->nodes);
-	q->relu = relu ? (int32_t)(relu - g->nodes) : -1;
+	q->act = act ? (int32_t)(act - g->nodes) : -1;
 	q->q = (int32_t)(next - g->nodes);
 	return 1;
 }
@@ -126,8 +146,8 @@ int pn_fusion_plan(const pn_graph *g, pn_fusion *f)
 			f->role[i] = PN_FUSE_QCONV;
 			f->qconv[i] = q;
 			f->role[q.dq_x] = PN_FUSE_SWALLOWED;
-			if (q.relu >= 0)
-				f->role[q.relu] = PN_FUSE_SWALLOWED;
+			if (q.act >= 0)
+				f->role[q.act] = PN_FUSE_SWALLOWED;
 			f->role[q.q] = PN_FUSE_SWALLOWED;
 			f->n_chains++;
 		} else if (match_qadd(g, &g->nodes[i], &a)) {

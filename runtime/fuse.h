@@ -12,7 +12,8 @@
  * Chains (each intermediate value read by the next node only, and not a
  * graph output):
  *
- *   qconv: DequantizeLinear(x) -> Conv(., W, B) [-> Relu] -> QuantizeLinear,
+ *   qconv: DequantizeLinear(x) -> Conv(., W, B) [-> act] -> QuantizeLinear,
+ *          act one of Relu, Clip (constant bounds), HardSigmoid, HardSwish,
  *          W the output of a DequantizeLinear, the QuantizeLinear's scale and
  *          zero point constants (so that they are there when the head runs).
  *          The Conv is the head; the x DequantizeLinear, the Relu and the
@@ -42,7 +43,7 @@ enum pn_fuse_role {
 typedef struct pn_fuse_qconv {
 	int32_t dq_x;        /* node: DequantizeLinear of the quantized input */
 	int32_t dq_w;        /* node: DequantizeLinear of the int8 weights (not swallowed) */
-	int32_t relu;        /* node, or -1 */
+	int32_t act;         /* node: the activation, or -1 */
 	int32_t q;           /* node: the QuantizeLinear whose output the chain writes */
 } pn_fuse_qconv;
 

@@ -4,6 +4,7 @@
  */
 #include "runtime/session.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -822,6 +823,56 @@ static int zero_or_absent(const pn_tensor *zp)
 	return 1;
 }
 
+/* A Clip's bound in slot i (opset 11 on), as its kernel reads it. */
+static int clip_bound(pn_run *r, const pn_node *n, int i, float *v, char *err)
+{
+	pn_tensor *t = input_of(r, n, i, err);
+	if (*err)
+		return -1;
+	if (t && t->kind == PN_KIND_TENSOR && t->numel > 0 && t->data) {
+		if (t->dtype != PN_FLOAT)
+			return 0;
+		*v = *(const float *)t->data;
+	}
+	return 1;
+}
+
+/* The activation node n (or none) of a qconv chain as the kernel's enum and
+ * parameters: 1, or 0 when the kernel does not take it, -1 on error. */
+static int chain_activation(pn_run *r, const pn_node *n, pn_conv_q8 *a, char *err)
+{
+	a->act = PN_Q8_NONE;
+	if (!n)
+		return 1;
+	switch (n->op) {
+	case PN_OP_Relu:
+		a->act = PN_Q8_RELU;
+		return 1;
+	case PN_OP_HardSwish:
+		a->act = PN_Q8_HARDSWISH;
+		return 1;
+	case PN_OP_HardSigmoid:
+		a->act = PN_Q8_HARDSIGMOID;
+		a->act_a = pn_attr_float(n, "alpha", 0.2f);
+		a->act_b = pn_attr_float(n, "beta", 0.5f);
+		return 1;
+	case PN_OP_Clip:
+		a->act = PN_Q8_CLIP;
+		a->act_a = -INFINITY;
+		a->act_b = INFINITY;
+		if (n->opset < 11) {
+			const pn_attr *lo = pn_attr_find(n, "min"), *hi = pn_attr_find(n, "max");
+			a->act_a = lo ? lo->f : a->act_a;
+			a->act_b = hi ? hi->f : a->act_b;
+			return 1;
+		}
+		int rc = clip_bound(r, n, 1, &a->act_a, err);
+		return rc == 1 ? clip_bound(r, n, 2, &a->act_b, err) : rc;
+	default:
+		return 0;
+	}
+}
+
 /*
  * The chain's operands, read from the values its nodes would read: 1 when
  * they suit the 8-bit kernel, 0 when not (the chain then runs node by
@@ -862,9 +913,10 @@ static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, p
 		w_fixed = w_fixed && (dw->in[i] < 0 || fixed_value(r->g, dw->in[i], 4));
 	*a = (pn_conv_q8){.x = x, .x_scale = *(const float *)xs->data, .w_fixed = w_fixed,
 			  .x_zp = xz ? *(const uint8_t *)xz->data : 0, .w = w, .w_scale = ws,
-			  .bias = b, .relu = f->relu >= 0, .y_scale = *(const float *)ys->data,
-			  .y_dtype = ydt, .y_zp = yz ? (int32_t)pn_tensor_get_i64(yz, 0) : 0};
-	return pn_conv_q8_fits(a);
+			  .bias = b, .y_scale = *(const float *)ys->data, .y_dtype = ydt,
+			  .y_zp = yz ? (int32_t)pn_tensor_get_i64(yz, 0) : 0};
+	int rc = chain_activation(r, f->act >= 0 ? &r->g->nodes[f->act] : NULL, a, err);
+	return rc == 1 ? pn_conv_q8_fits(a) : rc;
 }
 
 /* Sets the chain's output value v to out, as run_node does a node's. */
@@ -889,14 +941,14 @@ static void drop_inputs(pn_run *r, const pn_node *n)
 static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *err)
 {
 	const pn_node *dx = &r->g->nodes[f->dq_x], *q = &r->g->nodes[f->q];
-	const pn_node *relu = f->relu >= 0 ? &r->g->nodes[f->relu] : NULL;
+	const pn_node *act = f->act >= 0 ? &r->g->nodes[f->act] : NULL;
 	pn_conv_q8 a;
 	int fits = qconv_operands(r, c, f, &a, err);
 	if (fits < 0)
 		return pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type), -1;
 	if (!fits) {
 		int rc = run_node(r, dx, err) || run_node(r, c, err) ||
-			 (relu && run_node(r, relu, err)) || run_node(r, q, err) ? -1 : 0;
+			 (act && run_node(r, act, err)) || run_node(r, q, err) ? -1 : 0;
 		drop_inputs(r, &r->g->nodes[f->dq_w]);
 		return rc;
 	}
@@ -914,8 +966,8 @@ static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *
 	chain_output(r, q->out[0], out);
 	drop_inputs(r, dx);
 	drop_inputs(r, c);
-	if (relu)
-		drop_inputs(r, relu);
+	if (act)
+		drop_inputs(r, act);
 	drop_inputs(r, q);
 	drop_inputs(r, &r->g->nodes[f->dq_w]);
 	return 0;

@@ -74,11 +74,16 @@ typedef struct pn_conv_q8 {
 	const pn_tensor *w_scale;    /* 1 or M values */
 	int w_fixed;                 /* w and w_scale are the same in every run of the session */
 	const pn_tensor *bias;       /* float32 [M], or NULL */
-	int relu;                    /* a Relu between the Conv and the QuantizeLinear */
+	int act;                     /* between the Conv and the QuantizeLinear: enum pn_q8_act */
+	float act_a, act_b;          /* Clip's bounds; HardSigmoid's alpha and beta */
 	float y_scale;
 	int y_dtype;                 /* PN_UINT8 or PN_INT8 */
 	int32_t y_zp;
 } pn_conv_q8;
+
+/* The activations a chain may hold, as the nodes compute them
+ * (runtime/ops/activation.c). */
+enum pn_q8_act { PN_Q8_NONE, PN_Q8_RELU, PN_Q8_CLIP, PN_Q8_HARDSIGMOID, PN_Q8_HARDSWISH };
 
 /* 1 when the operands are the ones the 8-bit path takes (nothing allocated). */
 int pn_conv_q8_fits(const pn_conv_q8 *a);

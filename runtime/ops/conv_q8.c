@@ -283,10 +283,13 @@ typedef struct q8_out {
 	const float *mult;       /* x_scale * w_scale[m] */
 	const float *bias;       /* per output channel, or NULL */
 	int32_t x_zp;
-	int relu;
+	int act;                 /* enum pn_q8_act */
+	float act_a, act_b;
 	float y_scale, y_zp, lo, hi;
 	int u8;
 } q8_out;
+
+static void requant_row_act(const q8_out *o, int64_t m, const float *v, int64_t n, void *y);
 
 /*
  * n exact sums v[] (integers as float32) of output channel m into y: the
@@ -295,6 +298,10 @@ typedef struct q8_out {
  */
 static inline __attribute__((always_inline)) void requant_row(const q8_out *o, int64_t m, const float *v, int64_t n, void *y)
 {
+	if (o->act > PN_Q8_RELU) {
+		requant_row_act(o, m, v, n, y);
+		return;
+	}
 	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
 	int64_t l = 0;
 #if defined(__AVX2__)
@@ -305,7 +312,7 @@ static inline __attribute__((always_inline)) void requant_row(const q8_out *o, i
 		__m256i q[2];
 		for (int h = 0; h < 2; h++) {
 			__m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + l + 8 * h), vm), vb);
-			if (o->relu)
+			if (o->act == PN_Q8_RELU)
 				t = _mm256_max_ps(t, _mm256_setzero_ps());
 			t = _mm256_round_ps(_mm256_div_ps(t, vs),
 					    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -321,7 +328,7 @@ static inline __attribute__((always_inline)) void requant_row(const q8_out *o, i
 #endif
 	for (; l < n; l++) {
 		float t = v[l] * mult + b;
-		if (o->relu && !(t > 0.0f))
+		if (o->act == PN_Q8_RELU && !(t > 0.0f))
 			t = 0.0f;
 		t = nearbyintf(t / o->y_scale) + o->y_zp;
 		t = t >= o->lo ? t : o->lo;   /* NaN to lo, as max_ps above */
@@ -330,6 +337,55 @@ static inline __attribute__((always_inline)) void requant_row(const q8_out *o, i
 			((uint8_t *)y)[l] = (uint8_t)t;
 		else
 			((int8_t *)y)[l] = (int8_t)t;
+	}
+}
+
+/* The activations other than Relu, on t[] in place: the formulas of
+ * runtime/ops/activation.c, in loops the compiler vectorises. */
+static void activate(const q8_out *o, float *t, int64_t n)
+{
+	const float a = o->act_a, b = o->act_b;
+	switch (o->act) {
+	case PN_Q8_CLIP:
+		for (int64_t i = 0; i < n; i++)
+			t[i] = t[i] < a ? a : t[i] > b ? b : t[i];
+		break;
+	case PN_Q8_HARDSIGMOID:
+		for (int64_t i = 0; i < n; i++) {
+			float h = a * t[i] + b;
+			t[i] = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+		}
+		break;
+	case PN_Q8_HARDSWISH:
+		for (int64_t i = 0; i < n; i++) {
+			float h = t[i] * (float)(1.0 / 6.0) + 0.5f;
+			t[i] = t[i] * (h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* requant_row with another activation: the scaled sums into a buffer, the
+ * activation on it, then the quantization as requant_row does it (a scale
+ * of 1 and no bias change no value: t * 1 + 0 is t, or +0 for -0, which
+ * quantizes alike). */
+static void requant_row_act(const q8_out *o, int64_t m, const float *v, int64_t n, void *y)
+{
+	static const float one = 1.0f;
+	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
+	q8_out plain = *o;
+	plain.act = PN_Q8_NONE;
+	plain.mult = &one;
+	plain.bias = NULL;
+	float t[64];
+	for (int64_t l0 = 0; l0 < n; l0 += 64) {
+		int64_t cnt = n - l0 < 64 ? n - l0 : 64;
+		for (int64_t i = 0; i < cnt; i++)
+			t[i] = v[l0 + i] * mult + b;
+		activate(o, t, cnt);
+		requant_row(&plain, 0, t, cnt, (char *)y + l0);
 	}
 }
 
@@ -370,7 +426,8 @@ static q8_out out_of(const pn_conv_q8 *a, const int32_t *wsum, const float *mult
 {
 	const float *bias = a->bias ? a->bias->data : NULL;
 	return (q8_out){.wsum = wsum ? wsum + m0 : NULL, .mult = mult + m0,
-			.bias = bias ? bias + m0 : NULL, .x_zp = a->x_zp, .relu = a->relu,
+			.bias = bias ? bias + m0 : NULL, .x_zp = a->x_zp, .act = a->act,
+			.act_a = a->act_a, .act_b = a->act_b,
 			.y_scale = a->y_scale, .y_zp = (float)a->y_zp,
 			.lo = a->y_dtype == PN_UINT8 ? 0.0f : -128.0f,
 			.hi = a->y_dtype == PN_UINT8 ? 255.0f : 127.0f, .u8 = a->y_dtype == PN_UINT8};

@@ -10,7 +10,7 @@
 	fail "$PY cannot import onnx and numpy (make deps installs python3-onnx and python3-numpy)"
 "$PY" "$ROOT/tests/cli/qdq_chains_cases.py" "$TEST_TMP/cases" || fail "case generation"
 n=$(ls "$TEST_TMP/cases" | wc -l)
-[ "$n" -ge 18 ] || fail "expected at least 18 cases, found $n"
+[ "$n" -ge 22 ] || fail "expected at least 22 cases, found $n"
 for j in 1 2; do
 	pn -j "$j" conformance "$TEST_TMP/cases"
 	bad=$(printf '%s\n' "$out" | grep -v '^PASS' | grep . || true)

@@ -55,12 +55,27 @@ def conv_int(x, w, group, strides, pads, dil):
     return y
 
 
-def requant(acc, mult, bias, relu, ys, yzp, ydt):
+def activate(v, act):
+    """The activation nodes' float32 formulas (runtime/ops/activation.c)."""
+    kind = act[0] if act else None
+    if kind == 'Relu':
+        return np.maximum(v, f32(0))
+    if kind == 'HardSwish':
+        h = v * f32(1.0 / 6.0) + f32(0.5)
+        return v * np.where(h < 0, f32(0), np.where(h > 1, f32(1), h))
+    if kind == 'HardSigmoid':
+        h = f32(act[1]) * v + f32(act[2])
+        return np.where(h < 0, f32(0), np.where(h > 1, f32(1), h)).astype(f32)
+    if kind == 'Clip':
+        return np.where(v < act[1], f32(act[1]), np.where(v > act[2], f32(act[2]), v)).astype(f32)
+    return v
+
+
+def requant(acc, mult, bias, act, ys, yzp, ydt):
     """The chain's float32 operations on exact sums, per output channel."""
     shape = [1, -1] + [1] * (acc.ndim - 2)
     v = acc.astype(f32) * mult.reshape(shape) + bias.reshape(shape)
-    if relu:
-        v = np.maximum(v, f32(0))
+    v = activate(v, act)
     v = np.rint(v / f32(ys)) + f32(yzp)
     lo, hi = (0, 255) if ydt == np.uint8 else (-128, 127)
     return np.clip(v, lo, hi).astype(ydt)
@@ -116,7 +131,11 @@ def qadd_case(name, shape_a, shape_b, relu=True, dt=np.uint8, ydt=np.uint8, seed
 
 
 def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=True,
-         per_channel=True, bias=True, ydt=np.uint8, xdt=np.uint8, wzp=0, pow2=False, seed=0):
+         per_channel=True, bias=True, ydt=np.uint8, xdt=np.uint8, wzp=0, pow2=False, seed=0,
+         act=None, y_scale=None):
+    """act: ('HardSwish',), ('HardSigmoid', alpha, beta) or ('Clip', lo, hi)
+    between the Conv and the QuantizeLinear instead of relu's Relu."""
+    act = act or (('Relu',) if relu else None)
     rng = np.random.default_rng(seed)
     nsp = len(sp)
     strides = strides or [1] * nsp
@@ -133,6 +152,8 @@ def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=
         xs, xzp = f32(rng.uniform(0.005, 0.05)), xdt(rng.integers(0, 256) if xdt == np.uint8 else 0)
         ws = rng.uniform(0.002, 0.02, size=M).astype(f32)
         ys, yzp = f32(rng.uniform(0.5, 4.0)), ydt(rng.integers(0, 40))
+    if y_scale:
+        ys = f32(y_scale)   # an activation's output range
     if not per_channel:
         ws = ws[:1]
     bq = rng.integers(-20000, 20000, size=M).astype(np.int32)
@@ -159,20 +180,27 @@ def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=
     nodes.append(h.make_node('Conv', conv_in, ['cv'], group=group, strides=strides, pads=pads,
                              dilations=dil))
     last = 'cv'
-    if relu:
-        nodes.append(h.make_node('Relu', ['cv'], ['rl']))
-        last = 'rl'
+    if act and act[0] == 'Clip':
+        inits += [nh.from_array(np.array(f32(act[1])), 'clo'), nh.from_array(np.array(f32(act[2])), 'chi')]
+        nodes.append(h.make_node('Clip', ['cv', 'clo', 'chi'], ['ac']))
+        last = 'ac'
+    elif act and act[0] == 'HardSigmoid':
+        nodes.append(h.make_node('HardSigmoid', ['cv'], ['ac'], alpha=act[1], beta=act[2]))
+        last = 'ac'
+    elif act:
+        nodes.append(h.make_node(act[0], ['cv'], ['ac']))
+        last = 'ac'
     nodes.append(h.make_node('QuantizeLinear', [last, 'ys', 'yzp'], ['y']))
 
     wz = np.int64(wzp)
     xshift = (x.astype(np.int64) - np.int64(xzp))
     acc = conv_int(xshift, w.astype(np.int64) - wz, group, strides, pads, dil)
     mult = (xs * (ws if per_channel else np.repeat(ws, M))).astype(f32)
-    y = requant(acc, mult, b, relu, ys, yzp, ydt)
+    y = requant(acc, mult, b, act, ys, yzp, ydt)
 
     graph = h.make_graph(nodes, name, [h.make_tensor_value_info('x', TPD[xdt], list(x.shape))],
                          [h.make_tensor_value_info('y', TPD[ydt], list(y.shape))], inits)
-    model = h.make_model(graph, opset_imports=[h.make_opsetid('', 13)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid('', 14)])
     model.ir_version = 7
     save(name, model, [('x', x)], [('y', y)])
 
@@ -190,6 +218,14 @@ case('qconv_asym_stride', 1, 3, 20, [17, 23], [2, 3], strides=[2, 1], pads=[0, 1
 case('qconv_same_dilated_asym', 1, 6, 8, [13, 9], [3, 2], dil=[2, 1], pads=[1, 0, 3, 1], seed=12)
 case('qconv_same_1d', 1, 5, 7, [50], [5], pads=[2, 2], relu=False, seed=13)
 case('qconv_same_wide_pad', 1, 3, 6, [6, 4], [5, 7], pads=[2, 3, 2, 3], seed=14)
+# activations between the Conv and the QuantizeLinear
+case('qconv_hardswish', 1, 8, 20, [10, 10], [3, 3], pads=[1, 1, 1, 1], act=('HardSwish',), seed=15)
+case('qconv_hardsigmoid', 1, 16, 9, [6, 6], [1, 1], act=('HardSigmoid', 0.1666667, 0.5),
+     y_scale=1 / 255, seed=16)
+case('qconv_clip6', 1, 8, 12, [9, 9], [3, 3], pads=[1, 1, 1, 1], act=('Clip', 0.0, 6.0),
+     y_scale=6 / 255, seed=17)
+case('qconv_depthwise_hardswish', 1, 10, 10, [12, 12], [3, 3], group=10, pads=[1, 1, 1, 1],
+     act=('HardSwish',), seed=18)
 # the depthwise path
 case('qconv_depthwise_s2', 1, 12, 12, [15, 14], [3, 3], group=12, strides=[2, 2],
      pads=[1, 1, 1, 1], seed=8)

@@ -93,7 +93,7 @@ static void test_chain_with_relu(void **state)
 	assert_int_equal(f.role[relu], PN_FUSE_SWALLOWED);
 	assert_int_equal(f.role[q], PN_FUSE_SWALLOWED);
 	const pn_fuse_qconv *c = &f.qconv[conv];
-	assert_int_equal(c->relu, relu);
+	assert_int_equal(c->act, relu);
 	assert_int_equal(c->q, q);
 	assert_int_equal(g->nodes[c->dq_x].out[0], g->nodes[conv].in[0]);
 	assert_int_equal(g->nodes[c->dq_w].out[0], g->nodes[conv].in[1]);
@@ -113,7 +113,7 @@ static void test_chain_without_relu(void **state)
 	assert_int_equal(f.n_chains, 1);
 	int conv = node_of(m->graph, PN_OP_Conv);
 	assert_int_equal(f.role[conv], PN_FUSE_QCONV);
-	assert_int_equal(f.qconv[conv].relu, -1);
+	assert_int_equal(f.qconv[conv].act, -1);
 	assert_int_equal(f.qconv[conv].q, node_of(m->graph, PN_OP_QuantizeLinear));
 	pn_fusion_free(&f);
 	pn_model_free(m);
