@@ -265,6 +265,8 @@ static int after_inference(const pn_model *m, const pn_dimbind *b, const pn_infe
 	if (weight_bytes(m->graph) > RUN_MAX_WEIGHT_BYTES)
 		return pn_fail(err, "weights over 1 GiB are not regenerated for a run"), TRY_NOFEED;
 	size_t bytes = pn_infer_peak_bytes(m->graph, r);
+	if (pn_run_too_big(bytes, err))
+		return TRY_NOFEED;    /* inference has the last word */
 	size_t counted = pn_run_gate_enter(bytes);
 	int rc = run_once(m, b, err);
 	pn_run_gate_leave(counted);

@@ -1405,7 +1405,10 @@ static int run_all(indep *x, const pn_model *base, const pn_model *gen, uint64_t
 	/* the batched run and a sample's run, each session with its weights */
 	size_t one = pn_infer_peak_bytes(base->graph, &x->p.r);
 	size_t copies = (size_t)(x->batch + 1);
-	size_t counted = pn_run_gate_enter(one > SIZE_MAX / copies ? SIZE_MAX : one * copies);
+	size_t bytes = one > SIZE_MAX / copies ? SIZE_MAX : one * copies;
+	if (pn_run_too_big(bytes, why))
+		return NO;    /* unchecked, so not generalized */
+	size_t counted = pn_run_gate_enter(bytes);
 	int rc = make_inputs(x, base, seed, why);
 	if (!rc && (pn_session_new(gen->graph, &eo, &sg, why) ||
 		    pn_session_run(sg, x->batched, x->n_in, x->gen_out, why)))

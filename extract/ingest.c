@@ -363,10 +363,14 @@ static int check_weights(ctx *c, const Onnx__ModelProto *mp, const void *bytes, 
 			 const pn_dimbind *bind, const pn_infer_result *r, int bound)
 {
 	pn_weight_check wc;
-	if (!bound || c->no_weight_check) {
+	char big[PN_ERRLEN] = "";
+	if (!bound || c->no_weight_check ||
+	    pn_run_too_big(pn_infer_peak_bytes(c->m->graph, r), big)) {
 		memset(&wc, 0, sizeof wc);
 		wc.n_absent = pn_weights_absent(c->m->graph);
-		wc.how = !bound ? "not run: the binding did not pass" : "not run: --no-weight-check";
+		wc.how = !bound		     ? "not run: the binding did not pass"
+			 : c->no_weight_check ? "not run: --no-weight-check"
+					      : pn_arena_strdup(c->a, big);
 	} else if (run_check(c, mp, bytes, len, bind, r, &wc)) {
 		return -1;
 	}

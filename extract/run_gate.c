@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common/assert.h"
+#include "common/err.h"
 
 #define DEFAULT_MB 1024
 
@@ -88,4 +89,13 @@ void pn_run_gate_stats_get(pn_run_gate_stats *out)
 	pthread_mutex_lock(&mu);
 	*out = seen;
 	pthread_mutex_unlock(&mu);
+}
+
+int pn_run_too_big(size_t bytes, char *err)
+{
+	if (bytes <= PN_RUN_MAX_BYTES)
+		return 0;
+	pn_fail(err, "not run: it would hold about %zu MiB, over the %zu MiB a run may",
+		bytes >> 20, PN_RUN_MAX_BYTES >> 20);
+	return 1;
 }

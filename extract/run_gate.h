@@ -39,4 +39,19 @@ typedef struct pn_run_gate_stats {
 } pn_run_gate_stats;
 void pn_run_gate_stats_get(pn_run_gate_stats *out);
 
+/*
+ * The largest run extract makes at all, in estimated bytes: a model whose
+ * run would hold more (VGG-16 at a fixed batch of 64 holds two 822 MB
+ * activations and its 550 MB of weights) is not run; inference has the
+ * last word on its binding and its weight check says "not run" with the
+ * size.  A machine of 8 GB then holds any run beside the rest of a build.
+ * A constant, not the budget's setting: what a store records must not
+ * depend on the machine that built it.
+ */
+#define PN_RUN_MAX_BYTES ((size_t)1 << 30)
+
+/* The reason a run of `bytes` is not made, in err (a line): 1 when it is
+ * over PN_RUN_MAX_BYTES, else 0 and err untouched. */
+int pn_run_too_big(size_t bytes, char *err);
+
 #endif
