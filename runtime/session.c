@@ -898,7 +898,8 @@ static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, p
 	if (!is_scalar_of(xs, PN_FLOAT) || !is_scalar_of(ys, PN_FLOAT) ||
 	    (xz && !is_scalar_of(xz, PN_UINT8)) || !zero_or_absent(wz))
 		return 0;
-	if (ws->dtype != PN_FLOAT || x->kind != PN_KIND_TENSOR || w->kind != PN_KIND_TENSOR)
+	if (ws->dtype != PN_FLOAT || ws->kind != PN_KIND_TENSOR || x->kind != PN_KIND_TENSOR ||
+	    w->kind != PN_KIND_TENSOR)
 		return 0;
 	if (ws->numel != 1 && (ws->rank != 1 || w->rank < 1 ||
 			       pn_axis(pn_attr_int(dw, "axis", 1), w->rank) != 0))
@@ -906,7 +907,7 @@ static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, p
 	if (pn_attr_int(dw, "block_size", 0) || pn_attr_int(q, "block_size", 0))
 		return 0;
 	int ydt = yz ? yz->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
-	if (yz && yz->numel != 1)
+	if (yz && (yz->kind != PN_KIND_TENSOR || yz->numel != 1))
 		return 0;
 	int w_fixed = 1;
 	for (int i = 0; i < dw->n_in; i++)
@@ -1002,7 +1003,8 @@ static int quantized_result(pn_run *r, const pn_node *q, int *dtype, float *scal
 	pn_tensor *s = input_of(r, q, 1, err), *z = input_of(r, q, 2, err);
 	if (*err)
 		return -1;
-	if (!is_scalar_of(s, PN_FLOAT) || (z && z->numel != 1) || pn_attr_int(q, "block_size", 0))
+	if (!is_scalar_of(s, PN_FLOAT) || (z && (z->kind != PN_KIND_TENSOR || z->numel != 1)) ||
+	    pn_attr_int(q, "block_size", 0))
 		return 0;
 	*dtype = z ? z->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
 	*scale = *(const float *)s->data;

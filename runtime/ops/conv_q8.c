@@ -418,7 +418,8 @@ int pn_conv_q8_fits(const pn_conv_q8 *a)
 		return 0;
 	if (w->dims[0] < 1 || (a->w_scale->numel != 1 && a->w_scale->numel != w->dims[0]))
 		return 0;
-	if (a->bias && (a->bias->dtype != PN_FLOAT || a->bias->numel != w->dims[0]))
+	if (a->bias && (a->bias->kind != PN_KIND_TENSOR || a->bias->dtype != PN_FLOAT ||
+			a->bias->numel != w->dims[0]))
 		return 0;
 	if (a->y_dtype != PN_UINT8 && a->y_dtype != PN_INT8)
 		return 0;
