@@ -248,18 +248,17 @@ static int fixed_value(const pn_graph *g, int v, int depth)
  */
 /* The session's packed copy of a fixed GEMM operand (side 'a' or 'b'; for
  * A, rows x cols is M x K, for B it is K x N), packed on first use. */
-static const float *kconst_packed(pn_kctx *k, char side, int slot, int part, int trans,
-				  int64_t rows, int64_t cols, const float *src, int64_t ld)
+/* The session's buffer for `key` (every field but buf must match), made
+ * with room for `floats` floats when there is none yet (*fresh = 1: the
+ * caller fills it).  NULL when out of memory. */
+static float *kept_buffer(pn_session *s, const packed_entry *key, size_t floats, int *fresh)
 {
-	pn_run *r = k->run;
-	pn_session *s = r->s;
-	int v = slot < k->node->n_in ? k->node->in[slot] : -1;
-	if (!fixed_value(r->g, v, 4))
-		return NULL;
+	*fresh = 0;
 	for (int i = 0; i < s->npk; i++) {
 		packed_entry *e = &s->pk[i];
-		if (e->node == k->node && e->side == side && e->slot == slot && e->part == part &&
-		    e->trans == trans && e->rows == rows && e->cols == cols)
+		if (e->node == key->node && e->side == key->side && e->slot == key->slot &&
+		    e->part == key->part && e->trans == key->trans && e->rows == key->rows &&
+		    e->cols == key->cols)
 			return e->buf;
 	}
 	if (s->npk == s->maxpk) {
@@ -270,15 +269,30 @@ static const float *kconst_packed(pn_kctx *k, char side, int slot, int part, int
 		s->pk = pk;
 		s->maxpk = m;
 	}
-	size_t n = side == 'a' ? pn_sgemm_pack_a_size(rows, cols) : pn_sgemm_pack_b_size(rows, cols);
-	float *buf = pn_sgemm_alloc(n);
+	float *buf = pn_sgemm_alloc(floats);
 	if (!buf)
 		return NULL;
-	if (side == 'a')
+	s->pk[s->npk] = *key;
+	s->pk[s->npk++].buf = buf;
+	*fresh = 1;
+	return buf;
+}
+
+static const float *kconst_packed(pn_kctx *k, char side, int slot, int part, int trans,
+				  int64_t rows, int64_t cols, const float *src, int64_t ld)
+{
+	pn_run *r = k->run;
+	int v = slot < k->node->n_in ? k->node->in[slot] : -1;
+	if (!fixed_value(r->g, v, 4))
+		return NULL;
+	packed_entry key = {k->node, side, slot, part, trans, rows, cols, NULL};
+	size_t n = side == 'a' ? pn_sgemm_pack_a_size(rows, cols) : pn_sgemm_pack_b_size(rows, cols);
+	int fresh;
+	float *buf = kept_buffer(r->s, &key, n, &fresh);
+	if (buf && fresh && side == 'a')
 		pn_sgemm_pack_a(trans, rows, cols, src, ld, buf);
-	else
+	else if (buf && fresh)
 		pn_sgemm_pack_b(trans, rows, cols, src, ld, buf);
-	s->pk[s->npk++] = (packed_entry){k->node, side, slot, part, trans, rows, cols, buf};
 	return buf;
 }
 
@@ -296,28 +310,8 @@ const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64
 
 void *pn_kmemo(pn_kctx *k, int tag, size_t bytes, int *fresh)
 {
-	pn_session *s = k->run->s;
-	*fresh = 0;
-	for (int i = 0; i < s->npk; i++) {
-		packed_entry *e = &s->pk[i];
-		if (e->node == k->node && e->side == 'm' && e->slot == tag &&
-		    e->rows == (int64_t)bytes)
-			return e->buf;
-	}
-	if (s->npk == s->maxpk) {
-		int m = s->maxpk ? s->maxpk * 2 : 8;
-		packed_entry *pk = realloc(s->pk, sizeof(*pk) * (size_t)m);
-		if (!pk)
-			return NULL;
-		s->pk = pk;
-		s->maxpk = m;
-	}
-	float *buf = pn_sgemm_alloc((bytes + sizeof(float) - 1) / sizeof(float));
-	if (!buf)
-		return NULL;
-	s->pk[s->npk++] = (packed_entry){k->node, 'm', tag, 0, 0, (int64_t)bytes, 0, buf};
-	*fresh = 1;
-	return buf;
+	packed_entry key = {k->node, 'm', tag, 0, 0, (int64_t)bytes, 0, NULL};
+	return kept_buffer(k->run->s, &key, (bytes + sizeof(float) - 1) / sizeof(float), fresh);
 }
 
 static void release_scratch(pn_run *r)
