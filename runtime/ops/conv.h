@@ -88,7 +88,5 @@ enum pn_q8_act { PN_Q8_NONE, PN_Q8_RELU, PN_Q8_CLIP, PN_Q8_HARDSIGMOID, PN_Q8_HA
 /* 1 when the operands are the ones the 8-bit path takes (nothing allocated). */
 int pn_conv_q8_fits(const pn_conv_q8 *a);
 int pn_conv_q8_run(pn_kctx *k, const pn_conv_q8 *a);
-/* The instructions its micro-kernel was built for ("avx512-vnni", "avx2", "c"). */
-const char *pn_conv_q8_simd(void);
 
 #endif

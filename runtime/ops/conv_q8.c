@@ -62,19 +62,16 @@
 /* --- the micro-kernel ------------------------------------------------------------- */
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-#define Q8_SIMD "avx512-vnni"
 static inline __m256i dot4(__m256i acc, __m256i x, __m256i w)
 {
 	return _mm256_dpbusd_epi32(acc, x, w);
 }
 #elif defined(__AVXVNNI__)
-#define Q8_SIMD "avx-vnni"
 static inline __m256i dot4(__m256i acc, __m256i x, __m256i w)
 {
 	return _mm256_dpbusd_avx_epi32(acc, x, w);
 }
 #elif defined(__AVX2__)
-#define Q8_SIMD "avx2"
 /*
  * vpdpbusd without VNNI, exactly: the even and the odd bytes of each 16-bit
  * lane widened to int16 (x zero-extended, w sign-extended) and multiplied
@@ -136,7 +133,6 @@ static void q8_tile8(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t 
 		_mm256_storeu_si256((__m256i *)acc[i], a[i]);
 }
 #else
-#define Q8_SIMD "c"
 #define q8_tile8 q8_tile
 static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
 {
@@ -154,11 +150,6 @@ static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t a
 	}
 }
 #endif
-
-const char *pn_conv_q8_simd(void)
-{
-	return Q8_SIMD;
-}
 
 /* --- packing ---------------------------------------------------------------------- */
 
@@ -535,10 +526,10 @@ static int conv_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a
 	return rc;
 }
 
-/* One image's group: its columns in segments, each packed, then its tiles. */
-static int conv_group(pn_kctx *k, const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp,
-		      const int8_t *wp, const q8_out *o, uint8_t *col, uint8_t *xp, void *y,
-		      int64_t ysz, int64_t np_max)
+/* One image's group: its columns in segments, each packed, then its tiles
+ * into y (8-bit, one byte an element). */
+static void conv_group(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, const int8_t *wp,
+		       const q8_out *o, uint8_t *col, uint8_t *xp, uint8_t *y, int64_t np_max)
 {
 	const int64_t K = g->Cg * g->ksz, kq_n = (K + 3) / 4;
 	const int64_t mpanels = (g->Mg + Q8_MR - 1) / Q8_MR;
@@ -568,11 +559,9 @@ static int conv_group(pn_kctx *k, const pn_conv_geom *g, const uint8_t *x, uint8
 				int64_t mc = g->Mg - m0 < Q8_MR ? g->Mg - m0 : Q8_MR;
 				int64_t nc = np - n0 < Q8_NR ? np - n0 : Q8_NR;
 				requant_tile(o, acc, m0, mc, nc,
-					     (char *)y + (m0 * g->osp + p0 + n0) * ysz, g->osp);
+					     y + m0 * g->osp + p0 + n0, g->osp);
 			}
 	}
-	(void)k;
-	return 0;
 }
 
 /* Every group of every image through the GEMM. */
@@ -589,9 +578,10 @@ static int conv_gemm(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a, con
 	 * the weights are fixed */
 	const size_t wbytes = (size_t)(g->G * mpanels * kq_n * Q8_MR * 4);
 	const size_t packed = wbytes + sizeof(int32_t) * (size_t)g->M;
-	int fresh = 1;
+	int fresh = 0;
 	void *kept = a->w_fixed ? pn_kmemo(k, 0, packed, &fresh) : NULL;
 	void *own = kept ? NULL : malloc(packed);
+	fresh = fresh || own;    /* a buffer of its own is always filled */
 	int8_t *wp = kept ? kept : own;
 	int32_t *wsum = wp ? (int32_t *)(void *)(wp + wbytes) : NULL;
 	uint8_t *col = malloc((size_t)(K * cols));
@@ -602,12 +592,12 @@ static int conv_gemm(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a, con
 		pack_w(w + gi * g->Mg * K, g->Mg, K, kq_n, wp + gi * mpanels * kq_n * Q8_MR * 4,
 		       wsum + gi * g->Mg);
 	for (int64_t n = 0; !rc && n < g->N; n++)
-		for (int64_t gi = 0; !rc && gi < g->G; gi++) {
+		for (int64_t gi = 0; gi < g->G; gi++) {
 			q8_out o = out_of(a, wsum, mult, gi * g->Mg);
 			const uint8_t *xg = (const uint8_t *)a->x->data + (n * g->C + gi * g->Cg) * g->isp;
-			void *yg = (char *)k->out[0]->data + (n * g->M + gi * g->Mg) * g->osp;
-			rc = conv_group(k, g, xg, a->x_zp, wp + gi * mpanels * kq_n * Q8_MR * 4, &o,
-					col, xp, yg, 1, np_max);
+			uint8_t *yg = (uint8_t *)k->out[0]->data + (n * g->M + gi * g->Mg) * g->osp;
+			conv_group(g, xg, a->x_zp, wp + gi * mpanels * kq_n * Q8_MR * 4, &o, col, xp, yg,
+				   np_max);
 		}
 	free(own);
 	free(col);
