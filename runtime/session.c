@@ -795,7 +795,7 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 	return rc;
 }
 
-/* --- the qconv chain (runtime/fuse.h, runtime/ops/conv_q8.c) --------------------------- */
+/* --- the chains (runtime/fuse.h; runtime/ops/conv_q8.c, quant.c) ------------------------ */
 
 /* Input i of node n, or NULL when the slot is absent. */
 static pn_tensor *input_of(pn_run *r, const pn_node *n, int i, char *err)
@@ -814,6 +814,42 @@ static int zero_or_absent(const pn_tensor *zp)
 	for (int64_t i = 0; zp && i < zp->numel; i++)
 		if (pn_tensor_get_i64(zp, i) != 0)
 			return 0;
+	return 1;
+}
+
+/* One operand's DequantizeLinear d: its input and per-tensor float32 scale
+ * and zero point (of the input's type); 1 when they are such, 0 when not,
+ * -1 on error. */
+static int dequantized_operand(pn_run *r, const pn_node *d, const pn_tensor **x, float *scale,
+			       int32_t *zp, char *err)
+{
+	pn_tensor *t = input_of(r, d, 0, err), *s = input_of(r, d, 1, err);
+	pn_tensor *z = input_of(r, d, 2, err);
+	if (*err)
+		return -1;
+	if (!t || !is_scalar_of(s, PN_FLOAT) || (z && !is_scalar_of(z, t->dtype)) ||
+	    pn_attr_int(d, "block_size", 0))
+		return 0;
+	*x = t;
+	*scale = *(const float *)s->data;
+	*zp = z ? (int32_t)pn_tensor_get_i64(z, 0) : 0;
+	return 1;
+}
+
+/* The output type and per-tensor scale and zero point of QuantizeLinear q:
+ * 1 when they are such, 0 when not, -1 on error. */
+static int quantized_result(pn_run *r, const pn_node *q, int *dtype, float *scale, int32_t *zp,
+			    char *err)
+{
+	pn_tensor *s = input_of(r, q, 1, err), *z = input_of(r, q, 2, err);
+	if (*err)
+		return -1;
+	if (!is_scalar_of(s, PN_FLOAT) || (z && (z->kind != PN_KIND_TENSOR || z->numel != 1)) ||
+	    pn_attr_int(q, "block_size", 0))
+		return 0;
+	*dtype = z ? z->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
+	*scale = *(const float *)s->data;
+	*zp = z ? (int32_t)pn_tensor_get_i64(z, 0) : 0;
 	return 1;
 }
 
@@ -871,46 +907,43 @@ static int chain_activation(pn_run *r, const pn_node *n, pn_conv_q8 *a, char *er
  * The chain's operands, read from the values its nodes would read: 1 when
  * they suit the 8-bit kernel, 0 when not (the chain then runs node by
  * node), -1 on error.  What the kernel assumes beyond pn_conv_q8_fits is
- * checked here: float32 scalars for the activations' scales, scalar zero
- * points, per-tensor or per-output-channel (axis 0) weight scales, weight
- * zero points of 0, an output type that is the zero point's.
+ * checked here: per-tensor float32 scales and zero points for x and y
+ * (dequantized_operand, quantized_result), per-tensor or
+ * per-output-channel (axis 0) weight scales, weight zero points of 0.
  */
 static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, pn_conv_q8 *a,
 			  char *err)
 {
-	const pn_node *dx = &r->g->nodes[f->dq_x], *dw = &r->g->nodes[f->dq_w];
-	const pn_node *q = &r->g->nodes[f->q];
-	pn_tensor *x = input_of(r, dx, 0, err), *xs = input_of(r, dx, 1, err);
+	const pn_node *dw = &r->g->nodes[f->dq_w];
+	const pn_tensor *x = NULL;
+	int32_t x_zp = 0;
+	memset(a, 0, sizeof(*a));
+	int rc = dequantized_operand(r, &r->g->nodes[f->dq_x], &x, &a->x_scale, &x_zp, err);
+	if (rc == 1)
+		rc = quantized_result(r, &r->g->nodes[f->q], &a->y_dtype, &a->y_scale, &a->y_zp, err);
+	if (rc != 1)
+		return rc;
 	pn_tensor *w = input_of(r, dw, 0, err), *ws = input_of(r, dw, 1, err);
-	pn_tensor *ys = input_of(r, q, 1, err);
-	if (!x || !xs || !w || !ws || !ys)
-		return *err ? -1 : 0;
-	pn_tensor *xz = input_of(r, dx, 2, err), *wz = input_of(r, dw, 2, err);
-	pn_tensor *yz = input_of(r, q, 2, err), *b = input_of(r, c, 2, err);
+	pn_tensor *wz = input_of(r, dw, 2, err), *b = input_of(r, c, 2, err);
 	if (*err)
 		return -1;
-	if (!is_scalar_of(xs, PN_FLOAT) || !is_scalar_of(ys, PN_FLOAT) ||
-	    (xz && !is_scalar_of(xz, PN_UINT8)) || !zero_or_absent(wz))
-		return 0;
-	if (ws->dtype != PN_FLOAT || ws->kind != PN_KIND_TENSOR || x->kind != PN_KIND_TENSOR ||
-	    w->kind != PN_KIND_TENSOR)
+	if (!w || !ws || x->kind != PN_KIND_TENSOR || x->dtype != PN_UINT8 ||
+	    w->kind != PN_KIND_TENSOR || ws->kind != PN_KIND_TENSOR || ws->dtype != PN_FLOAT ||
+	    !zero_or_absent(wz) || pn_attr_int(dw, "block_size", 0))
 		return 0;
 	if (ws->numel != 1 && (ws->rank != 1 || w->rank < 1 ||
 			       pn_axis(pn_attr_int(dw, "axis", 1), w->rank) != 0))
 		return 0;
-	if (pn_attr_int(dw, "block_size", 0) || pn_attr_int(q, "block_size", 0))
-		return 0;
-	int ydt = yz ? yz->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
-	if (yz && (yz->kind != PN_KIND_TENSOR || yz->numel != 1))
-		return 0;
 	int w_fixed = 1;
 	for (int i = 0; i < dw->n_in; i++)
 		w_fixed = w_fixed && (dw->in[i] < 0 || fixed_value(r->g, dw->in[i], 4));
-	*a = (pn_conv_q8){.x = x, .x_scale = *(const float *)xs->data, .w_fixed = w_fixed,
-			  .x_zp = xz ? *(const uint8_t *)xz->data : 0, .w = w, .w_scale = ws,
-			  .bias = b, .y_scale = *(const float *)ys->data, .y_dtype = ydt,
-			  .y_zp = yz ? (int32_t)pn_tensor_get_i64(yz, 0) : 0};
-	int rc = chain_activation(r, f->act >= 0 ? &r->g->nodes[f->act] : NULL, a, err);
+	a->x = x;
+	a->x_zp = (uint8_t)x_zp;
+	a->w = w;
+	a->w_scale = ws;
+	a->w_fixed = w_fixed;
+	a->bias = b;
+	rc = chain_activation(r, f->act >= 0 ? &r->g->nodes[f->act] : NULL, a, err);
 	return rc == 1 ? pn_conv_q8_fits(a) : rc;
 }
 
@@ -930,120 +963,100 @@ static void drop_inputs(pn_run *r, const pn_node *n)
 		drop_reader(r, n->in[i]);
 }
 
-/* Runs the qconv chain headed by Conv c, at c's place in the order (the
- * swallowed x DequantizeLinear came before and was passed over; the Relu
- * and QuantizeLinear come after and will be). */
-static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *err)
+/*
+ * A chain is its nodes in the graph's order (NULL for an absent
+ * activation), the head among them and the QuantizeLinear last.
+ * chain_nodes runs them one by one, where the kernel does not take the
+ * operands; chain_kernel_ctx and chain_done wrap the kernel that runs them
+ * as one: a context at the head writing one new tensor, then that tensor
+ * as the QuantizeLinear's output and every node's inputs read.
+ */
+typedef struct chain {
+	const pn_node *node[5];
+	int n;
+} chain;
+
+static int chain_nodes(pn_run *r, const chain *ch, char *err)
 {
-	const pn_node *dx = &r->g->nodes[f->dq_x], *q = &r->g->nodes[f->q];
-	const pn_node *act = f->act >= 0 ? &r->g->nodes[f->act] : NULL;
-	pn_conv_q8 a;
-	int fits = qconv_operands(r, c, f, &a, err);
-	if (fits < 0)
-		return pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type), -1;
-	if (!fits) {
-		int rc = run_node(r, dx, err) || run_node(r, c, err) ||
-			 (act && run_node(r, act, err)) || run_node(r, q, err) ? -1 : 0;
-		drop_inputs(r, &r->g->nodes[f->dq_w]);
-		return rc;
-	}
-	pn_tensor *out = calloc(1, sizeof(pn_tensor));
-	if (!out)
-		return pn_fail(err, "out of memory");
-	pn_kctx k = {.node = c, .opset = c->opset, .n_in = 0, .n_out = 1, .in = NULL,
-		     .out = &out, .run = r, .seed = node_seed(r, c), .err = err};
-	int rc = pn_conv_q8_run(&k, &a);
-	release_scratch(r);
-	if (rc) {
-		release(&r->s->pool, out);
-		return pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type), -1;
-	}
-	chain_output(r, q->out[0], out);
-	drop_inputs(r, dx);
-	drop_inputs(r, c);
-	if (act)
-		drop_inputs(r, act);
-	drop_inputs(r, q);
-	drop_inputs(r, &r->g->nodes[f->dq_w]);
+	for (int i = 0; i < ch->n; i++)
+		if (ch->node[i] && run_node(r, ch->node[i], err))
+			return -1;
 	return 0;
 }
 
-/* --- the qadd chain (runtime/fuse.h, runtime/ops/quant.c) ------------------------------ */
-
-/* One operand's DequantizeLinear d: its input and per-tensor float32 scale
- * and zero point (of the input's type); 1 when they are such, 0 when not,
- * -1 on error. */
-static int dequantized_operand(pn_run *r, const pn_node *d, const pn_tensor **x, float *scale,
-			       int32_t *zp, char *err)
-{
-	pn_tensor *t = input_of(r, d, 0, err), *s = input_of(r, d, 1, err);
-	pn_tensor *z = input_of(r, d, 2, err);
-	if (*err)
-		return -1;
-	if (!t || !is_scalar_of(s, PN_FLOAT) || (z && !is_scalar_of(z, t->dtype)) ||
-	    pn_attr_int(d, "block_size", 0))
-		return 0;
-	*x = t;
-	*scale = *(const float *)s->data;
-	*zp = z ? (int32_t)pn_tensor_get_i64(z, 0) : 0;
-	return 1;
-}
-
-/* The output type and per-tensor scale and zero point of QuantizeLinear q:
- * 1 when they are such, 0 when not, -1 on error. */
-static int quantized_result(pn_run *r, const pn_node *q, int *dtype, float *scale, int32_t *zp,
+static int chain_kernel_ctx(pn_run *r, const pn_node *head, pn_tensor **out, pn_kctx *k,
 			    char *err)
 {
-	pn_tensor *s = input_of(r, q, 1, err), *z = input_of(r, q, 2, err);
-	if (*err)
-		return -1;
-	if (!is_scalar_of(s, PN_FLOAT) || (z && (z->kind != PN_KIND_TENSOR || z->numel != 1)) ||
-	    pn_attr_int(q, "block_size", 0))
-		return 0;
-	*dtype = z ? z->dtype : (int)pn_attr_int(q, "output_dtype", PN_UINT8);
-	*scale = *(const float *)s->data;
-	*zp = z ? (int32_t)pn_tensor_get_i64(z, 0) : 0;
-	return 1;
+	if (!(*out = calloc(1, sizeof(pn_tensor))))
+		return pn_fail(err, "out of memory");
+	*k = (pn_kctx){.node = head, .opset = head->opset, .n_in = 0, .n_out = 1, .in = NULL,
+		       .out = out, .run = r, .seed = node_seed(r, head), .err = err};
+	return 0;
+}
+
+/* After the chain's kernel returned rc. */
+static int chain_done(pn_run *r, const chain *ch, const pn_node *head, pn_tensor *out, int rc,
+		      char *err)
+{
+	release_scratch(r);
+	if (rc) {
+		release(&r->s->pool, out);
+		return pn_errprefix(err, "node '%s' (%s)", head->name, head->op_type), -1;
+	}
+	chain_output(r, ch->node[ch->n - 1]->out[0], out);
+	for (int i = 0; i < ch->n; i++)
+		if (ch->node[i])
+			drop_inputs(r, ch->node[i]);
+	return 0;
+}
+
+/* Runs the qconv chain headed by Conv c, at c's place in the order (the
+ * swallowed x DequantizeLinear came before and was passed over; the
+ * activation and QuantizeLinear come after and will be).  The weights'
+ * DequantizeLinear ran as itself; the head reads its inputs too. */
+static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *err)
+{
+	chain ch = {.node = {&r->g->nodes[f->dq_x], c, f->act >= 0 ? &r->g->nodes[f->act] : NULL,
+			     &r->g->nodes[f->q]},
+		    .n = 4};
+	pn_conv_q8 a;
+	pn_tensor *out;
+	pn_kctx k;
+	int rc = qconv_operands(r, c, f, &a, err);
+	if (rc < 0)
+		pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type);
+	else if (rc == 0)
+		rc = chain_nodes(r, &ch, err);
+	else
+		rc = chain_kernel_ctx(r, c, &out, &k, err) ? -1
+			: chain_done(r, &ch, c, out, pn_conv_q8_run(&k, &a), err);
+	drop_inputs(r, &r->g->nodes[f->dq_w]);
+	return rc;
 }
 
 /* Runs the qadd chain headed by Add n, at n's place in the order. */
 static int run_qadd(pn_run *r, const pn_node *n, const pn_fuse_qadd *f, char *err)
 {
-	const pn_node *da = &r->g->nodes[f->dq_a], *db = &r->g->nodes[f->dq_b];
-	const pn_node *q = &r->g->nodes[f->q];
-	const pn_node *relu = f->relu >= 0 ? &r->g->nodes[f->relu] : NULL;
-	pn_qadd a = {.relu = relu != NULL};
-	int fits = dequantized_operand(r, da, &a.a, &a.a_scale, &a.a_zp, err);
-	if (fits > 0)
-		fits = dequantized_operand(r, db, &a.b, &a.b_scale, &a.b_zp, err);
-	if (fits > 0)
-		fits = quantized_result(r, q, &a.y_dtype, &a.y_scale, &a.y_zp, err);
-	if (fits > 0)
-		fits = pn_qadd_fits(&a);
-	if (fits < 0)
+	chain ch = {.node = {&r->g->nodes[f->dq_a], &r->g->nodes[f->dq_b], n,
+			     f->relu >= 0 ? &r->g->nodes[f->relu] : NULL, &r->g->nodes[f->q]},
+		    .n = 5};
+	pn_qadd a = {.relu = f->relu >= 0};
+	pn_tensor *out;
+	pn_kctx k;
+	int rc = dequantized_operand(r, ch.node[0], &a.a, &a.a_scale, &a.a_zp, err);
+	if (rc == 1)
+		rc = dequantized_operand(r, ch.node[1], &a.b, &a.b_scale, &a.b_zp, err);
+	if (rc == 1)
+		rc = quantized_result(r, ch.node[4], &a.y_dtype, &a.y_scale, &a.y_zp, err);
+	if (rc == 1)
+		rc = pn_qadd_fits(&a);
+	if (rc < 0)
 		return pn_errprefix(err, "node '%s' (%s)", n->name, n->op_type), -1;
-	if (!fits)
-		return run_node(r, da, err) || run_node(r, db, err) || run_node(r, n, err) ||
-		       (relu && run_node(r, relu, err)) || run_node(r, q, err) ? -1 : 0;
-	pn_tensor *out = calloc(1, sizeof(pn_tensor));
-	if (!out)
-		return pn_fail(err, "out of memory");
-	pn_kctx k = {.node = n, .opset = n->opset, .n_in = 0, .n_out = 1, .in = NULL,
-		     .out = &out, .run = r, .seed = node_seed(r, n), .err = err};
-	if (pn_qadd_run(&k, &a)) {
-		release_scratch(r);
-		release(&r->s->pool, out);
-		return pn_errprefix(err, "node '%s' (%s)", n->name, n->op_type), -1;
-	}
-	release_scratch(r);
-	chain_output(r, q->out[0], out);
-	drop_inputs(r, da);
-	drop_inputs(r, db);
-	drop_inputs(r, n);
-	if (relu)
-		drop_inputs(r, relu);
-	drop_inputs(r, q);
-	return 0;
+	if (rc == 0)
+		return chain_nodes(r, &ch, err);
+	if (chain_kernel_ctx(r, n, &out, &k, err))
+		return -1;
+	return chain_done(r, &ch, n, out, pn_qadd_run(&k, &a), err);
 }
 
 static int run_graph(pn_run *r, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
