@@ -91,6 +91,12 @@ static const pn_node *dequantized_input(const pn_graph *g, const pn_node *n, int
 	return constant(g, d->in[0]) ? NULL : d;
 }
 
+/* The index of node n of g, -1 for none. */
+static int32_t index_of(const pn_graph *g, const pn_node *n)
+{
+	return n ? (int32_t)(n - g->nodes) : -1;
+}
+
 /* Whether Add node n heads a qadd chain; fills *q. */
 static int match_qadd(const pn_graph *g, const pn_node *n, pn_fuse_qadd *q)
 {
@@ -100,10 +106,7 @@ static int match_qadd(const pn_graph *g, const pn_node *n, pn_fuse_qadd *q)
 	const pn_node *qn = da && db ? quantize_after(g, n->out[0], 0, &relu) : NULL;
 	if (!qn)
 		return 0;
-	q->dq_a = (int32_t)(da - g->nodes);
-	q->dq_b = (int32_t)(db - g->nodes);
-	q->relu = relu ? (int32_t)(relu - g->nodes) : -1;
-	q->q = (int32_t)(qn - g->nodes);
+	*q = (pn_fuse_qadd){index_of(g, da), index_of(g, db), index_of(g, relu), index_of(g, qn)};
 	return 1;
 }
 
@@ -122,11 +125,15 @@ static int match_qconv(const pn_graph *g, const pn_node *c, pn_fuse_qconv *q)
 	const pn_node *next = quantize_after(g, c->out[0], 1, &act);
 	if (!next)
 		return 0;
-	q->dq_x = (int32_t)(dx - g->nodes);
-	q->dq_w = (int32_t)(dw - g->nodes);
-	q->act = act ? (int32_t)(act - g->nodes) : -1;
-	q->q = (int32_t)(next - g->nodes);
+	*q = (pn_fuse_qconv){index_of(g, dx), index_of(g, dw), index_of(g, act), index_of(g, next)};
 	return 1;
+}
+
+/* Node i (-1: none) runs inside a chain's head. */
+static void swallow(pn_fusion *f, int32_t i)
+{
+	if (i >= 0)
+		f->role[i] = PN_FUSE_SWALLOWED;
 }
 
 int pn_fusion_plan(const pn_graph *g, pn_fusion *f)
@@ -145,20 +152,20 @@ int pn_fusion_plan(const pn_graph *g, pn_fusion *f)
 		if (match_qconv(g, &g->nodes[i], &q)) {
 			f->role[i] = PN_FUSE_QCONV;
 			f->qconv[i] = q;
-			f->role[q.dq_x] = PN_FUSE_SWALLOWED;
-			if (q.act >= 0)
-				f->role[q.act] = PN_FUSE_SWALLOWED;
-			f->role[q.q] = PN_FUSE_SWALLOWED;
-			f->n_chains++;
+			swallow(f, q.dq_x);
+			swallow(f, q.act);
+			swallow(f, q.q);
 		} else if (match_qadd(g, &g->nodes[i], &a)) {
 			f->role[i] = PN_FUSE_QADD;
 			f->qadd[i] = a;
-			f->role[a.dq_a] = f->role[a.dq_b] = PN_FUSE_SWALLOWED;
-			if (a.relu >= 0)
-				f->role[a.relu] = PN_FUSE_SWALLOWED;
-			f->role[a.q] = PN_FUSE_SWALLOWED;
-			f->n_chains++;
+			swallow(f, a.dq_a);
+			swallow(f, a.dq_b);
+			swallow(f, a.relu);
+			swallow(f, a.q);
+		} else {
+			continue;
 		}
+		f->n_chains++;
 	}
 	return 0;
 }
