@@ -309,11 +309,13 @@ static void record_choice(ctx *c, const pn_binding *b)
 
 /* m's check, a blind one in canonical terms and through the run's memo of
  * them (check_form.h): 1 when remembered, 0 when run here (and remembered
- * when it may be), -1 when out of memory.  r: m's inference at bind.  The
+ * when it may be), -1 when out of memory.  r: m's inference at bind; peak:
+ * the bytes its run holds (pn_infer_peak_bytes of r).  The
  * terms do not depend on whether there is a memo: a check's result is the
  * same whichever way it was reached. */
 static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind,
-			 const pn_infer_result *r, const Passnet__TestSet *ts, pn_weight_check *wc)
+			 const pn_infer_result *r, size_t peak, const Passnet__TestSet *ts,
+			 pn_weight_check *wc)
 {
 	pn_check_form f;
 	int canon = !ts ? pn_check_form_make(c->m, r, bind, &f) : 0;
@@ -324,8 +326,7 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 		found = -1;
 	if (!found) {
 		/* with f begun, the result is the structure's (check_form.h) */
-		size_t bytes = pn_infer_peak_bytes(c->m->graph, r);
-		size_t counted = pn_run_gate_enter(bytes);
+		size_t counted = pn_run_gate_enter(peak);
 		found = pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err) ? -1 : 0;
 		pn_run_gate_leave(counted);
 		if (canon)
@@ -342,13 +343,14 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
  * remembers it: for the same file less who made it (weight_memo.h), else
  * for a blind check the same structure (check_form.h). */
 static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
-		     const pn_dimbind *bind, const pn_infer_result *r, pn_weight_check *wc)
+		     const pn_dimbind *bind, const pn_infer_result *r, size_t peak,
+		     pn_weight_check *wc)
 {
 	const Passnet__TestSet *ts = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
 	pn_key key;
 	int memo = c->memo && pn_weight_memo_key(c->m, bytes, len, bind, ts != NULL, &key);
 	int by_file = memo ? pn_weight_memo_get(c->memo, &key, c->m, c->a, wc) : 0;
-	int found = by_file ? by_file : check_by_form(c, mp, bind, r, ts, wc);
+	int found = by_file ? by_file : check_by_form(c, mp, bind, r, peak, ts, wc);
 	if (!by_file && found >= 0 && memo && pn_weight_memo_put(c->memo, &key, c->m, wc))
 		found = -1;
 	c->out->check_reused = found > 0;
@@ -364,14 +366,15 @@ static int check_weights(ctx *c, const Onnx__ModelProto *mp, const void *bytes, 
 {
 	pn_weight_check wc;
 	char big[PN_ERRLEN] = "";
-	if (!bound || c->no_weight_check ||
-	    pn_run_too_big(pn_infer_peak_bytes(c->m->graph, r), big)) {
+	/* the check's runs hold about what one run at the binding holds */
+	size_t peak = bound && !c->no_weight_check ? pn_infer_peak_bytes(c->m->graph, r) : 0;
+	if (!bound || c->no_weight_check || pn_run_too_big(peak, big)) {
 		memset(&wc, 0, sizeof wc);
 		wc.n_absent = pn_weights_absent(c->m->graph);
 		wc.how = !bound		     ? "not run: the binding did not pass"
 			 : c->no_weight_check ? "not run: --no-weight-check"
 					      : pn_arena_strdup(c->a, big);
-	} else if (run_check(c, mp, bytes, len, bind, r, &wc)) {
+	} else if (run_check(c, mp, bytes, len, bind, r, peak, &wc)) {
 		return -1;
 	}
 	c->rec->has_weights_absent = wc.n_absent > 0;
