@@ -265,9 +265,10 @@ static inline void strided_u8(uint8_t *dst, const uint8_t *src, int64_t n, int64
 /*
  * im2col: col[r][j] for rows r = (channel, kz, ky, kx) of `channels` input
  * channels and columns j = output positions p0 .. p0+np-1, `pad` where the
- * window reads padding (0, or a quantized tensor's zero point).  The columns are walked as runs along output rows
- * (a whole row but for the segment's ends), and for whole rows the valid
- * range of each kx is tabulated once: no division per row or element.
+ * window reads padding (0, or a quantized tensor's zero point).  The
+ * columns are walked as runs along output rows (a whole row but for the
+ * segment's ends), and for whole rows the valid range of each kx is
+ * tabulated once: no division per row or element.
  * Channels are independent, so they are the parallel unit.
  */
 #define DEFINE_IM2COL(NAME, T, STRIDED)                                                          \

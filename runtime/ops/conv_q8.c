@@ -294,7 +294,8 @@ static void requant_row_act(const q8_out *o, int64_t m, const float *v, int64_t 
  * chain's float32 operations in its order.  The vector loop does the same
  * operations, so the same bits.
  */
-static inline __attribute__((always_inline)) void requant_row(const q8_out *o, int64_t m, const float *v, int64_t n, void *y)
+static inline __attribute__((always_inline)) void requant_row(const q8_out *o, int64_t m,
+							       const float *v, int64_t n, void *y)
 {
 	if (o->act > PN_Q8_RELU) {
 		requant_row_act(o, m, v, n, y);
