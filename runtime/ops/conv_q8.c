@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <omp.h>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -40,6 +41,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/conv.h"
+#include "runtime/ops/vec.h"
 
 /* Output channels per micro-tile: its 2 x MR accumulators, two input
  * vectors and a broadcast fit the 32 vector registers of AVX-512VL at 8
@@ -289,10 +291,72 @@ typedef struct q8_out {
 
 static void requant_row_act(const q8_out *o, int64_t m, const float *v, int64_t n, void *y);
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+/* The first n (1..16) of 16 exact sums v[] into n bytes at y, as
+ * requant_row's scalar loop does them: mult, bias, Relu if asked, the
+ * division, rounding, zero point, saturation.  Lanes past n are neither
+ * read nor written. */
+static inline __attribute__((always_inline)) void requant16(const q8_out *o, float mult, float b,
+							    const float *v, void *y, int64_t n)
+{
+	const __mmask16 k = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+	__m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, v), _mm512_set1_ps(mult)),
+				 _mm512_set1_ps(b));
+	if (o->act == PN_Q8_RELU)
+		t = _mm512_max_ps(t, _mm512_setzero_ps());
+	t = _mm512_roundscale_ps(_mm512_div_ps(t, _mm512_set1_ps(o->y_scale)),
+				 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(t, _mm512_set1_ps(o->y_zp)),
+					_mm512_set1_ps(o->lo)),
+			  _mm512_set1_ps(o->hi));
+	/* in range: the low byte of each int32 is the value */
+	_mm_mask_storeu_epi8(y, k, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t)));
+}
+#elif defined(__AVX2__)
+/* The same on AVX2, 16 sums at a time: a part of under 16 goes through a
+ * copy. */
+static inline __attribute__((always_inline)) void requant16_whole(const q8_out *o, float mult,
+								  float b, const float *v, void *y)
+{
+	const __m256 vm = _mm256_set1_ps(mult), vb = _mm256_set1_ps(b);
+	const __m256 vs = _mm256_set1_ps(o->y_scale), vz = _mm256_set1_ps(o->y_zp);
+	const __m256 vlo = _mm256_set1_ps(o->lo), vhi = _mm256_set1_ps(o->hi);
+	__m256i q[2];
+	for (int h = 0; h < 2; h++) {
+		__m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + 8 * h), vm), vb);
+		if (o->act == PN_Q8_RELU)
+			t = _mm256_max_ps(t, _mm256_setzero_ps());
+		t = _mm256_round_ps(_mm256_div_ps(t, vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, vz), vlo), vhi);
+		q[h] = _mm256_cvtps_epi32(t);
+	}
+	/* 16 in-range int32 -> 16 bytes (packs work per 128-bit lane) */
+	__m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
+	__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+	__m128i b8 = o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
+	_mm_storeu_si128((__m128i *)y, b8);
+}
+
+static inline __attribute__((always_inline)) void requant16(const q8_out *o, float mult, float b,
+							    const float *v, void *y, int64_t n)
+{
+	if (n >= 16) {
+		requant16_whole(o, mult, b, v, y);
+		return;
+	}
+	float t[16] = {0};
+	uint8_t r[16];
+	memcpy(t, v, sizeof(float) * (size_t)n);
+	requant16_whole(o, mult, b, t, r);
+	memcpy(y, r, (size_t)n);
+}
+#endif
+
 /*
  * n exact sums v[] (integers as float32) of output channel m into y: the
- * chain's float32 operations in its order.  The vector loop does the same
- * operations, so the same bits.
+ * chain's float32 operations in its order.  The vector path does the same
+ * operations, so the same bits, a last part of under 16 too (the rows of
+ * small planes are all remainder).
  */
 static inline __attribute__((always_inline)) void requant_row(const q8_out *o, int64_t m,
 							       const float *v, int64_t n, void *y)
@@ -304,26 +368,8 @@ static inline __attribute__((always_inline)) void requant_row(const q8_out *o, i
 	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
 	int64_t l = 0;
 #if defined(__AVX2__)
-	const __m256 vm = _mm256_set1_ps(mult), vb = _mm256_set1_ps(b);
-	const __m256 vs = _mm256_set1_ps(o->y_scale), vz = _mm256_set1_ps(o->y_zp);
-	const __m256 vlo = _mm256_set1_ps(o->lo), vhi = _mm256_set1_ps(o->hi);
-	for (; l + 16 <= n; l += 16) {
-		__m256i q[2];
-		for (int h = 0; h < 2; h++) {
-			__m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + l + 8 * h), vm), vb);
-			if (o->act == PN_Q8_RELU)
-				t = _mm256_max_ps(t, _mm256_setzero_ps());
-			t = _mm256_round_ps(_mm256_div_ps(t, vs),
-					    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-			t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, vz), vlo), vhi);
-			q[h] = _mm256_cvtps_epi32(t);
-		}
-		/* 16 in-range int32 -> 16 bytes (packs work per 128-bit lane) */
-		__m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
-		__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
-		__m128i b8 = o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
-		_mm_storeu_si128((__m128i *)((char *)y + l), b8);
-	}
+	for (; l < n; l += 16)
+		requant16(o, mult, b, v + l, (char *)y + l, n - l);
 #endif
 	for (; l < n; l++) {
 		float t = v[l] * mult + b;
@@ -435,96 +481,288 @@ static q8_out out_of(const pn_conv_q8 *a, const int32_t *wsum, const float *mult
 
 /* --- depthwise ---------------------------------------------------------------------- */
 
-/* ac[ox] += wt * src[ox * s]. */
-static inline void tap_row(float *ac, const float *src, float wt, int64_t n, int64_t s)
-{
-	for (int64_t i = 0; i < n; i++)
-		ac[i] += wt * src[i * s];
-}
-
-/* One channel's sums, plainly: plane x (less its zero point, as float32)
- * in the interior of buf (the padded extents P[]), each tap's rows added. */
-static void depthwise_plane(const pn_window *W, const int64_t P[3], const float *x,
-			    const float *w, float *buf, float *acc)
-{
-	memset(buf, 0, sizeof(float) * (size_t)(P[0] * P[1] * P[2]));
-	for (int64_t z = 0; z < W->in[0]; z++)
-		for (int64_t r = 0; r < W->in[1]; r++)
-			memcpy(buf + ((z + W->pb[0]) * P[1] + r + W->pb[1]) * P[2] + W->pb[2],
-			       x + (z * W->in[1] + r) * W->in[2], sizeof(float) * (size_t)W->in[2]);
-	memset(acc, 0, sizeof(float) * (size_t)(W->out[0] * W->out[1] * W->out[2]));
-	int64_t t = 0;
-	for (int64_t kz = 0; kz < W->k[0]; kz++)
-		for (int64_t ky = 0; ky < W->k[1]; ky++)
-			for (int64_t kx = 0; kx < W->k[2]; kx++, t++)
-				for (int64_t oz = 0; oz < W->out[0]; oz++)
-					for (int64_t oy = 0; oy < W->out[1]; oy++) {
-						int64_t iz = oz * W->s[0] + kz * W->d[0];
-						int64_t iy = oy * W->s[1] + ky * W->d[1];
-						tap_row(acc + (oz * W->out[1] + oy) * W->out[2],
-							buf + (iz * P[1] + iy) * P[2] + kx * W->d[2], w[t],
-							W->out[2], W->s[2]);
-					}
-}
-
-/* The sums of every channel the plain way (when no direct path applies). */
-static int depthwise_plain(pn_kctx *k, const pn_conv_geom *g, const float *xf, const float *wf,
-			   float *acc)
-{
-	const pn_window *W = &g->w;
-	const int64_t P[3] = {W->in[0] + W->pb[0] + W->pe[0], W->in[1] + W->pb[1] + W->pe[1],
-			      W->in[2] + W->pb[2] + W->pe[2]};
-	float *buf = malloc(sizeof(float) * (size_t)(P[0] * P[1] * P[2]));
-	if (!buf)
-		return pn_kfail(k, "out of memory");
-	for (int64_t nc = 0; nc < g->N * g->C; nc++)
-		depthwise_plane(W, P, xf + nc * g->isp, wf + nc % g->C * g->ksz, buf,
-				acc + nc * g->osp);
-	free(buf);
-	return 0;
-}
-
 /*
  * Depthwise convolutions (one input and one output channel per group, as
  * in MobileNets) have too few taps per output for the GEMM.  Their sums are
- * taken in float32 instead, by the float convolution's direct paths, on
- * x - x_zp and w as floats: every product and partial sum is an integer of
- * magnitude below 255 * 128 * taps < 2^24 (pn_conv_q8_fits bounds the taps),
- * so float32 holds each exactly, in any order, fused multiply-adds or not:
- * the same integers as the GEMM would sum.
+ * taken in float32 instead, on x - x_zp and w as floats: every product and
+ * partial sum is an integer of magnitude below 255 * 128 * taps < 2^24
+ * (Q8_DW_KMAX bounds the taps), so float32 holds each exactly, in any order,
+ * fused multiply-adds or not: the same integers as the GEMM would sum.
+ *
+ * Each channel plane is converted once into a padded float plane (the
+ * padding 0, which is x_zp - x_zp) split into phases by the stride on every
+ * axis: padded position (z, y, x) is stored in phase plane (z % sz, y % sy,
+ * x % sx) at (z / sz, y / sy, x / sx).  Tap t of output (oz, oy, ox) then
+ * reads its phase plane at (oz, oy, ox) plus a fixed offset, so the outputs
+ * are computed over one flat index q = (oz e1 + oy) e2 + ox of the phase
+ * extents e[]: every tap is one fused multiply-add over whole vectors, and
+ * the q whose ox or oy lie past the output are computed and dropped (a
+ * 7 x 7 plane wastes 2 columns of 9, not 9 of 16 as a vector per row would).
  */
+typedef struct dw_run {
+	int64_t dst;         /* offset in a converted row's phase planes */
+	int64_t src;         /* first input column */
+	int64_t n;           /* columns, every s-th */
+} dw_run;
+
+typedef struct dw_plan {
+	int64_t e[3];        /* phase plane extents */
+	int64_t phase;       /* floats per phase plane: e0 e1 e2 */
+	int64_t plane;       /* floats of all phases */
+	int64_t nq;          /* flat outputs computed: (out0 - 1) e1 e2 + (out1 - 1) e2 + out2 */
+	int64_t *off;        /* per tap: its phase plane's start plus its offset in it */
+	int64_t *row;        /* per input row (z, y): where its column runs start */
+	dw_run *run;         /* per column phase with input in it (at most s2) */
+	int64_t nrun;
+} dw_plan;
+
+/* Padded extent of axis a: the input with its padding, and at least what
+ * the last output's window reaches. */
+static int64_t dw_extent(const pn_window *W, int a)
+{
+	int64_t e = W->in[a] + W->pb[a] + W->pe[a];
+	int64_t reach = (W->out[a] - 1) * W->s[a] + (W->k[a] - 1) * W->d[a] + 1;
+	return e > reach ? e : reach;
+}
+
+/* The plan's sizes, then its tables: off[ksz] and row[in0 in1] (the
+ * divisions by the strides happen here, once, not per channel). */
+static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, int64_t *row,
+			 dw_run *run)
+{
+	for (int a = 0; a < 3; a++)
+		P->e[a] = (dw_extent(W, a) + W->s[a] - 1) / W->s[a];
+	P->phase = P->e[0] * P->e[1] * P->e[2];
+	P->plane = P->phase * W->s[0] * W->s[1] * W->s[2];
+	P->nq = ((W->out[0] - 1) * P->e[1] + W->out[1] - 1) * P->e[2] + W->out[2];
+	P->off = off;
+	P->row = row;
+	P->run = run;
+	int64_t t = 0;
+	for (int64_t kz = 0; kz < W->k[0]; kz++)
+		for (int64_t ky = 0; ky < W->k[1]; ky++)
+			for (int64_t kx = 0; kx < W->k[2]; kx++) {
+				const int64_t c[3] = {kz * W->d[0], ky * W->d[1], kx * W->d[2]};
+				int64_t ph = (c[0] % W->s[0] * W->s[1] + c[1] % W->s[1]) * W->s[2] +
+					     c[2] % W->s[2];
+				off[t++] = ph * P->phase +
+					   (c[0] / W->s[0] * P->e[1] + c[1] / W->s[1]) * P->e[2] +
+					   c[2] / W->s[2];
+			}
+	for (int64_t z = 0, i = 0; z < W->in[0]; z++)
+		for (int64_t r = 0; r < W->in[1]; r++) {
+			int64_t pz = z + W->pb[0], py = r + W->pb[1];
+			int64_t ph = (pz % W->s[0] * W->s[1] + py % W->s[1]) * W->s[2];
+			row[i++] = ph * P->phase + (pz / W->s[0] * P->e[1] + py / W->s[1]) * P->e[2];
+		}
+	/* phase p of a row holds padded columns c = j s + p, input column c - pb */
+	const int64_t s = W->s[2], pb = W->pb[2], in = W->in[2];
+	P->nrun = 0;
+	for (int64_t p = 0; p < s; p++) {
+		int64_t j0 = pb > p ? (pb - p + s - 1) / s : 0;
+		int64_t j1 = in + pb - p > 0 ? (in + pb - p - 1) / s + 1 : 0;
+		if (j1 > j0)
+			P->run[P->nrun++] = (dw_run){.dst = p * P->phase + j0, .src = j0 * s + p - pb,
+						     .n = j1 - j0};
+	}
+}
+
+/* d[j] = src[j * s] - zp for j < n.  Strides 1 and 2, the common ones, in
+ * vectors: rows are short (a 14-wide plane would be all loop remainder). */
+static void dw_run_to_f32(float *restrict d, const uint8_t *restrict src, int64_t n, int64_t s,
+			  float zp)
+{
+	int64_t j = 0;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+	const __m512 z = _mm512_set1_ps(zp);
+	if (s == 1)
+		for (; j < n; j += 16) {
+			__mmask16 m = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
+			__m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, src + j));
+			_mm512_mask_storeu_ps(d + j, m, _mm512_sub_ps(_mm512_cvtepi32_ps(v), z));
+		}
+	else if (s == 2)
+		for (; j < n; j += 16) {
+			/* the 16-bit lanes' low bytes are the even elements; the last
+			 * pair's odd byte is past the run when n - j < 16 */
+			int64_t b = 2 * (n - j) - 1;
+			__mmask32 m = b >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << b) - 1);
+			__m256i w = _mm256_maskz_loadu_epi8(m, src + 2 * j);
+			__m512i v = _mm512_cvtepu16_epi32(_mm256_and_si256(w, _mm256_set1_epi16(0xff)));
+			__mmask16 k = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
+			_mm512_mask_storeu_ps(d + j, k, _mm512_sub_ps(_mm512_cvtepi32_ps(v), z));
+		}
+#elif defined(__AVX2__)
+	const __m256 z = _mm256_set1_ps(zp);
+	if (s == 1)
+		for (; j + 8 <= n; j += 8) {
+			__m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(src + j)));
+			_mm256_storeu_ps(d + j, _mm256_sub_ps(_mm256_cvtepi32_ps(v), z));
+		}
+	else if (s == 2)
+		for (; j + 8 <= n; j += 8) {
+			/* 16 bytes from src + 2j: the last odd one is read only when
+			 * the run goes on past it */
+			if (2 * (j + 8) > 2 * (n - 1) + 1)
+				break;
+			__m128i w = _mm_loadu_si128((const __m128i *)(src + 2 * j));
+			__m256i v = _mm256_cvtepu16_epi32(_mm_and_si128(w, _mm_set1_epi16(0xff)));
+			_mm256_storeu_ps(d + j, _mm256_sub_ps(_mm256_cvtepi32_ps(v), z));
+		}
+#endif
+	for (; j < n; j++)
+		d[j] = (float)src[j * s] - zp;
+}
+
+/* Plane x (uint8) into buf as floats x - zp, in the padded phase layout.
+ * Only the input's own places are written: the padding stays the 0 that
+ * the buffer was made with. */
+static void dw_convert(const pn_window *W, const dw_plan *P, const uint8_t *x, float zp,
+		       float *buf)
+{
+	const int64_t rows = W->in[0] * W->in[1], in = W->in[2], s = W->s[2];
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t r = 0; r < P->nrun; r++)
+			dw_run_to_f32(buf + P->row[i] + P->run[r].dst, x + i * in + P->run[r].src,
+				      P->run[r].n, s, zp);
+}
+
+/* VB vectors of sums from flat output q0 into acc. */
+static inline __attribute__((always_inline)) void dw_vectors(int VB, int64_t ksz,
+							     const int64_t *off, const float *wf,
+							     const float *buf, int64_t q0, float *acc)
+{
+	pn_vf a[4];
+	for (int v = 0; v < VB; v++)
+		a[v] = pn_vzero();
+	for (int64_t t = 0; t < ksz; t++) {
+		pn_vf wv = pn_vset1(wf[t]);
+		const float *p = buf + off[t] + q0;
+		for (int v = 0; v < VB; v++)
+			a[v] = pn_vfma(wv, pn_vload(p + v * PN_VL), a[v]);
+	}
+	for (int v = 0; v < VB; v++)
+		pn_vstore(acc + q0 + v * PN_VL, a[v]);
+}
+
+/* The flat sums of one channel (plane buf, weights wf) into acc: blocks of
+ * 4 vectors (4 independent chains of fused multiply-adds), the last block
+ * with what is left. */
+static void dw_sums(const dw_plan *P, int64_t ksz, const float *wf, const float *buf, float *acc)
+{
+	for (int64_t q0 = 0; q0 < P->nq; q0 += 4 * PN_VL) {
+		switch ((P->nq - q0 + PN_VL - 1) / PN_VL) {
+		case 1:
+			dw_vectors(1, ksz, P->off, wf, buf, q0, acc);
+			break;
+		case 2:
+			dw_vectors(2, ksz, P->off, wf, buf, q0, acc);
+			break;
+		case 3:
+			dw_vectors(3, ksz, P->off, wf, buf, q0, acc);
+			break;
+		default:
+			dw_vectors(4, ksz, P->off, wf, buf, q0, acc);
+			break;
+		}
+	}
+}
+
+/* One channel's flat sums acc requantized into y, a row at a time (the q
+ * past each row dropped). */
+static void dw_requant(const pn_window *W, const dw_plan *P, const q8_out *o, int64_t m,
+		       const float *acc, uint8_t *y)
+{
+	const int64_t ox_n = W->out[2];
+	if (ox_n == P->e[2] && W->out[1] == P->e[1]) {
+		requant_row(o, m, acc, P->nq, y);
+		return;
+	}
+	for (int64_t oz = 0; oz < W->out[0]; oz++)
+		for (int64_t oy = 0; oy < W->out[1]; oy++, y += ox_n)
+			requant_row(o, m, acc + (oz * P->e[1] + oy) * P->e[2], ox_n, y);
+}
+
+/* Per-thread buffers of a batch of channels. */
+typedef struct dw_bufs {
+	float *plane;      /* the batch's phase planes, each plane_ld floats */
+	float *acc;        /* their flat sums, each nqv floats */
+	int64_t plane_ld, nqv;
+} dw_bufs;
+
+/* Channels per batch: each phase (conversion, sums, requantization) runs
+ * over the batch before the next begins, so that no load waits on the
+ * stores just before it (a small plane's conversion is read back within a
+ * few dozen cycles otherwise); fewer for large planes, to stay in L2. */
+#define DW_BATCH 8
+
+static int dw_batch_of(const dw_plan *P)
+{
+	int64_t b = ((int64_t)1 << 16) / (P->plane + 1);
+	return b < 1 ? 1 : b > DW_BATCH ? DW_BATCH : (int)b;
+}
+
 static int conv_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a,
 			  const float *mult)
 {
-	const int64_t nx = g->N * g->C * g->isp, nw = g->M * g->ksz, ny = g->N * g->M * g->osp;
-	float *xf = malloc(sizeof(float) * (size_t)(nx + 1));
-	float *wf = malloc(sizeof(float) * (size_t)(nw + 1));
-	float *acc = malloc(sizeof(float) * (size_t)(ny + 1));
-	int rc = xf && wf && acc ? 0 : pn_kfail(k, "out of memory");
-	if (!rc) {
-		const uint8_t *x = a->x->data;
-		const int8_t *w = a->w->data;
-		const float zp = (float)a->x_zp;
-		#pragma omp parallel for if (nx > PN_PAR_MIN_WORK) schedule(static)
-		for (int64_t i = 0; i < nx; i++)
-			xf[i] = (float)x[i] - zp;
-		for (int64_t i = 0; i < nw; i++)
-			wf[i] = (float)w[i];
-		rc = pn_conv_direct_f32(k, g, xf, wf, NULL, acc);
-		if (rc == 1)
-			rc = depthwise_plain(k, g, xf, wf, acc);
+	const pn_window *W = &g->w;
+	dw_plan P;
+	int64_t *off = malloc(sizeof(int64_t) * (size_t)(g->ksz + W->in[0] * W->in[1]));
+	dw_run *run = malloc(sizeof(dw_run) * (size_t)W->s[2]);
+	if (!off || !run) {
+		free(off);
+		free(run);
+		return pn_kfail(k, "out of memory");
 	}
-	if (!rc) {
-		q8_out o = out_of(a, NULL, mult, 0);
-		#pragma omp parallel for if (ny > PN_PAR_MIN_WORK) schedule(static)
-		for (int64_t nc = 0; nc < g->N * g->M; nc++)
-			requant_row(&o, nc % g->M, acc + nc * g->osp, g->osp,
-				    (char *)k->out[0]->data + nc * g->osp);
+	dw_plan_init(W, &P, off, off + g->ksz, run);
+	const int nb = dw_batch_of(&P);
+	const int64_t nbat = (g->C + nb - 1) / nb, items = g->N * nbat;
+	/* per thread: the phase planes, each with slack for the reads of the
+	 * last vector's dropped lanes (at most nq rounded up past a tap's
+	 * offset, which is inside the planes); the flat sums */
+	dw_bufs B = {.nqv = (P.nq + PN_VL - 1) / PN_VL * PN_VL};
+	B.plane_ld = (P.plane + B.nqv + 15) / 16 * 16;
+	const int64_t per = nb * (B.plane_ld + B.nqv);
+	int nt = 1;
+	if (items > 1 && g->N * g->C * g->osp * g->ksz > PN_PAR_MIN_WORK && !omp_in_parallel())
+		nt = omp_get_max_threads() < items ? omp_get_max_threads() : (int)items;
+	float *wf = malloc(sizeof(float) * (size_t)(g->M * g->ksz));
+	float *scr = calloc((size_t)(per * nt), sizeof(float));
+	if (!wf || !scr) {
+		free(off);
+		free(run);
+		free(wf);
+		free(scr);
+		return pn_kfail(k, "out of memory");
 	}
-	free(xf);
+	const int8_t *w = a->w->data;
+	for (int64_t i = 0; i < g->M * g->ksz; i++)
+		wf[i] = (float)w[i];
+	const q8_out o = out_of(a, NULL, mult, 0);
+	const uint8_t *x = a->x->data;
+	uint8_t *y = k->out[0]->data;
+	const float zp = (float)a->x_zp;
+	#pragma omp parallel for num_threads(nt) schedule(static)
+	for (int64_t it = 0; it < items; it++) {
+		dw_bufs T = B;
+		T.plane = scr + per * omp_get_thread_num();
+		T.acc = T.plane + nb * B.plane_ld;
+		int64_t n = it / nbat, c0 = it % nbat * nb;
+		int cn = g->C - c0 < nb ? (int)(g->C - c0) : nb;
+		const int64_t nc0 = n * g->C + c0;
+		for (int i = 0; i < cn; i++)
+			dw_convert(W, &P, x + (nc0 + i) * g->isp, zp, T.plane + i * T.plane_ld);
+		for (int i = 0; i < cn; i++)
+			dw_sums(&P, g->ksz, wf + (c0 + i) * g->ksz, T.plane + i * T.plane_ld,
+				T.acc + i * T.nqv);
+		for (int i = 0; i < cn; i++)
+			dw_requant(W, &P, &o, c0 + i, T.acc + i * T.nqv, y + (nc0 + i) * g->osp);
+	}
+	free(off);
+	free(run);
 	free(wf);
-	free(acc);
-	return rc;
+	free(scr);
+	return 0;
 }
 
 /* One image's group: its columns in segments, each packed, then its tiles

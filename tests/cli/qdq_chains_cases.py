@@ -231,6 +231,15 @@ case('qconv_depthwise_s2', 1, 12, 12, [15, 14], [3, 3], group=12, strides=[2, 2]
      pads=[1, 1, 1, 1], seed=8)
 case('qconv_depthwise_5x5', 2, 7, 7, [11, 9], [5, 5], group=7, pads=[2, 2, 2, 2], relu=False,
      ydt=np.int8, seed=9)
+case('qconv_depthwise_s3_dilated', 1, 19, 19, [23, 20], [3, 3], group=19, strides=[3, 2],
+     dil=[2, 3], pads=[2, 0, 1, 3], seed=24)
+case('qconv_depthwise_1d', 2, 9, 9, [100], [7], group=9, strides=[2], pads=[3, 2], ydt=np.int8,
+     seed=25)
+case('qconv_depthwise_3d', 1, 4, 4, [5, 6, 7], [3, 3, 3], group=4, strides=[1, 2, 1],
+     pads=[1, 1, 1, 1, 1, 1], seed=26)
+case('qconv_depthwise_batches', 1, 20, 20, [60, 70], [3, 3], group=20, pads=[1, 1, 1, 1],
+     act=('Clip', 0.0, 6.0), y_scale=6 / 255, seed=27)
+case('qconv_depthwise_1x1', 1, 5, 5, [8, 16], [1, 1], group=5, seed=28)
 # node by node: operands outside the 8-bit path
 case('fallback_weight_zero_point', 1, 4, 5, [7, 7], [3, 3], pads=[1, 1, 1, 1], wzp=3, pow2=True,
      seed=10)
