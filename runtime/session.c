@@ -739,6 +739,42 @@ static int is_attached_constant(const pn_graph *g, const pn_node *n)
 	       (g->values[n->out[0]].data || g->values[n->out[0]].meta);
 }
 
+/*
+ * A node whose output is its input bit for bit (Identity; a Cast to the
+ * input's own type, which QDQ exporters write after every QuantizeLinear)
+ * takes over its input's buffer when it is that value's last reader and
+ * the run owns it, instead of copying it: 4% of a quantized MobileNet's
+ * run went to such copies.  Not when values are observed (an observer
+ * may keep what it was shown) or for a node whose output the session
+ * keeps.
+ */
+static int hands_over(const pn_run *r, const pn_node *n, pn_tensor *const *in, int fixed)
+{
+	const pn_exec_opts *o = &r->s->o;
+	if (fixed || o->observe || o->observe_all || n->n_in != 1 || n->n_out != 1 ||
+	    n->n_implicit || n->in[0] < 0 || n->out[0] < 0)
+		return 0;
+	const int v = n->in[0];
+	if (!r->own[v] || r->left[v] != 1 || r->g->values[v].is_output || in[0] != r->vals[v] ||
+	    in[0]->kind != PN_KIND_TENSOR)
+		return 0;
+	if (n->op == PN_OP_Identity)
+		return 1;
+	const pn_attr *to = n->op == PN_OP_Cast ? pn_attr_find(n, "to") : NULL;
+	return to && to->i == in[0]->dtype;
+}
+
+/* out takes over input 0's tensor (buffer, pool place and all). */
+static void hand_over(pn_run *r, const pn_node *n, pn_tensor *out)
+{
+	const int v = n->in[0];
+	*out = *r->vals[v];
+	memset(r->vals[v], 0, sizeof(pn_tensor));
+	pn_tensor_free(r->vals[v]);
+	r->vals[v] = NULL;
+	r->own[v] = 0;
+}
+
 static int run_node(pn_run *r, const pn_node *n, char *err)
 {
 	if (is_attached_constant(r->g, n))
@@ -758,7 +794,9 @@ static int run_node(pn_run *r, const pn_node *n, char *err)
 			rc = pn_fail(err, "out of memory");
 	if (!rc)
 		rc = gather_inputs(r, n, in, err);
-	if (!rc)
+	if (!rc && hands_over(r, n, in, fixed))
+		hand_over(r, n, out[0]);
+	else if (!rc)
 		rc = call_kernel(r, n, in, out, err);
 	const pn_exec_opts *o = &r->s->o;
 	for (int i = 0; !rc && o->observe && !r->parent && i < n->n_out; i++)
