@@ -10,7 +10,10 @@
  * runs, is never kept.  Nodes computed from weights alone (a Transpose of
  * one) run once and are kept: later runs on fresh inputs must still agree
  * with a fresh session's first run bit for bit, and a fixed value that is
- * also a graph output must come out whole every time.
+ * also a graph output must come out whole every time.  An Identity, or a
+ * Cast to its input's own type, takes over its input's buffer only where it
+ * is the last reader of a value the run owns: graph outputs and values read
+ * again later keep theirs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -220,6 +223,67 @@ static void test_fixed_nodes_kept(void **state)
 	free(w);
 }
 
+/*
+ * d = Identity(Cast(Relu(x))) (both take over), f = Identity(e) of a graph
+ * output e = Neg(x) (copied), y = g + Identity(g) for g = Relu(x) read twice
+ * (copied: the Identity is not g's last reader).
+ */
+static pn_model *hand_over_model(int64_t n)
+{
+	int64_t dims[1] = {n};
+	builder b;
+	builder_init(&b);
+	b.inputs[b.nin++] = vinfo(&b, "x", 1, dims);
+	node(&b, "Relu", "x", "r");
+	attr_int(&b, node(&b, "Cast", "r", "c"), "to", 1);
+	node(&b, "Identity", "c", "d");
+	node(&b, "Neg", "x", "e");
+	node(&b, "Identity", "e", "f");
+	node(&b, "Relu", "x", "g");
+	node(&b, "Identity", "g", "h");
+	node(&b, "Add", "g,h", "y");
+	const char *outs[] = {"d", "e", "f", "y"};
+	for (int i = 0; i < 4; i++)
+		b.outputs[b.nout++] = vinfo(&b, outs[i], 1, dims);
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+static void test_hand_over(void **state)
+{
+	(void)state;
+	const int64_t n = 1000;
+	pn_model *m = hand_over_model(n);
+	assert_non_null(m);
+	pn_session *s = NULL;
+	char err[PN_ERRLEN] = "";
+	pn_exec_opts o = {.seed = 1, .threads = 1};
+	if (pn_session_new(m->graph, &o, &s, err))
+		fail_msg("session: %s", err);
+	for (int r = 0; r < 3; r++) {
+		pn_tensor *x = pn_tensor_new(PN_FLOAT, 1, (int64_t[]){n}), *out[4] = {NULL};
+		assert_non_null(x);
+		fill(x->data, n);
+		if (pn_session_run(s, &x, 1, out, err))
+			fail_msg("run %d: %s", r, err);
+		const float *xv = x->data, *d = out[0]->data, *e = out[1]->data, *f = out[2]->data,
+			    *y = out[3]->data;
+		for (int64_t i = 0; i < n; i++) {
+			float relu = xv[i] > 0.0f ? xv[i] : 0.0f;
+			if (d[i] != relu || e[i] != -xv[i] || f[i] != -xv[i] || y[i] != relu + relu)
+				fail_msg("run %d, element %lld: d %g e %g f %g y %g for x %g", r,
+					 (long long)i, d[i], e[i], f[i], y[i], xv[i]);
+		}
+		assert_ptr_not_equal(out[1]->data, out[2]->data);
+		for (int i = 0; i < 4; i++)
+			pn_tensor_free(out[i]);
+		pn_tensor_free(x);
+	}
+	pn_session_free(s);
+	pn_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_matmul_const_b),
 		cmocka_unit_test(test_input_b_not_kept),
 		cmocka_unit_test(test_fixed_nodes_kept),
+		cmocka_unit_test(test_hand_over),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
