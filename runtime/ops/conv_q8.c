@@ -500,9 +500,9 @@ static q8_out out_of(const pn_conv_q8 *a, const int32_t *wsum, const float *mult
  * 7 x 7 plane wastes 2 columns of 9, not 9 of 16 as a vector per row would).
  */
 typedef struct dw_run {
-	int64_t dst;         /* offset in a converted row's phase planes */
-	int64_t src;         /* first input column */
-	int64_t n;           /* columns, every s-th */
+	int64_t dst;         /* offset in the phase planes */
+	int64_t src;         /* offset in the input plane */
+	int64_t n;           /* input columns, every s-th */
 } dw_run;
 
 typedef struct dw_plan {
@@ -511,8 +511,7 @@ typedef struct dw_plan {
 	int64_t plane;       /* floats of all phases */
 	int64_t nq;          /* flat outputs computed: (out0 - 1) e1 e2 + (out1 - 1) e2 + out2 */
 	int64_t *off;        /* per tap: its phase plane's start plus its offset in it */
-	int64_t *row;        /* per input row (z, y): where its column runs start */
-	dw_run *run;         /* per column phase with input in it (at most s2) */
+	dw_run *run;         /* per input row and column phase: one run, in dst order */
 	int64_t nrun;
 } dw_plan;
 
@@ -525,10 +524,15 @@ static int64_t dw_extent(const pn_window *W, int a)
 	return e > reach ? e : reach;
 }
 
-/* The plan's sizes, then its tables: off[ksz] and row[in0 in1] (the
+static int dw_run_cmp(const void *a, const void *b)
+{
+	int64_t x = ((const dw_run *)a)->dst, y = ((const dw_run *)b)->dst;
+	return (x > y) - (x < y);
+}
+
+/* The plan's sizes, then its tables: off[ksz] and run[in0 in1 s2] (the
  * divisions by the strides happen here, once, not per channel). */
-static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, int64_t *row,
-			 dw_run *run)
+static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, dw_run *run)
 {
 	for (int a = 0; a < 3; a++)
 		P->e[a] = (dw_extent(W, a) + W->s[a] - 1) / W->s[a];
@@ -536,7 +540,6 @@ static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, int64_t *
 	P->plane = P->phase * W->s[0] * W->s[1] * W->s[2];
 	P->nq = ((W->out[0] - 1) * P->e[1] + W->out[1] - 1) * P->e[2] + W->out[2];
 	P->off = off;
-	P->row = row;
 	P->run = run;
 	int64_t t = 0;
 	for (int64_t kz = 0; kz < W->k[0]; kz++)
@@ -549,48 +552,61 @@ static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, int64_t *
 					   (c[0] / W->s[0] * P->e[1] + c[1] / W->s[1]) * P->e[2] +
 					   c[2] / W->s[2];
 			}
-	for (int64_t z = 0, i = 0; z < W->in[0]; z++)
-		for (int64_t r = 0; r < W->in[1]; r++) {
-			int64_t pz = z + W->pb[0], py = r + W->pb[1];
-			int64_t ph = (pz % W->s[0] * W->s[1] + py % W->s[1]) * W->s[2];
-			row[i++] = ph * P->phase + (pz / W->s[0] * P->e[1] + py / W->s[1]) * P->e[2];
-		}
 	/* phase p of a row holds padded columns c = j s + p, input column c - pb */
 	const int64_t s = W->s[2], pb = W->pb[2], in = W->in[2];
 	P->nrun = 0;
-	for (int64_t p = 0; p < s; p++) {
-		int64_t j0 = pb > p ? (pb - p + s - 1) / s : 0;
-		int64_t j1 = in + pb - p > 0 ? (in + pb - p - 1) / s + 1 : 0;
-		if (j1 > j0)
-			P->run[P->nrun++] = (dw_run){.dst = p * P->phase + j0, .src = j0 * s + p - pb,
-						     .n = j1 - j0};
-	}
+	for (int64_t z = 0; z < W->in[0]; z++)
+		for (int64_t r = 0; r < W->in[1]; r++) {
+			int64_t pz = z + W->pb[0], py = r + W->pb[1];
+			int64_t ph = (pz % W->s[0] * W->s[1] + py % W->s[1]) * s;
+			int64_t row = ph * P->phase + (pz / W->s[0] * P->e[1] + py / W->s[1]) * P->e[2];
+			for (int64_t p = 0; p < s; p++) {
+				int64_t j0 = pb > p ? (pb - p + s - 1) / s : 0;
+				int64_t j1 = in + pb - p > 0 ? (in + pb - p - 1) / s + 1 : 0;
+				if (j1 > j0)
+					run[P->nrun++] = (dw_run){
+						.dst = row + p * P->phase + j0,
+						.src = (z * W->in[1] + r) * in + j0 * s + p - pb,
+						.n = j1 - j0};
+			}
+		}
+	qsort(run, (size_t)P->nrun, sizeof(dw_run), dw_run_cmp);
 }
 
 /* d[j] = src[j * s] - zp for j < n.  Strides 1 and 2, the common ones, in
- * vectors: rows are short (a 14-wide plane would be all loop remainder). */
+ * vectors: rows are short (a 14-wide plane would be all loop remainder).
+ * With AVX-512 a last part of under 16 is stored as a whole vector, its
+ * lanes past n zero (a masked store costs this machine's kind, AMD Zen 4,
+ * many plain ones): d[n, n + 15) must be padding or written later. */
 static void dw_run_to_f32(float *restrict d, const uint8_t *restrict src, int64_t n, int64_t s,
 			  float zp)
 {
 	int64_t j = 0;
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
 	const __m512 z = _mm512_set1_ps(zp);
-	if (s == 1)
-		for (; j < n; j += 16) {
-			__mmask16 m = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
-			__m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, src + j));
-			_mm512_mask_storeu_ps(d + j, m, _mm512_sub_ps(_mm512_cvtepi32_ps(v), z));
+	if (s == 1) {
+		/* whole vectors with plain loads and stores, the last with masks */
+		for (; j + 16 <= n; j += 16) {
+			__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + j)));
+			_mm512_storeu_ps(d + j, _mm512_sub_ps(_mm512_cvtepi32_ps(v), z));
 		}
+		if (j < n) {
+			__mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+			__m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, src + j));
+			_mm512_storeu_ps(d + j, _mm512_maskz_sub_ps(m, _mm512_cvtepi32_ps(v), z));
+			j = n;
+		}
+	}
 	else if (s == 2)
 		for (; j < n; j += 16) {
 			/* the 16-bit lanes' low bytes are the even elements; the last
 			 * pair's odd byte is past the run when n - j < 16 */
 			int64_t b = 2 * (n - j) - 1;
-			__mmask32 m = b >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << b) - 1);
-			__m256i w = _mm256_maskz_loadu_epi8(m, src + 2 * j);
+			__m256i w = b >= 32 ? _mm256_loadu_si256((const __m256i *)(src + 2 * j))
+					    : _mm256_maskz_loadu_epi8((__mmask32)((1u << b) - 1), src + 2 * j);
 			__m512i v = _mm512_cvtepu16_epi32(_mm256_and_si256(w, _mm256_set1_epi16(0xff)));
 			__mmask16 k = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
-			_mm512_mask_storeu_ps(d + j, k, _mm512_sub_ps(_mm512_cvtepi32_ps(v), z));
+			_mm512_storeu_ps(d + j, _mm512_maskz_sub_ps(k, _mm512_cvtepi32_ps(v), z));
 		}
 #elif defined(__AVX2__)
 	const __m256 z = _mm256_set1_ps(zp);
@@ -615,16 +631,14 @@ static void dw_run_to_f32(float *restrict d, const uint8_t *restrict src, int64_
 }
 
 /* Plane x (uint8) into buf as floats x - zp, in the padded phase layout.
- * Only the input's own places are written: the padding stays the 0 that
- * the buffer was made with. */
+ * The runs go in their order in buf, so that what a run's last vector
+ * writes past its end (zeros) is padding or the place of a later run: the
+ * padding stays the 0 the buffer was made with. */
 static void dw_convert(const pn_window *W, const dw_plan *P, const uint8_t *x, float zp,
 		       float *buf)
 {
-	const int64_t rows = W->in[0] * W->in[1], in = W->in[2], s = W->s[2];
-	for (int64_t i = 0; i < rows; i++)
-		for (int64_t r = 0; r < P->nrun; r++)
-			dw_run_to_f32(buf + P->row[i] + P->run[r].dst, x + i * in + P->run[r].src,
-				      P->run[r].n, s, zp);
+	for (int64_t r = 0; r < P->nrun; r++)
+		dw_run_to_f32(buf + P->run[r].dst, x + P->run[r].src, P->run[r].n, W->s[2], zp);
 }
 
 /* VB vectors of sums from flat output q0 into acc. */
@@ -707,14 +721,14 @@ static int conv_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a
 {
 	const pn_window *W = &g->w;
 	dw_plan P;
-	int64_t *off = malloc(sizeof(int64_t) * (size_t)(g->ksz + W->in[0] * W->in[1]));
-	dw_run *run = malloc(sizeof(dw_run) * (size_t)W->s[2]);
+	int64_t *off = malloc(sizeof(int64_t) * (size_t)g->ksz);
+	dw_run *run = malloc(sizeof(dw_run) * (size_t)(W->in[0] * W->in[1] * W->s[2]));
 	if (!off || !run) {
 		free(off);
 		free(run);
 		return pn_kfail(k, "out of memory");
 	}
-	dw_plan_init(W, &P, off, off + g->ksz, run);
+	dw_plan_init(W, &P, off, run);
 	const int nb = dw_batch_of(&P);
 	const int64_t nbat = (g->C + nb - 1) / nb, items = g->N * nbat;
 	/* per thread: the phase planes, each with slack for the reads of the
