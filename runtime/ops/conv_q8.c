@@ -32,6 +32,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 
@@ -60,6 +61,223 @@
  * least Q8_COL_MIN, so that a weight panel is used more than a few times. */
 #define Q8_COL_BUDGET ((int64_t)1 << 17)
 #define Q8_COL_MIN 64
+
+/* --- requantization --------------------------------------------------------------- */
+
+typedef struct q8_out {
+	const int32_t *wsum;     /* per output channel: x_zp * wsum is taken from the sums */
+	const float *mult;       /* x_scale * w_scale[m] */
+	const float *bias;       /* per output channel, or NULL */
+	int32_t x_zp;
+	int act;                 /* enum pn_q8_act */
+	float act_a, act_b;
+	float y_scale, y_zp, lo, hi;
+	int u8;
+} q8_out;
+
+/*
+ * The chain's float32 operations on one exact sum v (an integer as
+ * float32), in its order: the scale and bias, the activation (the formulas
+ * of runtime/ops/activation.c), the division by y_scale, rounding half to
+ * even, the zero point, saturation (NaN to lo).  The vector forms below do
+ * the same operations lane by lane, so they give the same bits.
+ */
+static inline float q8_act1(const q8_out *o, float t)
+{
+	const float a = o->act_a, b = o->act_b;
+	float h;
+	switch (o->act) {
+	case PN_Q8_RELU:
+		return t > 0.0f ? t : 0.0f;
+	case PN_Q8_CLIP:
+		return t < a ? a : t > b ? b : t;
+	case PN_Q8_HARDSIGMOID:
+		h = a * t + b;
+		return h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+	case PN_Q8_HARDSWISH:
+		h = t * (float)(1.0 / 6.0) + 0.5f;
+		return t * (h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h);
+	default:
+		return t;
+	}
+}
+
+static inline float q8_finish1(const q8_out *o, float mult, float b, float v)
+{
+	float t = nearbyintf(q8_act1(o, v * mult + b) / o->y_scale) + o->y_zp;
+	t = t >= o->lo ? t : o->lo;
+	return t > o->hi ? o->hi : t;
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+/* x < lo ? lo : x > hi ? hi : x, lane by lane (NaN stays NaN; both tests
+ * on x itself, as the scalar form makes them). */
+static inline __m512 q8_clamp512(__m512 x, float lo, float hi)
+{
+	__m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+	__mmask16 below = _mm512_cmp_ps_mask(x, l, _CMP_LT_OQ);
+	x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GT_OQ), x, h);
+	return _mm512_mask_blend_ps(below, x, l);
+}
+
+static inline __attribute__((always_inline)) __m512 q8_act512(const q8_out *o, __m512 t)
+{
+	switch (o->act) {
+	case PN_Q8_RELU:
+		return _mm512_max_ps(t, _mm512_setzero_ps());    /* NaN to 0, as t > 0 ? t : 0 */
+	case PN_Q8_CLIP:
+		return q8_clamp512(t, o->act_a, o->act_b);
+	case PN_Q8_HARDSIGMOID:
+		return q8_clamp512(_mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(o->act_a), t),
+						 _mm512_set1_ps(o->act_b)),
+				   0.0f, 1.0f);
+	case PN_Q8_HARDSWISH:
+		return _mm512_mul_ps(t, q8_clamp512(_mm512_add_ps(_mm512_mul_ps(
+							     t, _mm512_set1_ps((float)(1.0 / 6.0))),
+								 _mm512_set1_ps(0.5f)),
+						    0.0f, 1.0f));
+	default:
+		return t;
+	}
+}
+
+/* 16 exact sums x as 16 output bytes. */
+static inline __attribute__((always_inline)) __m128i q8_finish512(const q8_out *o, float mult,
+								  float b, __m512 x)
+{
+	__m512 t = q8_act512(o, _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(mult)),
+					      _mm512_set1_ps(b)));
+	t = _mm512_roundscale_ps(_mm512_div_ps(t, _mm512_set1_ps(o->y_scale)),
+				 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	/* max_ps gives its second operand for NaN: lo, as q8_finish1 */
+	t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(t, _mm512_set1_ps(o->y_zp)),
+					_mm512_set1_ps(o->lo)),
+			  _mm512_set1_ps(o->hi));
+	/* in range: the low byte of each int32 is the value */
+	return _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
+}
+
+/* n (1..16) bytes of q to y: a whole vector takes a plain store (a masked
+ * one costs several on this machine's kind, AMD Zen 4). */
+static inline void q8_store16(void *y, __m128i q, int64_t n)
+{
+	if (n >= 16)
+		_mm_storeu_si128((__m128i *)y, q);
+	else
+		_mm_mask_storeu_epi8(y, (__mmask16)((1u << n) - 1), q);
+}
+
+/* The first n (1..16) of the sums v[] into n bytes at y; lanes past n are
+ * neither read nor written. */
+static inline __attribute__((always_inline)) void requant16(const q8_out *o, float mult, float b,
+							    const float *v, void *y, int64_t n)
+{
+	__m512 x = n >= 16 ? _mm512_loadu_ps(v)
+			   : _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), v);
+	q8_store16(y, q8_finish512(o, mult, b, x), n);
+}
+#elif defined(__AVX2__)
+static inline __m256 q8_clamp256(__m256 x, float lo, float hi)
+{
+	__m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
+	__m256 below = _mm256_cmp_ps(x, l, _CMP_LT_OQ);
+	x = _mm256_blendv_ps(x, h, _mm256_cmp_ps(x, h, _CMP_GT_OQ));
+	return _mm256_blendv_ps(x, l, below);
+}
+
+static inline __attribute__((always_inline)) __m256 q8_act256(const q8_out *o, __m256 t)
+{
+	switch (o->act) {
+	case PN_Q8_RELU:
+		return _mm256_max_ps(t, _mm256_setzero_ps());
+	case PN_Q8_CLIP:
+		return q8_clamp256(t, o->act_a, o->act_b);
+	case PN_Q8_HARDSIGMOID:
+		return q8_clamp256(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(o->act_a), t),
+						 _mm256_set1_ps(o->act_b)),
+				   0.0f, 1.0f);
+	case PN_Q8_HARDSWISH:
+		return _mm256_mul_ps(t, q8_clamp256(_mm256_add_ps(_mm256_mul_ps(
+							     t, _mm256_set1_ps((float)(1.0 / 6.0))),
+								 _mm256_set1_ps(0.5f)),
+						    0.0f, 1.0f));
+	default:
+		return t;
+	}
+}
+
+/* 8 exact sums x as 8 int32 output values. */
+static inline __attribute__((always_inline)) __m256i q8_finish256(const q8_out *o, float mult,
+								  float b, __m256 x)
+{
+	__m256 t = q8_act256(o, _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(mult)),
+					      _mm256_set1_ps(b)));
+	t = _mm256_round_ps(_mm256_div_ps(t, _mm256_set1_ps(o->y_scale)),
+			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, _mm256_set1_ps(o->y_zp)),
+					_mm256_set1_ps(o->lo)),
+			  _mm256_set1_ps(o->hi));
+	return _mm256_cvtps_epi32(t);
+}
+
+/* 16 in-range int32 as 16 bytes (packs work per 128-bit lane). */
+static inline __m128i q8_pack16(const q8_out *o, __m256i q0, __m256i q1)
+{
+	__m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+	__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+	return o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
+}
+
+/* n (1..16) bytes of q to y (a masked store costs a dozen cycles on AMD
+ * Zen: the last part goes through a copy). */
+static inline void q8_store16(void *y, __m128i q, int64_t n)
+{
+	if (n >= 16) {
+		_mm_storeu_si128((__m128i *)y, q);
+		return;
+	}
+	uint8_t r[16];
+	_mm_storeu_si128((__m128i *)r, q);
+	memcpy(y, r, (size_t)n);
+}
+
+static inline __attribute__((always_inline)) void requant16(const q8_out *o, float mult, float b,
+							    const float *v, void *y, int64_t n)
+{
+	__m256 x0, x1;
+	if (n >= 16) {
+		x0 = _mm256_loadu_ps(v);
+		x1 = _mm256_loadu_ps(v + 8);
+	} else {
+		float t[16] = {0};
+		memcpy(t, v, sizeof(float) * (size_t)n);
+		x0 = _mm256_loadu_ps(t);
+		x1 = _mm256_loadu_ps(t + 8);
+	}
+	__m128i q = q8_pack16(o, q8_finish256(o, mult, b, x0), q8_finish256(o, mult, b, x1));
+	q8_store16(y, q, n);
+}
+#endif
+
+/* n exact sums v[] of output channel m into y, 16 at a time where the
+ * machine has vectors. */
+static inline __attribute__((always_inline)) void requant_row(const q8_out *o, int64_t m,
+							       const float *v, int64_t n, void *y)
+{
+	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
+	int64_t l = 0;
+#if defined(__AVX2__)
+	for (; l < n; l += 16)
+		requant16(o, mult, b, v + l, (char *)y + l, n - l);
+#endif
+	for (; l < n; l++) {
+		float t = q8_finish1(o, mult, b, v[l]);
+		if (o->u8)
+			((uint8_t *)y)[l] = (uint8_t)t;
+		else
+			((int8_t *)y)[l] = (int8_t)t;
+	}
+}
 
 /* --- the micro-kernel ------------------------------------------------------------- */
 
@@ -134,11 +352,53 @@ static void q8_tile8(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t 
 	for (int i = 0; i < Q8_MR; i++)
 		_mm256_storeu_si256((__m256i *)acc[i], a[i]);
 }
-#else
-#define q8_tile8 q8_tile
-static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
+
+/* Rows m0.. of a tile's sums (rows < mc, columns < nc), less x_zp times
+ * each row's weight sum, requantized into y (row stride ldy): the int32
+ * sums converted in registers (an AVX-512 vector holds a row). */
+static void requant_tile(const q8_out *o, int32_t acc[Q8_MR][Q8_NR], int64_t m0, int64_t mc,
+			 int64_t nc, uint8_t *y, int64_t ldy)
 {
-	memset(acc, 0, sizeof(int32_t) * Q8_MR * Q8_NR);
+	for (int64_t i = 0; i < mc; i++) {
+		const int64_t m = m0 + i;
+		const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
+		const int32_t shift = o->x_zp * o->wsum[m];
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+		__m512i s = _mm512_sub_epi32(_mm512_loadu_si512(acc[i]), _mm512_set1_epi32(shift));
+		q8_store16(y + i * ldy, q8_finish512(o, mult, b, _mm512_cvtepi32_ps(s)), nc);
+#else
+		const __m256i sh = _mm256_set1_epi32(shift);
+		__m256i s0 = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)acc[i]), sh);
+		__m256i s1 = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc[i] + 8)), sh);
+		__m128i q = q8_pack16(o, q8_finish256(o, mult, b, _mm256_cvtepi32_ps(s0)),
+				      q8_finish256(o, mult, b, _mm256_cvtepi32_ps(s1)));
+		q8_store16(y + i * ldy, q, nc);
+#endif
+	}
+}
+
+/*
+ * One tile: the sums of W panel rows (mc of them, from output channel m0)
+ * and X panel columns (nc), over kq_n k-quads, requantized into y (row
+ * stride ldy).
+ */
+static inline __attribute__((always_inline)) void q8_tile_out(int64_t kq_n, const uint8_t *xp,
+							      const int8_t *wp, const q8_out *o,
+							      int64_t m0, int64_t mc, int64_t nc,
+							      uint8_t *y, int64_t ldy)
+{
+	int32_t acc[Q8_MR][Q8_NR] __attribute__((aligned(64)));
+	if (nc <= 8)
+		q8_tile8(kq_n, xp, wp, acc);
+	else
+		q8_tile(kq_n, xp, wp, acc);
+	requant_tile(o, acc, m0, mc, nc, y, ldy);
+}
+#else
+static void q8_tile_out(int64_t kq_n, const uint8_t *xp, const int8_t *wp, const q8_out *o,
+			int64_t m0, int64_t mc, int64_t nc, uint8_t *y, int64_t ldy)
+{
+	int32_t acc[Q8_MR][Q8_NR] = {{0}};
 	for (int64_t kq = 0; kq < kq_n; kq++) {
 		const uint8_t *xk = xp + kq * Q8_NR * 4;
 		const int8_t *wk = wp + kq * Q8_MR * 4;
@@ -149,6 +409,13 @@ static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t a
 					s += (int32_t)xk[l * 4 + j] * (int32_t)wk[i * 4 + j];
 				acc[i][l] += s;
 			}
+	}
+	for (int64_t i = 0; i < mc; i++) {
+		float v[Q8_NR];
+		int32_t shift = o->x_zp * o->wsum[m0 + i];
+		for (int l = 0; l < Q8_NR; l++)
+			v[l] = (float)(acc[i][l] - shift);
+		requant_row(o, m0 + i, v, nc, y + i * ldy);
 	}
 }
 #endif
@@ -276,177 +543,6 @@ static void pack_x(const uint8_t *col, int64_t ld, int64_t K, int64_t np, int64_
 	}
 }
 
-/* --- requantization --------------------------------------------------------------- */
-
-typedef struct q8_out {
-	const int32_t *wsum;     /* per output channel: x_zp * wsum is taken from the sums */
-	const float *mult;       /* x_scale * w_scale[m] */
-	const float *bias;       /* per output channel, or NULL */
-	int32_t x_zp;
-	int act;                 /* enum pn_q8_act */
-	float act_a, act_b;
-	float y_scale, y_zp, lo, hi;
-	int u8;
-} q8_out;
-
-static void requant_row_act(const q8_out *o, int64_t m, const float *v, int64_t n, void *y);
-
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-/* The first n (1..16) of 16 exact sums v[] into n bytes at y, as
- * requant_row's scalar loop does them: mult, bias, Relu if asked, the
- * division, rounding, zero point, saturation.  Lanes past n are neither
- * read nor written. */
-static inline __attribute__((always_inline)) void requant16(const q8_out *o, float mult, float b,
-							    const float *v, void *y, int64_t n)
-{
-	const __mmask16 k = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-	__m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, v), _mm512_set1_ps(mult)),
-				 _mm512_set1_ps(b));
-	if (o->act == PN_Q8_RELU)
-		t = _mm512_max_ps(t, _mm512_setzero_ps());
-	t = _mm512_roundscale_ps(_mm512_div_ps(t, _mm512_set1_ps(o->y_scale)),
-				 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(t, _mm512_set1_ps(o->y_zp)),
-					_mm512_set1_ps(o->lo)),
-			  _mm512_set1_ps(o->hi));
-	/* in range: the low byte of each int32 is the value */
-	_mm_mask_storeu_epi8(y, k, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t)));
-}
-#elif defined(__AVX2__)
-/* The same on AVX2, 16 sums at a time: a part of under 16 goes through a
- * copy. */
-static inline __attribute__((always_inline)) void requant16_whole(const q8_out *o, float mult,
-								  float b, const float *v, void *y)
-{
-	const __m256 vm = _mm256_set1_ps(mult), vb = _mm256_set1_ps(b);
-	const __m256 vs = _mm256_set1_ps(o->y_scale), vz = _mm256_set1_ps(o->y_zp);
-	const __m256 vlo = _mm256_set1_ps(o->lo), vhi = _mm256_set1_ps(o->hi);
-	__m256i q[2];
-	for (int h = 0; h < 2; h++) {
-		__m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + 8 * h), vm), vb);
-		if (o->act == PN_Q8_RELU)
-			t = _mm256_max_ps(t, _mm256_setzero_ps());
-		t = _mm256_round_ps(_mm256_div_ps(t, vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-		t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, vz), vlo), vhi);
-		q[h] = _mm256_cvtps_epi32(t);
-	}
-	/* 16 in-range int32 -> 16 bytes (packs work per 128-bit lane) */
-	__m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
-	__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
-	__m128i b8 = o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
-	_mm_storeu_si128((__m128i *)y, b8);
-}
-
-static inline __attribute__((always_inline)) void requant16(const q8_out *o, float mult, float b,
-							    const float *v, void *y, int64_t n)
-{
-	if (n >= 16) {
-		requant16_whole(o, mult, b, v, y);
-		return;
-	}
-	float t[16] = {0};
-	uint8_t r[16];
-	memcpy(t, v, sizeof(float) * (size_t)n);
-	requant16_whole(o, mult, b, t, r);
-	memcpy(y, r, (size_t)n);
-}
-#endif
-
-/*
- * n exact sums v[] (integers as float32) of output channel m into y: the
- * chain's float32 operations in its order.  The vector path does the same
- * operations, so the same bits, a last part of under 16 too (the rows of
- * small planes are all remainder).
- */
-static inline __attribute__((always_inline)) void requant_row(const q8_out *o, int64_t m,
-							       const float *v, int64_t n, void *y)
-{
-	if (o->act > PN_Q8_RELU) {
-		requant_row_act(o, m, v, n, y);
-		return;
-	}
-	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
-	int64_t l = 0;
-#if defined(__AVX2__)
-	for (; l < n; l += 16)
-		requant16(o, mult, b, v + l, (char *)y + l, n - l);
-#endif
-	for (; l < n; l++) {
-		float t = v[l] * mult + b;
-		if (o->act == PN_Q8_RELU && !(t > 0.0f))
-			t = 0.0f;
-		t = nearbyintf(t / o->y_scale) + o->y_zp;
-		t = t >= o->lo ? t : o->lo;   /* NaN to lo, as max_ps above */
-		t = t > o->hi ? o->hi : t;
-		if (o->u8)
-			((uint8_t *)y)[l] = (uint8_t)t;
-		else
-			((int8_t *)y)[l] = (int8_t)t;
-	}
-}
-
-/* The activations other than Relu, on t[] in place: the formulas of
- * runtime/ops/activation.c, in loops the compiler vectorises. */
-static void activate(const q8_out *o, float *t, int64_t n)
-{
-	const float a = o->act_a, b = o->act_b;
-	switch (o->act) {
-	case PN_Q8_CLIP:
-		for (int64_t i = 0; i < n; i++)
-			t[i] = t[i] < a ? a : t[i] > b ? b : t[i];
-		break;
-	case PN_Q8_HARDSIGMOID:
-		for (int64_t i = 0; i < n; i++) {
-			float h = a * t[i] + b;
-			t[i] = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
-		}
-		break;
-	case PN_Q8_HARDSWISH:
-		for (int64_t i = 0; i < n; i++) {
-			float h = t[i] * (float)(1.0 / 6.0) + 0.5f;
-			t[i] = t[i] * (h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h);
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/* requant_row with another activation: the scaled sums into a buffer, the
- * activation on it, then the quantization as requant_row does it (a scale
- * of 1 and no bias change no value: t * 1 + 0 is t, or +0 for -0, which
- * quantizes alike). */
-static void requant_row_act(const q8_out *o, int64_t m, const float *v, int64_t n, void *y)
-{
-	static const float one = 1.0f;
-	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
-	q8_out plain = *o;
-	plain.act = PN_Q8_NONE;
-	plain.mult = &one;
-	plain.bias = NULL;
-	float t[64];
-	for (int64_t l0 = 0; l0 < n; l0 += 64) {
-		int64_t cnt = n - l0 < 64 ? n - l0 : 64;
-		for (int64_t i = 0; i < cnt; i++)
-			t[i] = v[l0 + i] * mult + b;
-		activate(o, t, cnt);
-		requant_row(&plain, 0, t, cnt, (char *)y + l0);
-	}
-}
-
-/* Rows m0.. of a GEMM tile (rows < mc, columns < nc) into y (row stride ldy). */
-static void requant_tile(const q8_out *o, int32_t acc[Q8_MR][Q8_NR], int64_t m0, int64_t mc,
-			 int64_t nc, void *y, int64_t ldy)
-{
-	for (int64_t i = 0; i < mc; i++) {
-		float v[Q8_NR];
-		int32_t shift = o->x_zp * o->wsum[m0 + i];
-		for (int l = 0; l < Q8_NR; l++)
-			v[l] = (float)(acc[i][l] - shift);
-		requant_row(o, m0 + i, v, nc, (char *)y + i * ldy);
-	}
-}
-
 /* --- the convolution --------------------------------------------------------------- */
 
 int pn_conv_q8_fits(const pn_conv_q8 *a)
@@ -471,12 +567,21 @@ int pn_conv_q8_fits(const pn_conv_q8 *a)
 static q8_out out_of(const pn_conv_q8 *a, const int32_t *wsum, const float *mult, int64_t m0)
 {
 	const float *bias = a->bias ? a->bias->data : NULL;
-	return (q8_out){.wsum = wsum ? wsum + m0 : NULL, .mult = mult + m0,
-			.bias = bias ? bias + m0 : NULL, .x_zp = a->x_zp, .act = a->act,
-			.act_a = a->act_a, .act_b = a->act_b,
-			.y_scale = a->y_scale, .y_zp = (float)a->y_zp,
-			.lo = a->y_dtype == PN_UINT8 ? 0.0f : -128.0f,
-			.hi = a->y_dtype == PN_UINT8 ? 255.0f : 127.0f, .u8 = a->y_dtype == PN_UINT8};
+	q8_out o = {.wsum = wsum ? wsum + m0 : NULL, .mult = mult + m0,
+		    .bias = bias ? bias + m0 : NULL, .x_zp = a->x_zp, .act = a->act,
+		    .act_a = a->act_a, .act_b = a->act_b,
+		    .y_scale = a->y_scale, .y_zp = (float)a->y_zp,
+		    .lo = a->y_dtype == PN_UINT8 ? 0.0f : -128.0f,
+		    .hi = a->y_dtype == PN_UINT8 ? 255.0f : 127.0f, .u8 = a->y_dtype == PN_UINT8};
+	/* A Relu before the quantization is the zero point as the low bound,
+	 * one operation fewer per element, for a finite y_scale > 0: t <= 0
+	 * (and NaN, which the Relu makes 0) gives y_zp either way, and t > 0
+	 * the same quotient. */
+	if (o.act == PN_Q8_RELU && o.y_scale > 0.0f && o.y_scale <= FLT_MAX) {
+		o.act = PN_Q8_NONE;
+		o.lo = o.lo > o.y_zp ? o.lo : o.y_zp;
+	}
+	return o;
 }
 
 /* --- depthwise ---------------------------------------------------------------------- */
@@ -801,18 +906,13 @@ static void conv_group(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, co
 		#pragma omp parallel for collapse(2) if (g->Mg * K * np > PN_PAR_MIN_WORK) schedule(static)
 		for (int64_t mb = 0; mb < mpanels; mb++)
 			for (int64_t nb = 0; nb < npanels; nb++) {
-				int32_t acc[Q8_MR][Q8_NR];
 				const uint8_t *xb = xp + nb * kq_n * Q8_NR * 4;
 				const int8_t *wb = wp + mb * kq_n * Q8_MR * 4;
-				if (np - nb * Q8_NR <= 8)
-					q8_tile8(kq_n, xb, wb, acc);
-				else
-					q8_tile(kq_n, xb, wb, acc);
 				int64_t m0 = mb * Q8_MR, n0 = nb * Q8_NR;
 				int64_t mc = g->Mg - m0 < Q8_MR ? g->Mg - m0 : Q8_MR;
 				int64_t nc = np - n0 < Q8_NR ? np - n0 : Q8_NR;
-				requant_tile(o, acc, m0, mc, nc,
-					     y + m0 * g->osp + p0 + n0, g->osp);
+				q8_tile_out(kq_n, xb, wb, o, m0, mc, nc, y + m0 * g->osp + p0 + n0,
+					    g->osp);
 			}
 	}
 }
