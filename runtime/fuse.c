@@ -110,10 +110,19 @@ static int match_qadd(const pn_graph *g, const pn_node *n, pn_fuse_qadd *q)
 	return 1;
 }
 
-/* Whether Conv node c heads a qconv chain; fills *q. */
+/* A Gemm that is a fully connected layer, y = x W^T + b: the 1x1
+ * convolution of x [N, K] as [N, K, 1] by W [M, K] as [M, K, 1]. */
+static int linear_gemm(const pn_node *n)
+{
+	return plain(n, PN_OP_Gemm) && pn_attr_int(n, "transA", 0) == 0 &&
+	       pn_attr_int(n, "transB", 0) == 1 && pn_attr_float(n, "alpha", 1.0f) == 1.0f &&
+	       pn_attr_float(n, "beta", 1.0f) == 1.0f;
+}
+
+/* Whether Conv node c (or a linear Gemm) heads a qconv chain; fills *q. */
 static int match_qconv(const pn_graph *g, const pn_node *c, pn_fuse_qconv *q)
 {
-	if (!plain(c, PN_OP_Conv) || c->n_in < 2 || c->n_in > 3)
+	if (!(plain(c, PN_OP_Conv) || linear_gemm(c)) || c->n_in < 2 || c->n_in > 3)
 		return 0;
 	/* a constant input: the session folds the Conv instead */
 	const pn_node *dx = dequantized_input(g, c, 0);

@@ -19,7 +19,9 @@
  *          The Conv is the head; the x DequantizeLinear, the Relu and the
  *          QuantizeLinear are swallowed (runtime/ops/conv_q8.c).  The head
  *          reads the W DequantizeLinear's inputs (the int8 weights), so the
- *          session keeps them until it has run.
+ *          session keeps them until it has run.  A fully connected Gemm
+ *          (transB = 1, no transA, alpha = beta = 1) heads one as the 1x1
+ *          convolution it is.
  *   qadd:  DequantizeLinear(a), DequantizeLinear(b) -> Add [-> Relu] ->
  *          QuantizeLinear, the residual join of a quantized ResNet or
  *          MobileNet-v2.  The Add is the head and swallows the rest

@@ -941,16 +941,34 @@ static int chain_activation(pn_run *r, const pn_node *n, pn_conv_q8 *a, char *er
 	}
 }
 
+/* A linear Gemm's x [N, K] and W [M, K] as the 1x1 convolution's
+ * [N, K, 1] and [M, K, 1] in view[]: the same data, owned by the values. */
+static int linear_views(const pn_tensor *x, const pn_tensor *w, pn_tensor view[2])
+{
+	if (x->rank != 2 || w->rank != 2)
+		return 0;
+	view[0] = *x;
+	view[1] = *w;
+	for (int i = 0; i < 2; i++) {
+		view[i].rank = 3;
+		view[i].dims[2] = 1;
+		view[i].owns = 0;
+		view[i].pooled = 0;
+	}
+	return 1;
+}
+
 /*
  * The chain's operands, read from the values its nodes would read: 1 when
  * they suit the 8-bit kernel, 0 when not (the chain then runs node by
- * node), -1 on error.  What the kernel assumes beyond pn_conv_q8_fits is
+ * node), -1 on error.  A Gemm head's x and W are seen through view[]
+ * (linear_views).  What the kernel assumes beyond pn_conv_q8_fits is
  * checked here: per-tensor float32 scales and zero points for x and y
  * (dequantized_operand, quantized_result), per-tensor or
  * per-output-channel (axis 0) weight scales, weight zero points of 0.
  */
 static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, pn_conv_q8 *a,
-			  char *err)
+			  pn_tensor view[2], char *err)
 {
 	const pn_node *dw = &r->g->nodes[f->dq_w];
 	const pn_tensor *x = NULL;
@@ -975,6 +993,12 @@ static int qconv_operands(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, p
 	int w_fixed = 1;
 	for (int i = 0; i < dw->n_in; i++)
 		w_fixed = w_fixed && (dw->in[i] < 0 || fixed_value(r->g, dw->in[i], 4));
+	if (c->op == PN_OP_Gemm) {
+		if (!linear_views(x, w, view))
+			return 0;
+		x = &view[0];
+		w = &view[1];
+	}
 	a->x = x;
 	a->x_zp = (uint8_t)x_zp;
 	a->w = w;
@@ -1058,16 +1082,23 @@ static int run_qconv(pn_run *r, const pn_node *c, const pn_fuse_qconv *f, char *
 			     &r->g->nodes[f->q]},
 		    .n = 4};
 	pn_conv_q8 a;
-	pn_tensor *out;
+	pn_tensor *out, view[2];
 	pn_kctx k;
-	int rc = qconv_operands(r, c, f, &a, err);
-	if (rc < 0)
+	int rc = qconv_operands(r, c, f, &a, view, err);
+	if (rc < 0) {
 		pn_errprefix(err, "node '%s' (%s)", c->name, c->op_type);
-	else if (rc == 0)
+	} else if (rc == 0) {
 		rc = chain_nodes(r, &ch, err);
-	else
-		rc = chain_kernel_ctx(r, c, &out, &k, err) ? -1
-			: chain_done(r, &ch, c, out, pn_conv_q8_run(&k, &a), err);
+	} else if (chain_kernel_ctx(r, c, &out, &k, err)) {
+		rc = -1;
+	} else {
+		int krc = pn_conv_q8_run(&k, &a);
+		if (!krc && c->op == PN_OP_Gemm) {
+			out->rank = 2;    /* [N, M, 1] is the Gemm's [N, M] */
+			out->dims[2] = 0;
+		}
+		rc = chain_done(r, &ch, c, out, krc, err);
+	}
 	drop_inputs(r, &r->g->nodes[f->dq_w]);
 	return rc;
 }

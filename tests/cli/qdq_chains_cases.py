@@ -132,9 +132,11 @@ def qadd_case(name, shape_a, shape_b, relu=True, dt=np.uint8, ydt=np.uint8, seed
 
 def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=True,
          per_channel=True, bias=True, ydt=np.uint8, xdt=np.uint8, wzp=0, pow2=False, seed=0,
-         act=None, y_scale=None):
+         act=None, y_scale=None, gemm=False):
     """act: ('HardSwish',), ('HardSigmoid', alpha, beta) or ('Clip', lo, hi)
-    between the Conv and the QuantizeLinear instead of relu's Relu."""
+    between the Conv and the QuantizeLinear instead of relu's Relu.  gemm:
+    a fully connected Gemm (transB = 1) of x [N, C] by w [M, C] instead of
+    the Conv (sp and k empty)."""
     act = act or (('Relu',) if relu else None)
     rng = np.random.default_rng(seed)
     nsp = len(sp)
@@ -177,8 +179,11 @@ def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=
         inits += [nh.from_array(bq, 'bq'), nh.from_array(bscale, 'bs')]
         nodes.append(h.make_node('DequantizeLinear', ['bq', 'bs'], ['bf'], axis=0))
         conv_in.append('bf')
-    nodes.append(h.make_node('Conv', conv_in, ['cv'], group=group, strides=strides, pads=pads,
-                             dilations=dil))
+    if gemm:
+        nodes.append(h.make_node('Gemm', conv_in, ['cv'], transB=1))
+    else:
+        nodes.append(h.make_node('Conv', conv_in, ['cv'], group=group, strides=strides, pads=pads,
+                                 dilations=dil))
     last = 'cv'
     if act and act[0] == 'Clip':
         inits += [nh.from_array(np.array(f32(act[1])), 'clo'), nh.from_array(np.array(f32(act[2])), 'chi')]
@@ -194,7 +199,10 @@ def case(name, N, C, M, sp, k, group=1, strides=None, pads=None, dil=None, relu=
 
     wz = np.int64(wzp)
     xshift = (x.astype(np.int64) - np.int64(xzp))
-    acc = conv_int(xshift, w.astype(np.int64) - wz, group, strides, pads, dil)
+    if gemm:
+        acc = xshift @ (w.astype(np.int64) - wz).T
+    else:
+        acc = conv_int(xshift, w.astype(np.int64) - wz, group, strides, pads, dil)
     mult = (xs * (ws if per_channel else np.repeat(ws, M))).astype(f32)
     y = requant(acc, mult, b, act, ys, yzp, ydt)
 
@@ -240,6 +248,10 @@ case('qconv_depthwise_3d', 1, 4, 4, [5, 6, 7], [3, 3, 3], group=4, strides=[1, 2
 case('qconv_depthwise_batches', 1, 20, 20, [60, 70], [3, 3], group=20, pads=[1, 1, 1, 1],
      act=('Clip', 0.0, 6.0), y_scale=6 / 255, seed=27)
 case('qconv_depthwise_1x1', 1, 5, 5, [8, 16], [1, 1], group=5, seed=28)
+# a fully connected layer: the Gemm as a 1x1 convolution
+case('qgemm_relu', 3, 70, 45, [], [], gemm=True, seed=29)
+case('qgemm_int8out', 1, 300, 20, [], [], gemm=True, relu=False, per_channel=False,
+     bias=False, ydt=np.int8, seed=30)
 # node by node: operands outside the 8-bit path
 case('fallback_weight_zero_point', 1, 4, 5, [7, 7], [3, 3], pads=[1, 1, 1, 1], wzp=3, pow2=True,
      seed=10)

@@ -4,7 +4,8 @@
  * and without its Relu, and not where an intermediate value is seen outside
  * the chain (a graph output, a second reader) or the QuantizeLinear's scale
  * is computed; and the residual join DequantizeLinear + DequantizeLinear ->
- * Add [-> Relu] -> QuantizeLinear.  (What the chains compute is
+ * Add [-> Relu] -> QuantizeLinear; a fully connected Gemm heads a qconv
+ * chain, any other Gemm does not.  (What the chains compute is
  * tests/cli/qdq_chains.sh's.)
  */
 #include <setjmp.h>
@@ -194,6 +195,57 @@ static void test_residual_join(void **state)
 	pn_model_free(m);
 }
 
+/* DequantizeLinear -> Gemm(., DequantizeLinear(W)) -> QuantizeLinear with
+ * the Gemm's transA, transB and alpha as given. */
+static pn_model *linear(int trans_a, int trans_b, float alpha)
+{
+	builder b;
+	builder_init(&b);
+	const int64_t x_d[] = {3, 4}, w_d[] = {4, 4}, one[] = {1};
+	b.inputs[b.nin++] = vinfo(&b, "x", 2, x_d);
+	b.inits[b.ni++] = tensor(&b, "xs", 0, one);
+	b.inits[b.ni++] = tensor(&b, "wq", 2, w_d);
+	b.inits[b.ni++] = tensor(&b, "ws", 0, one);
+	b.inits[b.ni++] = tensor(&b, "ys", 0, one);
+	node(&b, "DequantizeLinear", "x,xs", "xf");
+	node(&b, "DequantizeLinear", "wq,ws", "wf");
+	Onnx__NodeProto *n = node(&b, "Gemm", "xf,wf", "mm");
+	attr_int(&b, n, "transA", trans_a);
+	attr_int(&b, n, "transB", trans_b);
+	attr_float(&b, n, "alpha", alpha);
+	node(&b, "QuantizeLinear", "mm,ys", "y");
+	b.outputs[b.nout++] = vout(&b, "y");
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+/* 5. A fully connected Gemm (x W^T) heads a qconv chain; with transB 0,
+ * transA 1 or alpha other than 1 it is no 1x1 convolution and runs as
+ * itself. */
+static void test_linear_gemm(void **state)
+{
+	(void)state;
+	const struct {
+		int trans_a, trans_b;
+		float alpha;
+		int chains;
+	} cases[] = {{0, 1, 1.0f, 1}, {0, 0, 1.0f, 0}, {1, 1, 1.0f, 0}, {0, 1, 2.0f, 0}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		pn_model *m = linear(cases[i].trans_a, cases[i].trans_b, cases[i].alpha);
+		const pn_graph *g = m->graph;
+		pn_fusion f;
+		assert_int_equal(pn_fusion_plan(g, &f), 0);
+		assert_int_equal(f.n_chains, cases[i].chains);
+		int gemm = node_of(g, PN_OP_Gemm);
+		assert_int_equal(f.role[gemm], cases[i].chains ? PN_FUSE_QCONV : PN_FUSE_NONE);
+		if (cases[i].chains)
+			assert_int_equal(f.qconv[gemm].q, node_of(g, PN_OP_QuantizeLinear));
+		pn_fusion_free(&f);
+		pn_model_free(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_chain_without_relu),
 		cmocka_unit_test(test_no_chain),
 		cmocka_unit_test(test_residual_join),
+		cmocka_unit_test(test_linear_gemm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
