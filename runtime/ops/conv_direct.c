@@ -31,31 +31,41 @@
  * Direct convolution micro-kernel: out[i * ldo + j] = sum over k of
  * w[i * K + k] * base[off[k] + j] for MB output channels i and the VB
  * vectors of flat outputs j from 0 (the caller offsets base and out).
- * Taps are summed in order from zero, so the blocking never changes a
- * result.
+ * Taps are summed in order from zero in blocks of TAPS_KB, each block's sum
+ * then added to the sum of the blocks before it in out: one chain of
+ * 18,432 fused multiply-adds (a 3x3 convolution of 2,048 channels) drifted
+ * from the exact sum several times further than the GEMM's blocked sums do.
+ * The blocks depend on K alone, so the blocking never changes a result.
  */
+#define TAPS_KB 512
 #define DEFINE_TAPS(NAME, MB, VB)                                                                \
 	static inline void NAME(int64_t K, const float *w, const int64_t *off, const float *base, \
 				float *out, int64_t ldo)                                         \
 	{                                                                                        \
-		pn_vf acc[MB][VB];                                                               \
-		for (int i = 0; i < MB; i++)                                                     \
-			for (int v = 0; v < VB; v++)                                             \
-				acc[i][v] = pn_vzero();                                          \
-		for (int64_t k = 0; k < K; k++) {                                                \
-			const float *p = base + off[k];                                          \
-			pn_vf xv[VB];                                                            \
-			for (int v = 0; v < VB; v++)                                             \
-				xv[v] = pn_vload(p + v * PN_VL);                                 \
-			for (int i = 0; i < MB; i++) {                                           \
-				pn_vf wv = pn_vset1(w[i * K + k]);                               \
+		for (int64_t k0 = 0; k0 < K; k0 += TAPS_KB) {                                    \
+			const int64_t k1 = K - k0 < TAPS_KB ? K : k0 + TAPS_KB;                  \
+			pn_vf acc[MB][VB];                                                       \
+			for (int i = 0; i < MB; i++)                                             \
 				for (int v = 0; v < VB; v++)                                     \
-					acc[i][v] = pn_vfma(wv, xv[v], acc[i][v]);               \
+					acc[i][v] = pn_vzero();                                  \
+			for (int64_t k = k0; k < k1; k++) {                                      \
+				const float *p = base + off[k];                                  \
+				pn_vf xv[VB];                                                    \
+				for (int v = 0; v < VB; v++)                                     \
+					xv[v] = pn_vload(p + v * PN_VL);                         \
+				for (int i = 0; i < MB; i++) {                                   \
+					pn_vf wv = pn_vset1(w[i * K + k]);                       \
+					for (int v = 0; v < VB; v++)                             \
+						acc[i][v] = pn_vfma(wv, xv[v], acc[i][v]);       \
+				}                                                                \
 			}                                                                        \
+			for (int i = 0; i < MB; i++)                                             \
+				for (int v = 0; v < VB; v++) {                                   \
+					float *o = out + i * ldo + v * PN_VL;                    \
+					pn_vstore(o, k0 ? pn_vadd(pn_vload(o), acc[i][v])        \
+							: acc[i][v]);                            \
+				}                                                                \
 		}                                                                                \
-		for (int i = 0; i < MB; i++)                                                     \
-			for (int v = 0; v < VB; v++)                                             \
-				pn_vstore(out + i * ldo + v * PN_VL, acc[i][v]);                 \
 	}
 
 /* Output channels per block of a group, and vectors of flat outputs per
