@@ -34,7 +34,7 @@ void pn_pool_put(pn_pool *p, void *ptr, size_t cap)
 {
 	if (!ptr)
 		return;
-	if (p->held + cap > PN_POOL_MAX_HELD)
+	if (p->held + cap > (p->limit ? p->limit : PN_POOL_MAX_HELD))
 		goto drop;
 	if (p->n == p->max) {
 		int m = p->max ? p->max * 2 : 64;

@@ -1,7 +1,10 @@
 /*
  * pool.h - buffer pool of an executor session.  A freed buffer is kept and
  * handed out again for any request it can hold (smallest fit first), so a
- * graph that is run repeatedly stops allocating after its first run.
+ * graph that is run repeatedly stops allocating after its first run.  A
+ * graph run once gains little from it and a CNN's shrinking activations
+ * would pile up in it (each too large for the next requests): such a
+ * session sets a small limit.
  */
 #ifndef PN_POOL_H
 #define PN_POOL_H
@@ -13,6 +16,7 @@ typedef struct pn_pool {
 	size_t *cap;
 	int n, max;
 	size_t held;       /* bytes currently kept for reuse */
+	size_t limit;      /* the most it keeps; 0: PN_POOL_MAX_HELD (pool.c) */
 } pn_pool;
 
 /* 64-byte aligned buffer of at least size bytes; *cap receives its size. */

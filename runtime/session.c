@@ -65,11 +65,17 @@ struct pn_session {
 	int nfg, maxfg;
 	fused_graph **fu;    /* each apart, as fg */
 	int nfu, maxfu;
-	int runs_once;       /* pn_run_once's: keeping fixed outputs would only hold memory */
+	/* pn_run_once's: there is no next run, so keeping fixed outputs would
+	 * only hold memory, and its pool keeps at most PN_POOL_ONCE_HELD */
+	int runs_once;
 	double weight_seconds;   /* spent in pn_weight_regen */
 };
 
 #define PN_MAX_SCRATCH 16
+
+/* What a session that runs once keeps of its freed buffers for its later
+ * nodes: enough for a block's repeats, not a CNN's every activation. */
+#define PN_POOL_ONCE_HELD ((size_t)64 << 20)
 
 typedef struct pn_run {
 	pn_session *s;
@@ -1243,6 +1249,7 @@ int pn_run_once(const pn_graph *g, const pn_exec_opts *o, pn_tensor *const *inpu
 	int rc = out ? pn_session_new(g, o, &s, err) : pn_fail(err, "out of memory");
 	if (!rc) {
 		s->runs_once = 1;
+		s->pool.limit = PN_POOL_ONCE_HELD;
 		rc = pn_session_run(s, inputs, n_inputs, out, err);
 	}
 	for (int i = 0; out && i < g->n_outputs; i++)
