@@ -51,8 +51,9 @@ void *pn_kscratch(pn_kctx *k, size_t bytes);
 
 /* Input `slot`, a float32 [K,N] (or [N,K] when trans_b) GEMM operand that
  * is fixed for the session (a weight), packed once for pn_sgemm_packed_b
- * and kept by the session; NULL when the input is not fixed or memory is
- * short, and the caller then multiplies the raw matrix (same bits).  `part`
+ * and kept by the session; NULL when the input is not fixed, memory is
+ * short, or the session runs once and the copy would be large, and the
+ * caller then multiplies the raw matrix (same bits).  `part`
  * tells apart several matrices of one input (an RNN's per direction and
  * gate group; 0 for a whole input); B must be the same for the same part in
  * every run. */
@@ -68,8 +69,9 @@ const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64
  * constant number `tag`: what a kernel computes once from operands fixed for
  * the session (the 8-bit convolution's packed weights).  *fresh is 1 when it
  * was just made and the caller must fill it, 0 when it holds what the first
- * run wrote.  NULL when there is no memory for it (the caller then uses its
- * own).  The caller alone knows that its operands are fixed. */
+ * run wrote.  NULL when there is no memory for it, or the session runs once
+ * and it would be large (the caller then uses its own).  The caller alone
+ * knows that its operands are fixed. */
 void *pn_kmemo(pn_kctx *k, int tag, size_t bytes, int *fresh);
 
 /* Makes output i a sequence / optional container (items added by the kernel

@@ -66,7 +66,8 @@ struct pn_session {
 	fused_graph **fu;    /* each apart, as fg */
 	int nfu, maxfu;
 	/* pn_run_once's: there is no next run, so keeping fixed outputs would
-	 * only hold memory, and its pool keeps at most PN_POOL_ONCE_HELD */
+	 * only hold memory; its pool keeps at most PN_POOL_ONCE_HELD and it
+	 * keeps packed operands of at most PN_ONCE_PACKED_MAX */
 	int runs_once;
 	double weight_seconds;   /* spent in pn_weight_regen */
 };
@@ -76,6 +77,12 @@ struct pn_session {
 /* What a session that runs once keeps of its freed buffers for its later
  * nodes: enough for a block's repeats, not a CNN's every activation. */
 #define PN_POOL_ONCE_HELD ((size_t)64 << 20)
+/* The largest packed operand such a session keeps: a recurrent weight,
+ * read at every step, is worth its copy; VGG-16's 400 MB fully connected
+ * weight, read once, is not (the kernel packs it as it goes).  Both limits
+ * took the 10,000-model build's peak from 2,276 to 1,619 MB; either alone
+ * left it above 2,000. */
+#define PN_ONCE_PACKED_MAX ((size_t)16 << 20)
 
 typedef struct pn_run {
 	pn_session *s;
@@ -291,8 +298,10 @@ static const float *kconst_packed(pn_kctx *k, char side, int slot, int part, int
 	int v = slot < k->node->n_in ? k->node->in[slot] : -1;
 	if (!fixed_value(r->g, v, 4))
 		return NULL;
-	packed_entry key = {k->node, side, slot, part, trans, rows, cols, NULL};
 	size_t n = side == 'a' ? pn_sgemm_pack_a_size(rows, cols) : pn_sgemm_pack_b_size(rows, cols);
+	if (r->s->runs_once && n * sizeof(float) > PN_ONCE_PACKED_MAX)
+		return NULL;
+	packed_entry key = {k->node, side, slot, part, trans, rows, cols, NULL};
 	int fresh;
 	float *buf = kept_buffer(r->s, &key, n, &fresh);
 	if (buf && fresh && side == 'a')
@@ -316,6 +325,10 @@ const float *pn_kconst_packed_a(pn_kctx *k, int slot, int part, int64_t M, int64
 
 void *pn_kmemo(pn_kctx *k, int tag, size_t bytes, int *fresh)
 {
+	if (k->run->s->runs_once && bytes > PN_ONCE_PACKED_MAX) {
+		*fresh = 0;
+		return NULL;
+	}
 	packed_entry key = {k->node, 'm', tag, 0, 0, (int64_t)bytes, 0, NULL};
 	return kept_buffer(k->run->s, &key, (bytes + sizeof(float) - 1) / sizeof(float), fresh);
 }
