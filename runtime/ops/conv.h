@@ -89,4 +89,12 @@ enum pn_q8_act { PN_Q8_NONE, PN_Q8_RELU, PN_Q8_CLIP, PN_Q8_HARDSIGMOID, PN_Q8_HA
 int pn_conv_q8_fits(const pn_conv_q8 *a);
 int pn_conv_q8_run(pn_kctx *k, const pn_conv_q8 *a);
 
+/* Most taps of a depthwise chain: 255 * 128 * 513 < 2^24, so its sums are
+ * exact in float32 (conv_q8_dw.c). */
+#define PN_Q8_DW_KMAX 513
+/* pn_conv_q8_run's depthwise convolutions (one channel per group, at most
+ * PN_Q8_DW_KMAX taps); mult[m] = x_scale * w_scale[m]. */
+int pn_conv_q8_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a,
+			 const float *mult);
+
 #endif
