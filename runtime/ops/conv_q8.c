@@ -429,7 +429,7 @@ int pn_conv_q8_run(pn_kctx *k, const pn_conv_q8 *a)
 		mult[m] = a->x_scale * (float)pn_tensor_get_f64(a->w_scale,
 								 a->w_scale->numel == 1 ? 0 : m);
 	int rc;
-	if (g.Cg == 1 && g.Mg == 1 && g.ksz <= PN_Q8_DW_KMAX) {
+	if (pn_conv_q8_dw_fits(&g)) {
 		rc = pn_conv_q8_depthwise(k, &g, a, mult);
 	} else {
 		rc = conv_gemm(k, &g, a, mult);

@@ -66,6 +66,22 @@ static int dw_run_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+int pn_conv_q8_dw_fits(const pn_conv_geom *g)
+{
+	const pn_window *W = &g->w;
+	if (g->Cg != 1 || g->Mg != 1 || g->ksz > PN_Q8_DW_KMAX)
+		return 0;
+	/* the phase planes hold prod over axes of s ceil(extent / s) floats,
+	 * the padded input prod of extent */
+	double phases = 1, padded = 1;
+	for (int a = 0; a < 3; a++) {
+		const int64_t e = dw_extent(W, a);
+		phases *= (double)W->s[a] * (double)((e + W->s[a] - 1) / W->s[a]);
+		padded *= (double)e;
+	}
+	return phases <= 2 * padded + 4096;
+}
+
 /* The plan's sizes, then its tables: off[ksz] and run[in0 in1 s2] (the
  * divisions by the strides happen here, once, not per channel). */
 static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, dw_run *run)

@@ -248,6 +248,9 @@ case('qconv_depthwise_3d', 1, 4, 4, [5, 6, 7], [3, 3, 3], group=4, strides=[1, 2
 case('qconv_depthwise_batches', 1, 20, 20, [60, 70], [3, 3], group=20, pads=[1, 1, 1, 1],
      act=('Clip', 0.0, 6.0), y_scale=6 / 255, seed=27)
 case('qconv_depthwise_1x1', 1, 5, 5, [8, 16], [1, 1], group=5, seed=28)
+# a stride far beyond the input: the GEMM path, not a vast phase layout
+case('qconv_depthwise_wide_stride', 1, 4, 4, [9, 9], [3, 3], group=4, strides=[2, 100000000],
+     pads=[1, 1, 1, 1], seed=31)
 # a fully connected layer: the Gemm as a 1x1 convolution
 case('qgemm_relu', 3, 70, 45, [], [], gemm=True, seed=29)
 case('qgemm_int8out', 1, 300, 20, [], [], gemm=True, relu=False, per_channel=False,
