@@ -86,7 +86,7 @@ static inline __m256i dot4(__m256i acc, __m256i x, __m256i w)
 }
 #endif
 
-#if defined(__AVX2__)
+#if defined(Q8_VEC)
 /* acc[i][l] = sum over kq of the 4-products of W panel row i and X panel column l. */
 static void q8_tile(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t acc[Q8_MR][Q8_NR])
 {
@@ -141,15 +141,16 @@ static void requant_tile(const q8_out *o, int32_t acc[Q8_MR][Q8_NR], int64_t m0,
 		const int64_t m = m0 + i;
 		const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
 		const int32_t shift = o->x_zp * o->wsum[m];
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if Q8_VEC == 512
 		__m512i s = _mm512_sub_epi32(_mm512_loadu_si512(acc[i]), _mm512_set1_epi32(shift));
-		q8_store16(y + i * ldy, q8_finish512(o, mult, b, _mm512_cvtepi32_ps(s)), nc);
+		q8_store16(y + i * ldy, q8_bytes16(o, q8_finish_v(o, mult, b, _mm512_cvtepi32_ps(s))),
+			   nc);
 #else
 		const __m256i sh = _mm256_set1_epi32(shift);
 		__m256i s0 = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)acc[i]), sh);
 		__m256i s1 = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(acc[i] + 8)), sh);
-		__m128i q = q8_pack16(o, q8_finish256(o, mult, b, _mm256_cvtepi32_ps(s0)),
-				      q8_finish256(o, mult, b, _mm256_cvtepi32_ps(s1)));
+		__m128i q = q8_pack16(o, q8_finish_v(o, mult, b, _mm256_cvtepi32_ps(s0)),
+				      q8_finish_v(o, mult, b, _mm256_cvtepi32_ps(s1)));
 		q8_store16(y + i * ldy, q, nc);
 #endif
 	}

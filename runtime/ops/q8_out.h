@@ -7,9 +7,9 @@
  *     y = float(sum) * (x_scale * w_scale[m]) + b[m];  y = act(y)
  *     q = saturate(round_half_even(y / y_scale) + y_zp)
  *
- * in a scalar form and in AVX-512 and AVX2 forms that do the same
- * operations lane by lane, so that every instruction set gives the same
- * bits.
+ * in a scalar form and a vector form (runtime/ops/vec.h: AVX-512 or
+ * AVX2) that does the same operations lane by lane, so that every
+ * instruction set gives the same bits.
  */
 #ifndef PN_OPS_Q8_OUT_H
 #define PN_OPS_Q8_OUT_H
@@ -24,6 +24,7 @@
 #endif
 
 #include "runtime/ops/conv.h"
+#include "runtime/ops/vec.h"
 
 typedef struct q8_out {
 	const int32_t *wsum;     /* per output channel: x_zp * wsum is taken from the sums */
@@ -70,51 +71,52 @@ static inline float q8_finish1(const q8_out *o, float mult, float b, float v)
 	return t > o->hi ? o->hi : t;
 }
 
+/* The vector form: 16 lanes of AVX-512 (with BW and VL for the bytes), or
+ * two halves of 8 on AVX2 (vec.h's width there); none elsewhere. */
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-/* x < lo ? lo : x > hi ? hi : x, lane by lane (NaN stays NaN; both tests
- * on x itself, as the scalar form makes them). */
-static inline __m512 q8_clamp512(__m512 x, float lo, float hi)
-{
-	__m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
-	__mmask16 below = _mm512_cmp_ps_mask(x, l, _CMP_LT_OQ);
-	x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GT_OQ), x, h);
-	return _mm512_mask_blend_ps(below, x, l);
-}
+#define Q8_VEC 512
+#elif defined(__AVX2__) && PN_VL == 8
+#define Q8_VEC 256
+#endif
 
-static inline __attribute__((always_inline)) __m512 q8_act512(const q8_out *o, __m512 t)
+#if defined(Q8_VEC)
+/* q8_act1 lane by lane. */
+static inline __attribute__((always_inline)) pn_vf q8_act_v(const q8_out *o, pn_vf t)
 {
 	switch (o->act) {
 	case PN_Q8_RELU:
-		return _mm512_max_ps(t, _mm512_setzero_ps());    /* NaN to 0, as t > 0 ? t : 0 */
+		return pn_vmax(t, pn_vzero());    /* NaN to 0, as t > 0 ? t : 0 */
 	case PN_Q8_CLIP:
-		return q8_clamp512(t, o->act_a, o->act_b);
+		return pn_vclamp(t, o->act_a, o->act_b);
 	case PN_Q8_HARDSIGMOID:
-		return q8_clamp512(_mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(o->act_a), t),
-						 _mm512_set1_ps(o->act_b)),
-				   0.0f, 1.0f);
+		return pn_vclamp(pn_vadd(pn_vmul(pn_vset1(o->act_a), t), pn_vset1(o->act_b)), 0.0f,
+				 1.0f);
 	case PN_Q8_HARDSWISH:
-		return _mm512_mul_ps(t, q8_clamp512(_mm512_add_ps(_mm512_mul_ps(
-							     t, _mm512_set1_ps((float)(1.0 / 6.0))),
-								 _mm512_set1_ps(0.5f)),
-						    0.0f, 1.0f));
+		return pn_vmul(t, pn_vclamp(pn_vadd(pn_vmul(t, pn_vset1((float)(1.0 / 6.0))),
+						    pn_vset1(0.5f)),
+					    0.0f, 1.0f));
 	default:
 		return t;
 	}
 }
 
-/* 16 exact sums x as 16 output bytes. */
-static inline __attribute__((always_inline)) __m128i q8_finish512(const q8_out *o, float mult,
-								  float b, __m512 x)
+/* q8_finish1 lane by lane: PN_VL exact sums x as in-range output values
+ * (floats holding integers). */
+static inline __attribute__((always_inline)) pn_vf q8_finish_v(const q8_out *o, float mult,
+							       float b, pn_vf x)
 {
-	__m512 t = q8_act512(o, _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(mult)),
-					      _mm512_set1_ps(b)));
-	t = _mm512_roundscale_ps(_mm512_div_ps(t, _mm512_set1_ps(o->y_scale)),
-				 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	/* max_ps gives its second operand for NaN: lo, as q8_finish1 */
-	t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(t, _mm512_set1_ps(o->y_zp)),
-					_mm512_set1_ps(o->lo)),
-			  _mm512_set1_ps(o->hi));
-	/* in range: the low byte of each int32 is the value */
+	pn_vf t = q8_act_v(o, pn_vadd(pn_vmul(x, pn_vset1(mult)), pn_vset1(b)));
+	t = pn_vround(pn_vdiv(t, pn_vset1(o->y_scale)));
+	/* pn_vmax keeps lo for NaN, as q8_finish1 */
+	return pn_vmin(pn_vmax(pn_vadd(t, pn_vset1(o->y_zp)), pn_vset1(o->lo)), pn_vset1(o->hi));
+}
+#endif
+
+#if Q8_VEC == 512
+/* 16 finished values as 16 bytes: in range, the low byte of each int32. */
+static inline __m128i q8_bytes16(const q8_out *o, __m512 t)
+{
+	(void)o;
 	return _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
 }
 
@@ -135,56 +137,15 @@ static inline __attribute__((always_inline)) void requant16(const q8_out *o, flo
 {
 	__m512 x = n >= 16 ? _mm512_loadu_ps(v)
 			   : _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), v);
-	q8_store16(y, q8_finish512(o, mult, b, x), n);
+	q8_store16(y, q8_bytes16(o, q8_finish_v(o, mult, b, x)), n);
 }
-#elif defined(__AVX2__)
-static inline __m256 q8_clamp256(__m256 x, float lo, float hi)
+#elif Q8_VEC == 256
+/* 16 finished values, in two halves, as 16 bytes (packs work per 128-bit
+ * lane). */
+static inline __m128i q8_pack16(const q8_out *o, __m256 t0, __m256 t1)
 {
-	__m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
-	__m256 below = _mm256_cmp_ps(x, l, _CMP_LT_OQ);
-	x = _mm256_blendv_ps(x, h, _mm256_cmp_ps(x, h, _CMP_GT_OQ));
-	return _mm256_blendv_ps(x, l, below);
-}
-
-static inline __attribute__((always_inline)) __m256 q8_act256(const q8_out *o, __m256 t)
-{
-	switch (o->act) {
-	case PN_Q8_RELU:
-		return _mm256_max_ps(t, _mm256_setzero_ps());
-	case PN_Q8_CLIP:
-		return q8_clamp256(t, o->act_a, o->act_b);
-	case PN_Q8_HARDSIGMOID:
-		return q8_clamp256(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(o->act_a), t),
-						 _mm256_set1_ps(o->act_b)),
-				   0.0f, 1.0f);
-	case PN_Q8_HARDSWISH:
-		return _mm256_mul_ps(t, q8_clamp256(_mm256_add_ps(_mm256_mul_ps(
-							     t, _mm256_set1_ps((float)(1.0 / 6.0))),
-								 _mm256_set1_ps(0.5f)),
-						    0.0f, 1.0f));
-	default:
-		return t;
-	}
-}
-
-/* 8 exact sums x as 8 int32 output values. */
-static inline __attribute__((always_inline)) __m256i q8_finish256(const q8_out *o, float mult,
-								  float b, __m256 x)
-{
-	__m256 t = q8_act256(o, _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(mult)),
-					      _mm256_set1_ps(b)));
-	t = _mm256_round_ps(_mm256_div_ps(t, _mm256_set1_ps(o->y_scale)),
-			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	t = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(t, _mm256_set1_ps(o->y_zp)),
-					_mm256_set1_ps(o->lo)),
-			  _mm256_set1_ps(o->hi));
-	return _mm256_cvtps_epi32(t);
-}
-
-/* 16 in-range int32 as 16 bytes (packs work per 128-bit lane). */
-static inline __m128i q8_pack16(const q8_out *o, __m256i q0, __m256i q1)
-{
-	__m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+	__m256i w16 = _mm256_permute4x64_epi64(
+		_mm256_packs_epi32(_mm256_cvtps_epi32(t0), _mm256_cvtps_epi32(t1)), 0xd8);
 	__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
 	return o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
 }
@@ -215,7 +176,7 @@ static inline __attribute__((always_inline)) void requant16(const q8_out *o, flo
 		x0 = _mm256_loadu_ps(t);
 		x1 = _mm256_loadu_ps(t + 8);
 	}
-	__m128i q = q8_pack16(o, q8_finish256(o, mult, b, x0), q8_finish256(o, mult, b, x1));
+	__m128i q = q8_pack16(o, q8_finish_v(o, mult, b, x0), q8_finish_v(o, mult, b, x1));
 	q8_store16(y, q, n);
 }
 #endif
@@ -227,7 +188,7 @@ static inline __attribute__((always_inline)) void q8_requant_row(const q8_out *o
 {
 	const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
 	int64_t l = 0;
-#if defined(__AVX2__)
+#if defined(Q8_VEC)
 	for (; l < n; l += 16)
 		requant16(o, mult, b, v + l, (char *)y + l, n - l);
 #endif

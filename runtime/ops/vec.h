@@ -5,7 +5,9 @@
  *
  * Every lane does exactly what the scalar fallback does (a fused
  * multiply-add is fmaf, pn_vmax(x, m) is x > m ? x : m, which keeps m when
- * x is NaN), so the width never changes a result bit.
+ * x is NaN, pn_vmin(x, m) x < m ? x : m, pn_vround nearbyintf in the
+ * default rounding, pn_vclamp x < lo ? lo : x > hi ? hi : x with both tests
+ * on x), so the width never changes a result bit.
  */
 #ifndef PN_OPS_VEC_H
 #define PN_OPS_VEC_H
@@ -26,6 +28,19 @@ static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c) { return _mm512_fmadd_ps(
 static inline pn_vf pn_vadd(pn_vf a, pn_vf b) { return _mm512_add_ps(a, b); }
 static inline pn_vf pn_vmul(pn_vf a, pn_vf b) { return _mm512_mul_ps(a, b); }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm512_max_ps(x, m); }
+static inline pn_vf pn_vmin(pn_vf x, pn_vf m) { return _mm512_min_ps(x, m); }
+static inline pn_vf pn_vdiv(pn_vf a, pn_vf b) { return _mm512_div_ps(a, b); }
+static inline pn_vf pn_vround(pn_vf x)
+{
+	return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline pn_vf pn_vclamp(pn_vf x, float lo, float hi)
+{
+	__m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+	__mmask16 below = _mm512_cmp_ps_mask(x, l, _CMP_LT_OQ);
+	x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GT_OQ), x, h);
+	return _mm512_mask_blend_ps(below, x, l);
+}
 static inline __mmask16 pn_vmask(int64_t n)
 {
 	return n >= 16 ? (__mmask16)0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
@@ -91,6 +106,19 @@ static inline pn_vf pn_vfma(pn_vf a, pn_vf b, pn_vf c) { return _mm256_fmadd_ps(
 static inline pn_vf pn_vadd(pn_vf a, pn_vf b) { return _mm256_add_ps(a, b); }
 static inline pn_vf pn_vmul(pn_vf a, pn_vf b) { return _mm256_mul_ps(a, b); }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm256_max_ps(x, m); }
+static inline pn_vf pn_vmin(pn_vf x, pn_vf m) { return _mm256_min_ps(x, m); }
+static inline pn_vf pn_vdiv(pn_vf a, pn_vf b) { return _mm256_div_ps(a, b); }
+static inline pn_vf pn_vround(pn_vf x)
+{
+	return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline pn_vf pn_vclamp(pn_vf x, float lo, float hi)
+{
+	__m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
+	__m256 below = _mm256_cmp_ps(x, l, _CMP_LT_OQ);
+	x = _mm256_blendv_ps(x, h, _mm256_cmp_ps(x, h, _CMP_GT_OQ));
+	return _mm256_blendv_ps(x, l, below);
+}
 static inline __m256i pn_vmask(int64_t n)
 {
 	static const int32_t ones[16] = {-1, -1, -1, -1, -1, -1, -1, -1};
@@ -202,6 +230,30 @@ static inline pn_vf pn_vmax(pn_vf x, pn_vf m)
 	for (int i = 0; i < 4; i++)
 		m.v[i] = x.v[i] > m.v[i] ? x.v[i] : m.v[i];
 	return m;
+}
+static inline pn_vf pn_vmin(pn_vf x, pn_vf m)
+{
+	for (int i = 0; i < 4; i++)
+		m.v[i] = x.v[i] < m.v[i] ? x.v[i] : m.v[i];
+	return m;
+}
+static inline pn_vf pn_vdiv(pn_vf a, pn_vf b)
+{
+	for (int i = 0; i < 4; i++)
+		a.v[i] /= b.v[i];
+	return a;
+}
+static inline pn_vf pn_vround(pn_vf x)
+{
+	for (int i = 0; i < 4; i++)
+		x.v[i] = nearbyintf(x.v[i]);
+	return x;
+}
+static inline pn_vf pn_vclamp(pn_vf x, float lo, float hi)
+{
+	for (int i = 0; i < 4; i++)
+		x.v[i] = x.v[i] < lo ? lo : x.v[i] > hi ? hi : x.v[i];
+	return x;
 }
 static inline pn_vf pn_vload_n(const float *p, int64_t n)
 {
