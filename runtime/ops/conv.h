@@ -93,9 +93,9 @@ int pn_conv_q8_run(pn_kctx *k, const pn_conv_q8 *a);
  * exact in float32 (conv_q8_dw.c). */
 #define PN_Q8_DW_KMAX 513
 /* 1 when g is a depthwise convolution (one channel per group, at most
- * PN_Q8_DW_KMAX taps) whose stride-phase layout is not much larger than
- * its padded input (a stride of thousands on a small input would make it
- * vast, and its loops long): the others take the GEMM path. */
+ * PN_Q8_DW_KMAX taps) whose padded input rows for one output row are not
+ * much larger than its planes (a dilation of thousands on a small, widely
+ * padded input would make them vast): the others take the GEMM path. */
 int pn_conv_q8_dw_fits(const pn_conv_geom *g);
 /* pn_conv_q8_run's depthwise convolutions (pn_conv_q8_dw_fits); mult[m] =
  * x_scale * w_scale[m]. */

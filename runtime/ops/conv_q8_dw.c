@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__AVX2__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -18,38 +18,44 @@
 #include "runtime/ops/vec.h"
 
 /*
- * Depthwise convolutions (one input and one output channel per group, as
- * in MobileNets) have too few taps per output for the GEMM.  Their sums are
- * taken in float32 instead, on x - x_zp and w as floats: every product and
- * partial sum is an integer of magnitude below 255 * 128 * taps < 2^24
- * (PN_Q8_DW_KMAX bounds the taps), so float32 holds each exactly, in any order,
- * fused multiply-adds or not: the same integers as the GEMM would sum.
+ * Depthwise convolutions have too few taps per output for the GEMM.  Their
+ * sums are taken in float32 instead, on x - x_zp and w as floats: every
+ * product and partial sum is an integer of magnitude below
+ * 255 * 128 * taps < 2^24 (PN_Q8_DW_KMAX bounds the taps), so float32 holds
+ * each exactly, in any order, fused multiply-adds or not: the same integers
+ * as the GEMM would sum.
  *
- * Each channel plane is converted once into a padded float plane (the
- * padding 0, which is x_zp - x_zp) split into phases by the stride on every
- * axis: padded position (z, y, x) is stored in phase plane (z % sz, y % sy,
- * x % sx) at (z / sz, y / sy, x / sx).  Tap t of output (oz, oy, ox) then
- * reads its phase plane at (oz, oy, ox) plus a fixed offset, so the outputs
- * are computed over one flat index q = (oz e1 + oy) e2 + ox of the phase
- * extents e[]: every tap is one fused multiply-add over whole vectors, and
- * the q whose ox or oy lie past the output are computed and dropped (a
- * 7 x 7 plane wastes 2 columns of 9, not 9 of 16 as a vector per row would).
+ * Channels go in batches of DW_CB = 16, interleaved: a position's 16
+ * channels are one AVX-512 vector (two of AVX2), and a tap's 16 weights
+ * another, so every tap of every output is one fused multiply-add of whole
+ * vectors, whatever the plane's width (a 7 x 7 plane loses nothing to rows
+ * shorter than a vector, as it would one channel at a time).  The planes
+ * come in and go out through 16 x 16 byte transposes.
+ *
+ * A batch is taken in bands of output rows.  A band's input rows (its
+ * slab) are converted once into floats with the padding around them
+ * (0, which is x_zp - x_zp): slab position (zz, yy, xx) is input
+ * (z0 + zz, y0 + yy, xx - pb), DW_CB floats each.  Then each output row's
+ * sums, then the band's requantization, over its positions as one flat
+ * range (a band's output rows are consecutive in the output plane).
  */
-typedef struct dw_run {
-	int64_t dst;         /* offset in the phase planes */
-	int64_t src;         /* offset in the input plane */
-	int64_t n;           /* input columns, every s-th */
-} dw_run;
+#define DW_CB 16
+#define DW_NV (DW_CB / PN_VL)    /* vectors per position: 1 (AVX-512), 2 (AVX2), 4 */
+/* Outputs of a row summed together: 8 vectors of sums in flight (an
+ * AVX-512 machine's fused multiply-adds take 4 cycles, two a cycle). */
+#define DW_XB (8 / DW_NV > 1 ? 8 / DW_NV : 1)
+/* Floats of a slab: a band's input rows stay in L2 while its rows of
+ * outputs are summed (a band is at least one output row, whatever this). */
+#define DW_SLAB_BUDGET ((int64_t)1 << 15)
 
-typedef struct dw_plan {
-	int64_t e[3];        /* phase plane extents */
-	int64_t phase;       /* floats per phase plane: e0 e1 e2 */
-	int64_t plane;       /* floats of all phases */
-	int64_t nq;          /* flat outputs computed: (out0 - 1) e1 e2 + (out1 - 1) e2 + out2 */
-	int64_t *off;        /* per tap: its phase plane's start plus its offset in it */
-	dw_run *run;         /* per input row and column phase: one run, in dst order */
-	int64_t nrun;
-} dw_plan;
+typedef struct dw_geom {
+	int64_t X;           /* slab columns: padded input width, at least what the outputs reach */
+	int64_t zd;          /* slab depth: (k0 - 1) d0 + 1 */
+	int64_t ry;          /* slab rows the taps of one output row reach: (k1 - 1) d1 + 1 */
+	int64_t rows;        /* slab rows of a full band: (band - 1) s1 + ry */
+	int64_t band;        /* output rows per band */
+	int64_t *off;        /* per tap: its floats from the slab position of its output */
+} dw_geom;
 
 /* Padded extent of axis a: the input with its padding, and at least what
  * the last output's window reaches. */
@@ -60,274 +66,385 @@ static int64_t dw_extent(const pn_window *W, int a)
 	return e > reach ? e : reach;
 }
 
-static int dw_run_cmp(const void *a, const void *b)
-{
-	int64_t x = ((const dw_run *)a)->dst, y = ((const dw_run *)b)->dst;
-	return (x > y) - (x < y);
-}
-
 int pn_conv_q8_dw_fits(const pn_conv_geom *g)
 {
 	const pn_window *W = &g->w;
 	if (g->Cg != 1 || g->Mg != 1 || g->ksz > PN_Q8_DW_KMAX)
 		return 0;
-	/* the phase planes hold prod over axes of s ceil(extent / s) floats,
-	 * the padded input prod of extent */
-	double phases = 1, padded = 1;
-	for (int a = 0; a < 3; a++) {
-		const int64_t e = dw_extent(W, a);
-		phases *= (double)W->s[a] * (double)((e + W->s[a] - 1) / W->s[a]);
-		padded *= (double)e;
-	}
-	return phases <= 2 * padded + 4096;
+	/* one band of one output row must not be far larger than the planes
+	 * (a dilation of thousands on a small padded input would make it vast) */
+	double slab = (double)((W->k[0] - 1) * W->d[0] + 1) * (double)((W->k[1] - 1) * W->d[1] + 1) *
+		      (double)dw_extent(W, 2);
+	return slab <= 4.0 * (double)(g->isp + g->osp) + 4096;
 }
 
-/* The plan's sizes, then its tables: off[ksz] and run[in0 in1 s2] (the
- * divisions by the strides happen here, once, not per channel). */
-static void dw_plan_init(const pn_window *W, dw_plan *P, int64_t *off, dw_run *run)
+static void dw_geom_init(const pn_window *W, dw_geom *G, int64_t *off)
 {
-	for (int a = 0; a < 3; a++)
-		P->e[a] = (dw_extent(W, a) + W->s[a] - 1) / W->s[a];
-	P->phase = P->e[0] * P->e[1] * P->e[2];
-	P->plane = P->phase * W->s[0] * W->s[1] * W->s[2];
-	P->nq = ((W->out[0] - 1) * P->e[1] + W->out[1] - 1) * P->e[2] + W->out[2];
-	P->off = off;
-	P->run = run;
+	G->X = dw_extent(W, 2);
+	G->zd = (W->k[0] - 1) * W->d[0] + 1;
+	G->ry = (W->k[1] - 1) * W->d[1] + 1;
+	int64_t fit = DW_SLAB_BUDGET / (G->zd * G->X * DW_CB);
+	G->band = fit > G->ry ? (fit - G->ry) / W->s[1] + 1 : 1;
+	if (G->band > W->out[1])
+		G->band = W->out[1];
+	G->rows = (G->band - 1) * W->s[1] + G->ry;
+	G->off = off;
 	int64_t t = 0;
 	for (int64_t kz = 0; kz < W->k[0]; kz++)
 		for (int64_t ky = 0; ky < W->k[1]; ky++)
-			for (int64_t kx = 0; kx < W->k[2]; kx++) {
-				const int64_t c[3] = {kz * W->d[0], ky * W->d[1], kx * W->d[2]};
-				int64_t ph = (c[0] % W->s[0] * W->s[1] + c[1] % W->s[1]) * W->s[2] +
-					     c[2] % W->s[2];
-				off[t++] = ph * P->phase +
-					   (c[0] / W->s[0] * P->e[1] + c[1] / W->s[1]) * P->e[2] +
-					   c[2] / W->s[2];
-			}
-	/* phase p of a row holds padded columns c = j s + p, input column c - pb */
-	const int64_t s = W->s[2], pb = W->pb[2], in = W->in[2];
-	P->nrun = 0;
-	for (int64_t z = 0; z < W->in[0]; z++)
-		for (int64_t r = 0; r < W->in[1]; r++) {
-			int64_t pz = z + W->pb[0], py = r + W->pb[1];
-			int64_t ph = (pz % W->s[0] * W->s[1] + py % W->s[1]) * s;
-			int64_t row = ph * P->phase + (pz / W->s[0] * P->e[1] + py / W->s[1]) * P->e[2];
-			for (int64_t p = 0; p < s; p++) {
-				int64_t j0 = pb > p ? (pb - p + s - 1) / s : 0;
-				int64_t j1 = in + pb - p > 0 ? (in + pb - p - 1) / s + 1 : 0;
-				if (j1 > j0)
-					run[P->nrun++] = (dw_run){
-						.dst = row + p * P->phase + j0,
-						.src = (z * W->in[1] + r) * in + j0 * s + p - pb,
-						.n = j1 - j0};
-			}
-		}
-	qsort(run, (size_t)P->nrun, sizeof(dw_run), dw_run_cmp);
+			for (int64_t kx = 0; kx < W->k[2]; kx++)
+				off[t++] = ((kz * W->d[0] * G->rows + ky * W->d[1]) * G->X +
+					    kx * W->d[2]) * DW_CB;
 }
 
-/* d[j] = src[j * s] - zp for j < n.  Strides 1 and 2, the common ones, in
- * vectors: rows are short (a 14-wide plane would be all loop remainder).
- * With AVX-512 a last part of under 16 is stored as a whole vector, its
- * lanes past n zero (a masked store costs this machine's kind, AMD Zen 4,
- * many plain ones): d[n, n + 15) must be padding or written later. */
-static void dw_run_to_f32(float *restrict d, const uint8_t *restrict src, int64_t n, int64_t s,
-			  float zp)
+/* --- 16 x 16 bytes: channels to positions and back ---------------------------------- */
+
+#if defined(__SSE2__)
+typedef __m128i dw_b16;
+static inline dw_b16 dw_b16_load(const uint8_t *p) { return _mm_loadu_si128((const __m128i *)p); }
+static inline void dw_b16_store(uint8_t *p, dw_b16 v) { _mm_storeu_si128((__m128i *)p, v); }
+
+/* r[i][j] -> r[j][i]: four rounds of interleaving row i with row i + 8
+ * (each round moves the row index's bits one place; after four they are
+ * the column's). */
+static inline void dw_transpose(dw_b16 r[16])
 {
-	int64_t j = 0;
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
-	const __m512 z = _mm512_set1_ps(zp);
-	if (s == 1) {
-		/* whole vectors with plain loads and stores, the last with masks */
-		for (; j + 16 <= n; j += 16) {
-			__m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + j)));
-			_mm512_storeu_ps(d + j, _mm512_sub_ps(_mm512_cvtepi32_ps(v), z));
+	for (int round = 0; round < 4; round++) {
+		dw_b16 t[16];
+		for (int i = 0; i < 8; i++) {
+			t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+			t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
 		}
-		if (j < n) {
-			__mmask16 m = (__mmask16)((1u << (n - j)) - 1);
-			__m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, src + j));
-			_mm512_storeu_ps(d + j, _mm512_maskz_sub_ps(m, _mm512_cvtepi32_ps(v), z));
-			j = n;
-		}
+		memcpy(r, t, sizeof(t));
 	}
-	else if (s == 2)
-		for (; j < n; j += 16) {
-			/* the 16-bit lanes' low bytes are the even elements; the last
-			 * pair's odd byte is past the run when n - j < 16 */
-			int64_t b = 2 * (n - j) - 1;
-			__m256i w = b >= 32 ? _mm256_loadu_si256((const __m256i *)(src + 2 * j))
-					    : _mm256_maskz_loadu_epi8((__mmask32)((1u << b) - 1), src + 2 * j);
-			__m512i v = _mm512_cvtepu16_epi32(_mm256_and_si256(w, _mm256_set1_epi16(0xff)));
-			__mmask16 k = n - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - j)) - 1);
-			_mm512_storeu_ps(d + j, _mm512_maskz_sub_ps(k, _mm512_cvtepi32_ps(v), z));
-		}
-#elif defined(__AVX2__)
-	const __m256 z = _mm256_set1_ps(zp);
-	if (s == 1)
-		for (; j + 8 <= n; j += 8) {
-			__m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(src + j)));
-			_mm256_storeu_ps(d + j, _mm256_sub_ps(_mm256_cvtepi32_ps(v), z));
-		}
-	else if (s == 2)
-		for (; j + 8 <= n; j += 8) {
-			/* 16 bytes from src + 2j: the last odd one is read only when
-			 * the run goes on past it */
-			if (2 * (j + 8) > 2 * (n - 1) + 1)
-				break;
-			__m128i w = _mm_loadu_si128((const __m128i *)(src + 2 * j));
-			__m256i v = _mm256_cvtepu16_epi32(_mm_and_si128(w, _mm_set1_epi16(0xff)));
-			_mm256_storeu_ps(d + j, _mm256_sub_ps(_mm256_cvtepi32_ps(v), z));
-		}
+}
+#else
+typedef struct { uint8_t b[16]; } dw_b16;
+static inline dw_b16 dw_b16_load(const uint8_t *p)
+{
+	dw_b16 v;
+	memcpy(v.b, p, 16);
+	return v;
+}
+static inline void dw_b16_store(uint8_t *p, dw_b16 v) { memcpy(p, v.b, 16); }
+static inline void dw_transpose(dw_b16 r[16])
+{
+	dw_b16 t[16];
+	for (int i = 0; i < 16; i++)
+		for (int j = 0; j < 16; j++)
+			t[j].b[i] = r[i].b[j];
+	memcpy(r, t, sizeof(t));
+}
 #endif
-	for (; j < n; j++)
-		d[j] = (float)src[j * s] - zp;
-}
 
-/* Plane x (uint8) into buf as floats x - zp, in the padded phase layout.
- * The runs go in their order in buf, so that what a run's last vector
- * writes past its end (zeros) is padding or the place of a later run: the
- * padding stays the 0 the buffer was made with. */
-static void dw_convert(const pn_window *W, const dw_plan *P, const uint8_t *x, float zp,
-		       float *buf)
+/* The first n bytes of v to p (n <= 16). */
+static inline void dw_b16_store_n(uint8_t *p, dw_b16 v, int64_t n)
 {
-	for (int64_t r = 0; r < P->nrun; r++)
-		dw_run_to_f32(buf + P->run[r].dst, x + P->run[r].src, P->run[r].n, W->s[2], zp);
-}
-
-/* VB vectors of sums from flat output q0 into acc. */
-static inline __attribute__((always_inline)) void dw_vectors(int VB, int64_t ksz,
-							     const int64_t *off, const float *wf,
-							     const float *buf, int64_t q0, float *acc)
-{
-	pn_vf a[4];
-	for (int v = 0; v < VB; v++)
-		a[v] = pn_vzero();
-	for (int64_t t = 0; t < ksz; t++) {
-		pn_vf wv = pn_vset1(wf[t]);
-		const float *p = buf + off[t] + q0;
-		for (int v = 0; v < VB; v++)
-			a[v] = pn_vfma(wv, pn_vload(p + v * PN_VL), a[v]);
-	}
-	for (int v = 0; v < VB; v++)
-		pn_vstore(acc + q0 + v * PN_VL, a[v]);
-}
-
-/* The flat sums of one channel (plane buf, weights wf) into acc: blocks of
- * 4 vectors (4 independent chains of fused multiply-adds), the last block
- * with what is left. */
-static void dw_sums(const dw_plan *P, int64_t ksz, const float *wf, const float *buf, float *acc)
-{
-	for (int64_t q0 = 0; q0 < P->nq; q0 += 4 * PN_VL) {
-		switch ((P->nq - q0 + PN_VL - 1) / PN_VL) {
-		case 1:
-			dw_vectors(1, ksz, P->off, wf, buf, q0, acc);
-			break;
-		case 2:
-			dw_vectors(2, ksz, P->off, wf, buf, q0, acc);
-			break;
-		case 3:
-			dw_vectors(3, ksz, P->off, wf, buf, q0, acc);
-			break;
-		default:
-			dw_vectors(4, ksz, P->off, wf, buf, q0, acc);
-			break;
-		}
-	}
-}
-
-/* One channel's flat sums acc requantized into y, a row at a time (the q
- * past each row dropped). */
-static void dw_requant(const pn_window *W, const dw_plan *P, const q8_out *o, int64_t m,
-		       const float *acc, uint8_t *y)
-{
-	const int64_t ox_n = W->out[2];
-	if (ox_n == P->e[2] && W->out[1] == P->e[1]) {
-		q8_requant_row(o, m, acc, P->nq, y);
+	if (n == 16) {
+		dw_b16_store(p, v);
 		return;
 	}
-	for (int64_t oz = 0; oz < W->out[0]; oz++)
-		for (int64_t oy = 0; oy < W->out[1]; oy++, y += ox_n)
-			q8_requant_row(o, m, acc + (oz * P->e[1] + oy) * P->e[2], ox_n, y);
+	uint8_t t[16];
+	dw_b16_store(t, v);
+	memcpy(p, t, (size_t)n);
 }
 
-/* Per-thread buffers of a batch of channels. */
+/* 16 bytes as 16 floats b - zp at d. */
+static inline void dw_widen(dw_b16 b, float zp, float *d)
+{
+#if defined(__AVX512F__)
+	_mm512_storeu_ps(d, _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b)),
+					  _mm512_set1_ps(zp)));
+#elif defined(__AVX2__)
+	const __m256 z = _mm256_set1_ps(zp);
+	_mm256_storeu_ps(d, _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), z));
+	_mm256_storeu_ps(d + 8, _mm256_sub_ps(_mm256_cvtepi32_ps(
+						      _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8))), z));
+#elif defined(__SSE2__)
+	const __m128i zero = _mm_setzero_si128();
+	const __m128 z = _mm_set1_ps(zp);
+	__m128i lo = _mm_unpacklo_epi8(b, zero), hi = _mm_unpackhi_epi8(b, zero);
+	_mm_storeu_ps(d, _mm_sub_ps(_mm_cvtepi32_ps(_mm_unpacklo_epi16(lo, zero)), z));
+	_mm_storeu_ps(d + 4, _mm_sub_ps(_mm_cvtepi32_ps(_mm_unpackhi_epi16(lo, zero)), z));
+	_mm_storeu_ps(d + 8, _mm_sub_ps(_mm_cvtepi32_ps(_mm_unpacklo_epi16(hi, zero)), z));
+	_mm_storeu_ps(d + 12, _mm_sub_ps(_mm_cvtepi32_ps(_mm_unpackhi_epi16(hi, zero)), z));
+#else
+	for (int i = 0; i < 16; i++)
+		d[i] = (float)b.b[i] - zp;
+#endif
+}
+
+/* --- the three phases of a band ----------------------------------------------------- */
+
+/* The batch's channel planes pl[16] (8-bit; the batch's missing channels
+ * repeat its first), flat positions [p0, p1) of whole input rows, into the
+ * slab from row start dst (column pb on): positions p0.. go to dst, dst +
+ * DW_CB, ..., the next input row X DW_CB floats further.  A last block
+ * reads no byte past the plane when that would leave the tensor (end). */
+static void dw_convert(const uint8_t *const *pl, int64_t p0, int64_t p1, int64_t in2, int64_t X,
+		       float zp, const uint8_t *end, float *dst)
+{
+	int64_t col = 0;
+	for (int64_t p = p0; p < p1; p += 16) {
+		const int64_t n = p1 - p < 16 ? p1 - p : 16;
+		dw_b16 r[16];
+		for (int i = 0; i < 16; i++) {
+			const uint8_t *s = pl[i] + p;
+			if (n == 16 || end - s >= 16) {
+				r[i] = dw_b16_load(s);
+			} else {
+				uint8_t t[16] = {0};
+				memcpy(t, s, (size_t)n);
+				r[i] = dw_b16_load(t);
+			}
+		}
+		dw_transpose(r);
+		for (int64_t j = 0; j < n; j++) {
+			dw_widen(r[j], zp, dst + col * DW_CB);
+			if (++col == in2) {
+				col = 0;
+				dst += X * DW_CB;
+			}
+		}
+	}
+}
+
+/* The slab of the band whose first output is (oz, oy0): rows outside the
+ * input and columns of padding 0, the rest converted. */
+static void dw_fill(const pn_window *W, const dw_geom *G, const uint8_t *const *pl, int64_t oz,
+		    int64_t oy0, int64_t rows, float zp, const uint8_t *end, float *slab)
+{
+	const int64_t in1 = W->in[1], in2 = W->in[2], pb = W->pb[2];
+	const int64_t y0 = oy0 * W->s[1] - W->pb[1];
+	const size_t row_bytes = sizeof(float) * (size_t)(G->X * DW_CB);
+	for (int64_t zz = 0; zz < G->zd; zz++) {
+		const int64_t z = oz * W->s[0] - W->pb[0] + zz;
+		float *plane = slab + zz * G->rows * G->X * DW_CB;
+		int64_t ya = y0 < 0 ? 0 : y0, yb = y0 + rows < in1 ? y0 + rows : in1;
+		if (z < 0 || z >= W->in[0] || ya >= yb) {
+			memset(plane, 0, row_bytes * (size_t)rows);
+			continue;
+		}
+		for (int64_t yy = 0; yy < rows; yy++) {
+			float *row = plane + yy * G->X * DW_CB;
+			if (y0 + yy < ya || y0 + yy >= yb) {
+				memset(row, 0, row_bytes);
+				continue;
+			}
+			memset(row, 0, sizeof(float) * (size_t)(pb * DW_CB));
+			memset(row + (pb + in2) * DW_CB, 0,
+			       sizeof(float) * (size_t)((G->X - pb - in2) * DW_CB));
+		}
+		dw_convert(pl, (z * in1 + ya) * in2, (z * in1 + yb) * in2, in2, G->X, zp, end,
+			   plane + ((ya - y0) * G->X + pb) * DW_CB);
+	}
+}
+
+/* XB outputs of a row (their slab positions step floats apart from src)
+ * into acc, DW_CB floats each: every tap one fused multiply-add per vector. */
+static inline __attribute__((always_inline)) void dw_block(int XB, int64_t ksz,
+							   const int64_t *off, const float *wv,
+							   const float *src, int64_t step,
+							   float *acc)
+{
+	pn_vf a[DW_XB][DW_NV];
+	for (int j = 0; j < XB; j++)
+		for (int v = 0; v < DW_NV; v++)
+			a[j][v] = pn_vzero();
+	for (int64_t t = 0; t < ksz; t++) {
+		const float *p = src + off[t];
+		for (int v = 0; v < DW_NV; v++) {
+			const pn_vf w = pn_vload(wv + t * DW_CB + v * PN_VL);
+			for (int j = 0; j < XB; j++)
+				a[j][v] = pn_vfma(w, pn_vload(p + j * step + v * PN_VL), a[j][v]);
+		}
+	}
+	for (int j = 0; j < XB; j++)
+		for (int v = 0; v < DW_NV; v++)
+			pn_vstore(acc + j * DW_CB + v * PN_VL, a[j][v]);
+}
+
+/* One output row's sums (ox_n outputs, slab row start src) into acc:
+ * blocks of DW_XB, then one block of what is left (a 7-wide row is one
+ * block of 7, not 7 of 1). */
+static void dw_row_sums(const pn_window *W, const dw_geom *G, int64_t ksz, const float *wv,
+			const float *src, float *acc)
+{
+	const int64_t ox_n = W->out[2], step = W->s[2] * DW_CB;
+	for (int64_t ox = 0; ox < ox_n; ox += DW_XB) {
+		const float *s = src + ox * step;
+		float *a = acc + ox * DW_CB;
+		switch (ox_n - ox < DW_XB ? ox_n - ox : DW_XB) {
+#define DW_CASE(n)                                                   \
+	case n:                                                      \
+		dw_block(n < DW_XB ? n : DW_XB, ksz, G->off, wv, s, step, a); \
+		break;
+			DW_CASE(1) DW_CASE(2) DW_CASE(3) DW_CASE(4) DW_CASE(5) DW_CASE(6) DW_CASE(7)
+#undef DW_CASE
+		default:
+			dw_block(DW_XB, ksz, G->off, wv, s, step, a);
+			break;
+		}
+	}
+}
+
+/* One position's 16 channel sums as 16 output bytes (mult, bias: the
+ * batch's channels). */
+static inline dw_b16 dw_requant16(const q8_out *o, const float *mult, const float *bias,
+				  const float *acc)
+{
+#if Q8_VEC == 512
+	return q8_bytes16(o, q8_finish_lanes(o, pn_vload(mult), pn_vload(bias), pn_vload(acc)));
+#elif Q8_VEC == 256
+	return q8_pack16(o, q8_finish_lanes(o, pn_vload(mult), pn_vload(bias), pn_vload(acc)),
+			 q8_finish_lanes(o, pn_vload(mult + 8), pn_vload(bias + 8),
+					 pn_vload(acc + 8)));
+#else
+	uint8_t b[16];
+	for (int i = 0; i < 16; i++) {
+		float t = q8_finish1(o, mult[i], bias[i], acc[i]);
+		b[i] = o->u8 ? (uint8_t)t : (uint8_t)(int8_t)t;
+	}
+	return dw_b16_load(b);
+#endif
+}
+
+/* The band's npos sums (acc, DW_CB floats each) requantized: 16 positions
+ * at a time, transposed to 16 channel rows, the batch's cn channels
+ * written from y[i] on.  acc has room for a last block's unused lanes. */
+static void dw_requant(const q8_out *o, const float *mult, const float *bias, const float *acc,
+		       int64_t npos, int cn, uint8_t *const *y)
+{
+	for (int64_t p = 0; p < npos; p += 16) {
+		const int64_t n = npos - p < 16 ? npos - p : 16;
+		dw_b16 r[16];
+		for (int j = 0; j < 16; j++)
+			r[j] = dw_requant16(o, mult, bias, acc + (p + j) * DW_CB);
+		dw_transpose(r);
+		for (int i = 0; i < cn; i++)
+			dw_b16_store_n(y[i] + p, r[i], n);
+	}
+}
+
+/* --- the convolution ---------------------------------------------------------------- */
+
+/* Per batch of channels: each tap's DW_CB weights (made once per session
+ * when the weights are fixed), each channel's scale and bias; 0 in the
+ * lanes past the last channel. */
+typedef struct dw_consts {
+	float *w;            /* [batch][tap][DW_CB] */
+	float *mult, *bias;  /* [batch][DW_CB] */
+} dw_consts;
+
+static void dw_weights_fill(const pn_conv_geom *g, const int8_t *w, int64_t nbat, float *wv)
+{
+	for (int64_t b = 0; b < nbat; b++)
+		for (int64_t t = 0; t < g->ksz; t++)
+			for (int i = 0; i < DW_CB; i++) {
+				const int64_t c = b * DW_CB + i;
+				wv[(b * g->ksz + t) * DW_CB + i] = c < g->C ? (float)w[c * g->ksz + t] : 0;
+			}
+}
+
+static void dw_scales_fill(const pn_conv_geom *g, const float *bias, const float *mult,
+			   int64_t nbat, dw_consts *K)
+{
+	for (int64_t c = 0; c < nbat * DW_CB; c++) {
+		K->mult[c] = c < g->C ? mult[c] : 0;
+		K->bias[c] = c < g->C && bias ? bias[c] : 0;
+	}
+}
+
+/* Per-thread buffers: the slab and the band's sums. */
 typedef struct dw_bufs {
-	float *plane;      /* the batch's phase planes, each plane_ld floats */
-	float *acc;        /* their flat sums, each nqv floats */
-	int64_t plane_ld, nqv;
+	float *slab, *acc;
 } dw_bufs;
 
-/* Channels per batch: each phase (conversion, sums, requantization) runs
- * over the batch before the next begins, so that no load waits on the
- * stores just before it (a small plane's conversion is read back within a
- * few dozen cycles otherwise); fewer for large planes, to stay in L2. */
-#define DW_BATCH 8
-
-static int dw_batch_of(const dw_plan *P)
+/* Batch bt of image n through every band. */
+static void dw_batch(const pn_conv_geom *g, const pn_conv_q8 *a, const dw_geom *G,
+		     const dw_consts *K, const q8_out *o, int64_t n, int64_t bt, dw_bufs B,
+		     uint8_t *yt)
 {
-	int64_t b = ((int64_t)1 << 16) / (P->plane + 1);
-	return b < 1 ? 1 : b > DW_BATCH ? DW_BATCH : (int)b;
+	const pn_window *W = &g->w;
+	const int64_t c0 = bt * DW_CB;
+	const int cn = g->C - c0 < DW_CB ? (int)(g->C - c0) : DW_CB;
+	const uint8_t *x = a->x->data, *end = x + g->N * g->C * g->isp;
+	const uint8_t *pl[DW_CB];
+	for (int i = 0; i < DW_CB; i++)
+		pl[i] = x + (n * g->C + c0 + (i < cn ? i : 0)) * g->isp;
+	const float *wv = K->w + bt * g->ksz * DW_CB;
+	const int64_t ox_n = W->out[2];
+	for (int64_t oz = 0; oz < W->out[0]; oz++)
+		for (int64_t oy0 = 0; oy0 < W->out[1]; oy0 += G->band) {
+			const int64_t nr = W->out[1] - oy0 < G->band ? W->out[1] - oy0 : G->band;
+			dw_fill(W, G, pl, oz, oy0, (nr - 1) * W->s[1] + G->ry, (float)a->x_zp, end,
+				B.slab);
+			for (int64_t r = 0; r < nr; r++)
+				dw_row_sums(W, G, g->ksz, wv, B.slab + r * W->s[1] * G->X * DW_CB,
+					    B.acc + r * ox_n * DW_CB);
+			uint8_t *y[DW_CB];
+			for (int i = 0; i < cn; i++)
+				y[i] = yt + (n * g->C + c0 + i) * g->osp + (oz * W->out[1] + oy0) * ox_n;
+			dw_requant(o, K->mult + c0, K->bias + c0, B.acc, nr * ox_n, cn, y);
+		}
 }
 
 int pn_conv_q8_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a,
 			 const float *mult)
 {
 	const pn_window *W = &g->w;
-	dw_plan P;
+	dw_geom G;
+	const int64_t nbat = (g->C + DW_CB - 1) / DW_CB, items = g->N * nbat;
 	int64_t *off = malloc(sizeof(int64_t) * (size_t)g->ksz);
-	dw_run *run = malloc(sizeof(dw_run) * (size_t)(W->in[0] * W->in[1] * W->s[2]));
-	if (!off || !run) {
-		free(off);
-		free(run);
-		return pn_kfail(k, "out of memory");
-	}
-	dw_plan_init(W, &P, off, run);
-	const int nb = dw_batch_of(&P);
-	const int64_t nbat = (g->C + nb - 1) / nb, items = g->N * nbat;
-	/* per thread: the phase planes, each with slack for the reads of the
-	 * last vector's dropped lanes (at most nq rounded up past a tap's
-	 * offset, which is inside the planes); the flat sums */
-	dw_bufs B = {.nqv = (P.nq + PN_VL - 1) / PN_VL * PN_VL};
-	B.plane_ld = (P.plane + B.nqv + 15) / 16 * 16;
-	const int64_t per = nb * (B.plane_ld + B.nqv);
+	const size_t wbytes = sizeof(float) * (size_t)(nbat * g->ksz * DW_CB);
+	int fresh = 0;
+	/* tag 1: a node whose planes change size may take the GEMM path (tag 0) too */
+	float *kept = a->w_fixed ? pn_kmemo(k, 1, wbytes, &fresh) : NULL;
+	float *own = kept ? NULL : malloc(wbytes);
+	fresh = fresh || own;    /* a buffer of its own is always filled */
+	dw_consts K = {
+		.w = kept ? kept : own,
+		.mult = malloc(sizeof(float) * (size_t)(nbat * DW_CB)),
+		.bias = malloc(sizeof(float) * (size_t)(nbat * DW_CB)),
+	};
 	int nt = 1;
 	if (items > 1 && g->N * g->C * g->osp * g->ksz > PN_PAR_MIN_WORK && !omp_in_parallel())
 		nt = omp_get_max_threads() < items ? omp_get_max_threads() : (int)items;
-	float *wf = malloc(sizeof(float) * (size_t)(g->M * g->ksz));
-	float *scr = calloc((size_t)(per * nt), sizeof(float));
-	if (!wf || !scr) {
+	float *scr = NULL;
+	int64_t per = 0;
+	if (off) {
+		dw_geom_init(W, &G, off);
+		/* per thread: the slab, then the band's sums with a last block's
+		 * 16 positions of slack; 64-byte multiples */
+		const int64_t slab = G.zd * G.rows * G.X * DW_CB;
+		per = (slab + (G.band * W->out[2] + 16) * DW_CB + 15) / 16 * 16;
+		scr = aligned_alloc(64, sizeof(float) * (size_t)(per * nt));
+		if (scr)    /* a last block's unused lanes are read: defined, not stale */
+			memset(scr, 0, sizeof(float) * (size_t)(per * nt));
+	}
+	if (!off || !K.w || !K.mult || !K.bias || !scr) {
 		free(off);
-		free(run);
-		free(wf);
+		free(own);
+		free(K.mult);
+		free(K.bias);
 		free(scr);
 		return pn_kfail(k, "out of memory");
 	}
-	const int8_t *w = a->w->data;
-	for (int64_t i = 0; i < g->M * g->ksz; i++)
-		wf[i] = (float)w[i];
+	if (fresh)
+		dw_weights_fill(g, a->w->data, nbat, K.w);
+	dw_scales_fill(g, a->bias ? a->bias->data : NULL, mult, nbat, &K);
 	const q8_out o = q8_out_of(a, NULL, mult, 0);
-	const uint8_t *x = a->x->data;
 	uint8_t *y = k->out[0]->data;
-	const float zp = (float)a->x_zp;
 	#pragma omp parallel for num_threads(nt) schedule(static)
 	for (int64_t it = 0; it < items; it++) {
-		dw_bufs T = B;
-		T.plane = scr + per * omp_get_thread_num();
-		T.acc = T.plane + nb * B.plane_ld;
-		int64_t n = it / nbat, c0 = it % nbat * nb;
-		int cn = g->C - c0 < nb ? (int)(g->C - c0) : nb;
-		const int64_t nc0 = n * g->C + c0;
-		for (int i = 0; i < cn; i++)
-			dw_convert(W, &P, x + (nc0 + i) * g->isp, zp, T.plane + i * T.plane_ld);
-		for (int i = 0; i < cn; i++)
-			dw_sums(&P, g->ksz, wf + (c0 + i) * g->ksz, T.plane + i * T.plane_ld,
-				T.acc + i * T.nqv);
-		for (int i = 0; i < cn; i++)
-			dw_requant(W, &P, &o, c0 + i, T.acc + i * T.nqv, y + (nc0 + i) * g->osp);
+		float *mine = scr + per * omp_get_thread_num();
+		dw_bufs B = {.slab = mine, .acc = mine + G.zd * G.rows * G.X * DW_CB};
+		dw_batch(g, a, &G, &K, &o, it / nbat, it % nbat, B, y);
 	}
 	free(off);
-	free(run);
-	free(wf);
+	free(own);
+	free(K.mult);
+	free(K.bias);
 	free(scr);
 	return 0;
 }
-

@@ -101,14 +101,22 @@ static inline __attribute__((always_inline)) pn_vf q8_act_v(const q8_out *o, pn_
 }
 
 /* q8_finish1 lane by lane: PN_VL exact sums x as in-range output values
- * (floats holding integers). */
-static inline __attribute__((always_inline)) pn_vf q8_finish_v(const q8_out *o, float mult,
-							       float b, pn_vf x)
+ * (floats holding integers), each lane with its own scale and bias (the
+ * depthwise path holds one channel a lane). */
+static inline __attribute__((always_inline)) pn_vf q8_finish_lanes(const q8_out *o, pn_vf mult,
+								   pn_vf b, pn_vf x)
 {
-	pn_vf t = q8_act_v(o, pn_vadd(pn_vmul(x, pn_vset1(mult)), pn_vset1(b)));
+	pn_vf t = q8_act_v(o, pn_vadd(pn_vmul(x, mult), b));
 	t = pn_vround(pn_vdiv(t, pn_vset1(o->y_scale)));
 	/* pn_vmax keeps lo for NaN, as q8_finish1 */
 	return pn_vmin(pn_vmax(pn_vadd(t, pn_vset1(o->y_zp)), pn_vset1(o->lo)), pn_vset1(o->hi));
+}
+
+/* The same with one output channel's scale and bias in every lane. */
+static inline __attribute__((always_inline)) pn_vf q8_finish_v(const q8_out *o, float mult,
+							       float b, pn_vf x)
+{
+	return q8_finish_lanes(o, pn_vset1(mult), pn_vset1(b), x);
 }
 #endif
 

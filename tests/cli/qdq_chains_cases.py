@@ -248,9 +248,17 @@ case('qconv_depthwise_3d', 1, 4, 4, [5, 6, 7], [3, 3, 3], group=4, strides=[1, 2
 case('qconv_depthwise_batches', 1, 20, 20, [60, 70], [3, 3], group=20, pads=[1, 1, 1, 1],
      act=('Clip', 0.0, 6.0), y_scale=6 / 255, seed=27)
 case('qconv_depthwise_1x1', 1, 5, 5, [8, 16], [1, 1], group=5, seed=28)
-# a stride far beyond the input: the GEMM path, not a vast phase layout
+# a plane wide enough to be taken in several bands of rows, the last one
+# reaching the bottom padding; three batches of channels, the last of one
+case('qconv_depthwise_bands', 2, 33, 33, [50, 130], [3, 3], group=33, strides=[2, 2],
+     pads=[1, 1, 1, 1], seed=32)
+# a stride far beyond the input: one output column, no vast buffer
 case('qconv_depthwise_wide_stride', 1, 4, 4, [9, 9], [3, 3], group=4, strides=[2, 100000000],
      pads=[1, 1, 1, 1], seed=31)
+# a dilation far beyond the input with padding to match: the GEMM path,
+# not a buffer of 2,000 padded rows
+case('qconv_depthwise_wide_dilation', 1, 3, 3, [5, 5], [3, 3], group=3, dil=[1000, 1000],
+     pads=[1000, 1000, 1000, 1000], seed=33)
 # a fully connected layer: the Gemm as a 1x1 convolution
 case('qgemm_relu', 3, 70, 45, [], [], gemm=True, seed=29)
 case('qgemm_int8out', 1, 300, 20, [], [], gemm=True, relu=False, per_channel=False,
