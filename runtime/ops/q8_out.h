@@ -34,6 +34,8 @@ typedef struct q8_out {
 	int act;                 /* enum pn_q8_act */
 	float act_a, act_b;
 	float y_scale, y_zp, lo, hi;
+	float qlo, qhi;          /* lo - y_zp, hi - y_zp: the vector form's bounds */
+	int32_t y_zpi;
 	int u8;
 } q8_out;
 
@@ -100,16 +102,19 @@ static inline __attribute__((always_inline)) pn_vf q8_act_v(const q8_out *o, pn_
 	}
 }
 
-/* q8_finish1 lane by lane: PN_VL exact sums x as in-range output values
- * (floats holding integers), each lane with its own scale and bias (the
- * depthwise path holds one channel a lane). */
+/* q8_finish1 lane by lane, up to its rounding: PN_VL exact sums x as
+ * quotients y / y_scale clamped to [lo - y_zp, hi - y_zp], each lane with
+ * its own scale and bias (the depthwise path holds one channel a lane).
+ * q8_bytes16 / q8_pack16 round them half to even in the conversion to
+ * integers and add y_zp there: the same result as rounding, adding and
+ * clamping in float32 (the bounds are integers and rounding is monotonic),
+ * two operations fewer. */
 static inline __attribute__((always_inline)) pn_vf q8_finish_lanes(const q8_out *o, pn_vf mult,
 								   pn_vf b, pn_vf x)
 {
-	pn_vf t = q8_act_v(o, pn_vadd(pn_vmul(x, mult), b));
-	t = pn_vround(pn_vdiv(t, pn_vset1(o->y_scale)));
-	/* pn_vmax keeps lo for NaN, as q8_finish1 */
-	return pn_vmin(pn_vmax(pn_vadd(t, pn_vset1(o->y_zp)), pn_vset1(o->lo)), pn_vset1(o->hi));
+	pn_vf t = pn_vdiv(q8_act_v(o, pn_vadd(pn_vmul(x, mult), b)), pn_vset1(o->y_scale));
+	/* pn_vmax keeps the bound for NaN, as q8_finish1 gives lo */
+	return pn_vmin(pn_vmax(t, pn_vset1(o->qlo)), pn_vset1(o->qhi));
 }
 
 /* The same with one output channel's scale and bias in every lane. */
@@ -121,11 +126,12 @@ static inline __attribute__((always_inline)) pn_vf q8_finish_v(const q8_out *o, 
 #endif
 
 #if Q8_VEC == 512
-/* 16 finished values as 16 bytes: in range, the low byte of each int32. */
+/* 16 finished values as 16 bytes: rounded half to even (the conversion's
+ * default mode), y_zp added; in range, the low byte of each int32. */
 static inline __m128i q8_bytes16(const q8_out *o, __m512 t)
 {
-	(void)o;
-	return _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(t));
+	return _mm512_cvtepi32_epi8(
+		_mm512_add_epi32(_mm512_cvtps_epi32(t), _mm512_set1_epi32(o->y_zpi)));
 }
 
 /* n (1..16) bytes of q to y: a whole vector takes a plain store (a masked
@@ -152,8 +158,10 @@ static inline __attribute__((always_inline)) void requant16(const q8_out *o, flo
  * lane). */
 static inline __m128i q8_pack16(const q8_out *o, __m256 t0, __m256 t1)
 {
+	const __m256i zp = _mm256_set1_epi32(o->y_zpi);
 	__m256i w16 = _mm256_permute4x64_epi64(
-		_mm256_packs_epi32(_mm256_cvtps_epi32(t0), _mm256_cvtps_epi32(t1)), 0xd8);
+		_mm256_packs_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(t0), zp),
+				   _mm256_add_epi32(_mm256_cvtps_epi32(t1), zp)), 0xd8);
 	__m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
 	return o->u8 ? _mm_packus_epi16(lo16, hi16) : _mm_packs_epi16(lo16, hi16);
 }
@@ -227,6 +235,9 @@ static inline q8_out q8_out_of(const pn_conv_q8 *a, const int32_t *wsum, const f
 		o.act = PN_Q8_NONE;
 		o.lo = o.lo > o.y_zp ? o.lo : o.y_zp;
 	}
+	o.y_zpi = a->y_zp;
+	o.qlo = o.lo - o.y_zp;
+	o.qhi = o.hi - o.y_zp;
 	return o;
 }
 
