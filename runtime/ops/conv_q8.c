@@ -134,9 +134,12 @@ static void q8_tile8(int64_t kq_n, const uint8_t *xp, const int8_t *wp, int32_t 
 /* Rows m0.. of a tile's sums (rows < mc, columns < nc), less x_zp times
  * each row's weight sum, requantized into y (row stride ldy): the int32
  * sums converted in registers (an AVX-512 vector holds a row). */
-static void requant_tile(const q8_out *o, int32_t acc[Q8_MR][Q8_NR], int64_t m0, int64_t mc,
+static void requant_tile(const q8_out *out, int32_t acc[Q8_MR][Q8_NR], int64_t m0, int64_t mc,
 			 int64_t nc, uint8_t *y, int64_t ldy)
 {
+	/* a copy of its own: the byte stores to y could alias *out, and every
+	 * row would load (and branch on) its fields again */
+	const q8_out copy = *out, *o = &copy;
 	for (int64_t i = 0; i < mc; i++) {
 		const int64_t m = m0 + i;
 		const float mult = o->mult[m], b = o->bias ? o->bias[m] : 0.0f;
