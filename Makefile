@@ -357,12 +357,13 @@ test-sanitize: deps sanitize-build
 # CI's sanitized tier: the plain build has run every test already, so the
 # sanitized one runs what reads outside bytes and bad input (every unit test,
 # the parsers' and the hostile inputs' CLI tests, the judge's hostile
-# candidates in redteam), where a memory error would hide; `make
+# candidates in redteam, the 8-bit kernels' edge cases in qdq_chains),
+# where a memory error would hide; `make
 # test-sanitize` (in `make check`) runs all of it.
 SAN_CI_TESTS := unit/* cli/extract_bad_input cli/hostile_inputs cli/hostile_semantic \
                 cli/fuzz_regressions cli/redteam cli/sources_url cli/sources_npm \
                 cli/sources_deb cli/merge cli/disk_full cli/stdout_full cli/run_binding \
-                cli/export_bad_variants cli/kill_points
+                cli/export_bad_variants cli/kill_points cli/qdq_chains
 test-sanitize-ci: deps sanitize-build
 	@SAN_ONLY="$(SAN_CI_TESTS)" tests/sanitize.sh all
 

@@ -303,6 +303,93 @@ static void im2col_shift_u8(const pn_window *w, const uint8_t *x, int64_t channe
 		}
 }
 
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+#define Q8_SHIFT_TAPS 64    /* taps of a window packed straight from its planes */
+
+/* Lane l's bit set when position p + l (l < n) reads inside the plane
+ * from tap offset (dy, dx): its row oy + dy in [0, H) (rows) and its
+ * column ox + dx in [0, W) (cols), one mask per ky and per kx. */
+static void shift_masks(const pn_window *w, int64_t p, int64_t n, __mmask16 *rows,
+			__mmask16 *cols)
+{
+	const int64_t W = w->in[2], H = w->in[1];
+	int32_t oy[Q8_NR], ox[Q8_NR];
+	for (int64_t l = 0, y = p / W, c = p % W; l < Q8_NR; l++) {
+		oy[l] = (int32_t)y;
+		ox[l] = (int32_t)c;
+		if (++c == W) {
+			c = 0;
+			y++;
+		}
+	}
+	const __m512i vy = _mm512_loadu_si512(oy), vx = _mm512_loadu_si512(ox);
+	const __mmask16 live = (__mmask16)((1u << n) - 1);
+	for (int64_t ky = 0; ky < w->k[1]; ky++) {
+		__m512i r = _mm512_add_epi32(vy, _mm512_set1_epi32((int32_t)(ky * w->d[1] - w->pb[1])));
+		rows[ky] = _mm512_mask_cmplt_epi32_mask(_mm512_cmpge_epi32_mask(r, _mm512_setzero_si512()) &
+								live,
+							r, _mm512_set1_epi32((int32_t)H));
+	}
+	for (int64_t kx = 0; kx < w->k[2]; kx++) {
+		__m512i c = _mm512_add_epi32(vx, _mm512_set1_epi32((int32_t)(kx * w->d[2] - w->pb[2])));
+		cols[kx] = _mm512_mask_cmplt_epi32_mask(_mm512_cmpge_epi32_mask(c, _mm512_setzero_si512()),
+							c, _mm512_set1_epi32((int32_t)W));
+	}
+}
+
+/*
+ * pack_x of im2col_shift_u8's columns without writing them: each k-quad's
+ * four rows are read from the planes at their tap's offset by masked loads
+ * (the padding, the columns that would wrap around a row's end, and the
+ * positions past np are the pad byte, or 0 past K), then interleaved as
+ * pack_quad does.  One pass over the bytes instead of three (im2col's
+ * padding, its copy, the packing).  Windows of at most Q8_SHIFT_TAPS taps.
+ */
+static void pack_x_shift(const pn_window *w, const uint8_t *x, int64_t K, int64_t p0, int64_t np,
+			 int64_t kq_n, uint8_t pad, uint8_t *xp)
+{
+	const int64_t W = w->in[2], isp = w->in[1] * W, taps = w->k[1] * w->k[2];
+	const int64_t panels = (np + Q8_NR - 1) / Q8_NR;
+	#pragma omp parallel for if (K * np > PN_PAR_MIN_WORK) schedule(static)
+	for (int64_t b = 0; b < panels; b++) {
+		const int64_t p = p0 + b * Q8_NR, n = np - b * Q8_NR < Q8_NR ? np - b * Q8_NR : Q8_NR;
+		__mmask16 mask[Q8_SHIFT_TAPS], rows[Q8_SHIFT_TAPS], cols[Q8_SHIFT_TAPS];
+		int64_t delta[Q8_SHIFT_TAPS];
+		shift_masks(w, p, n, rows, cols);
+		for (int64_t t = 0; t < taps; t++) {
+			const int64_t ky = t / w->k[2], kx = t % w->k[2];
+			mask[t] = rows[ky] & cols[kx];
+			delta[t] = p + (ky * w->d[1] - w->pb[1]) * W + kx * w->d[2] - w->pb[2];
+		}
+		const __m128i padv = _mm_set1_epi8((char)pad);
+		int64_t c = 0, t = 0;    /* row k = c taps + t */
+		for (int64_t kq = 0; kq < kq_n; kq++) {
+			__m128i r[4];
+			for (int j = 0; j < 4; j++) {
+				if (kq * 4 + j >= K) {
+					r[j] = _mm_setzero_si128();
+					continue;
+				}
+				/* the address of a masked-out lane is never read */
+				const uintptr_t a = (uintptr_t)x + (uintptr_t)(c * isp + delta[t]);
+				r[j] = _mm_mask_loadu_epi8(padv, mask[t], (const void *)a);
+				if (++t == taps) {
+					t = 0;
+					c++;
+				}
+			}
+			uint8_t *d = xp + (b * kq_n + kq) * Q8_NR * 4;
+			__m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+			__m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+			_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(lo01, lo23));
+			_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(lo01, lo23));
+			_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(hi01, hi23));
+			_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(hi01, hi23));
+		}
+	}
+}
+#endif
+
 /* Columns col[K][np] (rows ld apart: np for im2col's, the plane size for a
  * pointwise convolution's input itself) as panels of Q8_NR positions of
  * k-quads: xp[((panel * kq_n + kq) * Q8_NR + l) * 4 + j] =
@@ -345,6 +432,29 @@ int pn_conv_q8_fits(const pn_conv_q8 *a)
 	return K >= 1 && K <= Q8_KMAX;
 }
 
+/* Positions p0..p0+np-1 of one image's group as packed panels xp (col:
+ * room for their im2col columns). */
+static void pack_columns(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, int64_t p0,
+			 int64_t np, uint8_t *col, uint8_t *xp)
+{
+	const int64_t K = g->Cg * g->ksz, kq_n = (K + 3) / 4;
+	if (pn_conv_is_pointwise(&g->w)) {
+		pack_x(x + p0, g->isp, K, np, kq_n, xp);    /* the input is the matrix */
+		return;
+	}
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+	if (im2col_shifts(&g->w) && g->ksz <= Q8_SHIFT_TAPS && g->isp < INT32_MAX / 2) {
+		pack_x_shift(&g->w, x, K, p0, np, kq_n, x_zp, xp);
+		return;
+	}
+#endif
+	if (im2col_shifts(&g->w))
+		im2col_shift_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
+	else
+		pn_conv_im2col_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
+	pack_x(col, np, K, np, kq_n, xp);
+}
+
 /* One image's group: its columns in segments, each packed, then its tiles
  * into y (8-bit, one byte an element). */
 static void conv_group(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, const int8_t *wp,
@@ -355,15 +465,7 @@ static void conv_group(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, co
 	for (int64_t p0 = 0; p0 < g->osp; p0 += np_max) {
 		int64_t np = g->osp - p0 < np_max ? g->osp - p0 : np_max;
 		int64_t npanels = (np + Q8_NR - 1) / Q8_NR;
-		if (pn_conv_is_pointwise(&g->w)) {
-			pack_x(x + p0, g->isp, K, np, kq_n, xp);    /* the input is the matrix */
-		} else {
-			if (im2col_shifts(&g->w))
-				im2col_shift_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
-			else
-				pn_conv_im2col_u8(&g->w, x, g->Cg, p0, np, x_zp, col);
-			pack_x(col, np, K, np, kq_n, xp);
-		}
+		pack_columns(g, x, x_zp, p0, np, col, xp);
 		#pragma omp parallel for collapse(2) if (g->Mg * K * np > PN_PAR_MIN_WORK) schedule(static)
 		for (int64_t mb = 0; mb < mpanels; mb++)
 			for (int64_t nb = 0; nb < npanels; nb++) {

@@ -234,6 +234,11 @@ case('qconv_clip6', 1, 8, 12, [9, 9], [3, 3], pads=[1, 1, 1, 1], act=('Clip', 0.
      y_scale=6 / 255, seed=17)
 case('qconv_depthwise_hardswish', 1, 10, 10, [12, 12], [3, 3], group=10, pads=[1, 1, 1, 1],
      act=('HardSwish',), seed=18)
+# stride-1 windows as wide as their input, packed straight from the planes:
+# a k-quad past K and dilated, uneven taps; several segments of positions,
+# each starting mid-row
+case('qconv_shift_odd', 1, 3, 5, [9, 11], [3, 5], dil=[2, 1], pads=[2, 2, 2, 2], seed=34)
+case('qconv_shift_segments', 1, 64, 8, [30, 30], [3, 3], pads=[1, 1, 1, 1], seed=35)
 # the depthwise path
 case('qconv_depthwise_s2', 1, 12, 12, [15, 14], [3, 3], group=12, strides=[2, 2],
      pads=[1, 1, 1, 1], seed=8)
