@@ -6,6 +6,10 @@
  */
 #include <stdlib.h>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 
@@ -71,22 +75,61 @@ typedef struct kept_boxes {
 	int64_t n;
 } kept_boxes;
 
+/* Whether the box (y0, x0, y1, x1, area) has IoU > threshold with kept box
+ * j; a degenerate kept box (no area) never suppresses. */
+static inline int overlaps(const kept_boxes *kb, int64_t j, float y0, float x0, float y1, float x1,
+			   float area, float threshold)
+{
+	float ih = (y1 < kb->y1[j] ? y1 : kb->y1[j]) - (y0 > kb->y0[j] ? y0 : kb->y0[j]);
+	float iw = (x1 < kb->x1[j] ? x1 : kb->x1[j]) - (x0 > kb->x0[j] ? x0 : kb->x0[j]);
+	if (ih <= 0 || iw <= 0 || kb->area[j] <= 0)
+		return 0;
+	float inter = ih * iw;
+	return inter / (area + kb->area[j] - inter) > threshold;
+}
+
+#if defined(__AVX512F__)
+/* overlaps() for kept boxes j0.. (16 lanes, the first n): the same float
+ * operations lane by lane (min and max pick as its comparisons do, NaN
+ * comparisons false as there), any lane's answer. */
+static inline int overlaps16(const kept_boxes *kb, int64_t j0, int64_t n, float y0, float x0,
+			     float y1, float x1, float area, float threshold)
+{
+	const __mmask16 m = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+	__m512 ky0 = _mm512_maskz_loadu_ps(m, kb->y0 + j0), kx0 = _mm512_maskz_loadu_ps(m, kb->x0 + j0);
+	__m512 ky1 = _mm512_maskz_loadu_ps(m, kb->y1 + j0), kx1 = _mm512_maskz_loadu_ps(m, kb->x1 + j0);
+	__m512 ka = _mm512_maskz_loadu_ps(m, kb->area + j0);
+	__m512 ih = _mm512_sub_ps(_mm512_min_ps(_mm512_set1_ps(y1), ky1),
+				  _mm512_max_ps(_mm512_set1_ps(y0), ky0));
+	__m512 iw = _mm512_sub_ps(_mm512_min_ps(_mm512_set1_ps(x1), kx1),
+				  _mm512_max_ps(_mm512_set1_ps(x0), kx0));
+	const __m512 zero = _mm512_setzero_ps();
+	__mmask16 live = _mm512_mask_cmp_ps_mask(m, ih, zero, _CMP_NLE_UQ);
+	live = _mm512_mask_cmp_ps_mask(live, iw, zero, _CMP_NLE_UQ);
+	live = _mm512_mask_cmp_ps_mask(live, ka, zero, _CMP_NLE_UQ);
+	__m512 inter = _mm512_mul_ps(ih, iw);
+	__m512 iou = _mm512_div_ps(inter, _mm512_sub_ps(_mm512_add_ps(_mm512_set1_ps(area), ka), inter));
+	return _mm512_mask_cmp_ps_mask(live, iou, _mm512_set1_ps(threshold), _CMP_GT_OQ) != 0;
+}
+#endif
+
 /* Whether box i of cb has IoU > threshold with a kept box; degenerate boxes
- * (no area) never suppress nor are suppressed. */
+ * (no area) never suppress nor are suppressed.  A detector's batched NMS
+ * keeps thousands of boxes: with AVX-512 16 kept boxes a step. */
 static int suppressed(const corner_boxes *cb, int64_t i, const kept_boxes *kb, float threshold)
 {
 	float y0 = cb->y0[i], x0 = cb->x0[i], y1 = cb->y1[i], x1 = cb->x1[i], area = cb->area[i];
 	if (area <= 0)
 		return 0;
-	for (int64_t j = 0; j < kb->n; j++) {
-		float ih = (y1 < kb->y1[j] ? y1 : kb->y1[j]) - (y0 > kb->y0[j] ? y0 : kb->y0[j]);
-		float iw = (x1 < kb->x1[j] ? x1 : kb->x1[j]) - (x0 > kb->x0[j] ? x0 : kb->x0[j]);
-		if (ih <= 0 || iw <= 0 || kb->area[j] <= 0)
-			continue;
-		float inter = ih * iw;
-		if (inter / (area + kb->area[j] - inter) > threshold)
+	int64_t j = 0;
+#if defined(__AVX512F__)
+	for (; j < kb->n; j += 16)
+		if (overlaps16(kb, j, kb->n - j, y0, x0, y1, x1, area, threshold))
 			return 1;
-	}
+#endif
+	for (; j < kb->n; j++)
+		if (overlaps(kb, j, y0, x0, y1, x1, area, threshold))
+			return 1;
 	return 0;
 }
 
