@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "model/onnx.h"
 #include "runtime/feed.h"
+#include "runtime/ops/vec.h"
 #include "runtime/session.h"
 #include "schemas/ops.h"
 
@@ -60,10 +61,60 @@ static int graph_index(const graphs *gs, const pn_graph *g)
 	return -1;
 }
 
+/* The finite range of n floats, PN_VL at a time: what the element by
+ * element loop of see gives.  x * 0 is 0 for a finite x and NaN otherwise,
+ * so x + x * 0 is x or NaN, which pn_vmin and pn_vmax pass over; their sum
+ * is NaN when some element is not finite.  A zero bound takes the sign of
+ * the first zero, as the loop keeps the first of equal values (and a zero
+ * bound means no element lies beyond it). */
+static void see_f32(seen *s, const float *p, int64_t n)
+{
+	const pn_vf zero = pn_vzero();
+	pn_vf vlo = pn_vset1(INFINITY), vhi = pn_vset1(-INFINITY), vbad = zero;
+	int64_t i = 0;
+	for (; i + PN_VL <= n; i += PN_VL) {
+		const pn_vf x = pn_vload(p + i), z = pn_vmul(x, zero), y = pn_vadd(x, z);
+		vbad = pn_vadd(vbad, z);
+		vlo = pn_vmin(y, vlo);
+		vhi = pn_vmax(y, vhi);
+	}
+	float lo_l[PN_VL], hi_l[PN_VL];
+	pn_vstore(lo_l, vlo);
+	pn_vstore(hi_l, vhi);
+	float lo = INFINITY, hi = -INFINITY, bad = pn_vhsum(vbad);
+	for (int l = 0; l < PN_VL; l++) {
+		lo = lo_l[l] < lo ? lo_l[l] : lo;
+		hi = hi_l[l] > hi ? hi_l[l] : hi;
+	}
+	for (; i < n; i++) {
+		const float z = p[i] * 0.0f, y = p[i] + z;
+		bad += z;
+		lo = y < lo ? y : lo;
+		hi = y > hi ? y : hi;
+	}
+	s->nonfinite |= bad != 0;    /* NaN */
+	if (!(lo <= hi))
+		return;    /* nothing finite */
+	if (lo == 0 || hi == 0) {
+		int64_t k = 0;
+		while (p[k] != 0)
+			k++;
+		lo = lo == 0 ? p[k] : lo;
+		hi = hi == 0 ? p[k] : hi;
+	}
+	s->lo = !s->known || lo < s->lo ? lo : s->lo;
+	s->hi = !s->known || hi > s->hi ? hi : s->hi;
+	s->known = 1;
+}
+
 static void see(seen *s, const pn_tensor *t)
 {
 	if (!t || t->kind != PN_KIND_TENSOR || !pn_dtype_is_float(t->dtype))
 		return;
+	if (t->dtype == PN_FLOAT) {
+		see_f32(s, t->data, t->numel);
+		return;
+	}
 	for (int64_t i = 0; i < t->numel; i++) {
 		double x = t->dtype == PN_FLOAT ? ((const float *)t->data)[i] : pn_tensor_get_f64(t, i);
 		if (!isfinite(x)) {

@@ -19,29 +19,6 @@ void pn_rng_seed(pn_rng *r, uint64_t seed, const char *stream)
 		r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t pn_rng_next(pn_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-double pn_rng_uniform(pn_rng *r)
-{
-	return (double)(pn_rng_next(r) >> 11) * 0x1.0p-53;
-}
-
 double pn_rng_normal(pn_rng *r)
 {
 	/* Box-Muller; one draw per call keeps the stream position simple. */

@@ -14,8 +14,32 @@ typedef struct pn_rng {
 } pn_rng;
 
 void     pn_rng_seed(pn_rng *r, uint64_t seed, const char *stream);
-uint64_t pn_rng_next(pn_rng *r);
-double   pn_rng_uniform(pn_rng *r);           /* [0, 1) */
 double   pn_rng_normal(pn_rng *r);            /* N(0, 1) */
+
+/* Inline: regenerating a model's weights draws one number an element
+ * (25 million for a ResNet-50), and a call each cost as much as the draw. */
+static inline uint64_t pn_rng_rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t pn_rng_next(pn_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t out = pn_rng_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = pn_rng_rotl(s[3], 45);
+	return out;
+}
+
+/* [0, 1) */
+static inline double pn_rng_uniform(pn_rng *r)
+{
+	return (double)(pn_rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 #endif

@@ -130,16 +130,29 @@ static draw channel_draw(const pn_wmeta *m, draw whole, int64_t c)
 }
 
 /* Draws t channel by channel, each element times m's correction scale (a
- * blind draw has no channels, only its per-layer scale). */
+ * blind draw has no channels, only its per-layer scale).  float32, the
+ * common case, has a loop of its own: draw_one and put's operations in
+ * their order, without a call or a type test an element. */
 static void fill(pn_tensor *t, pn_rng *r, draw d, const pn_wmeta *m)
 {
 	int is_int = !pn_dtype_is_float(t->dtype);
 	double scale = m && m->scale != 0 ? m->scale : 1;
 	int a = pn_weight_channel_axis(t->rank, t->dims);
 	int64_t per = a >= 0 ? t->numel / t->dims[a] : t->numel;
+	float *f = t->dtype == PN_FLOAT ? t->data : NULL;
 	for (int64_t c = 0, i = 0; i < t->numel; c++) {
 		draw dc = channel_draw(m, d, c);
-		for (int64_t k = 0; k < per && i < t->numel; k++, i++)
+		const int64_t end = t->numel - i < per ? t->numel : i + per;
+		if (f) {
+			const double spread = dc.std * 1.7320508075688772;
+			for (; i < end; i++) {
+				double x = dc.mean + spread * (2 * pn_rng_uniform(r) - 1);
+				x = x < dc.lo ? dc.lo : x > dc.hi ? dc.hi : x;
+				f[i] = (float)(scale * x);
+			}
+			continue;
+		}
+		for (; i < end; i++)
 			put(t, i, scale * draw_one(r, &dc), is_int);
 	}
 }
