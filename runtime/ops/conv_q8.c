@@ -432,6 +432,20 @@ int pn_conv_q8_fits(const pn_conv_q8 *a)
 	return K >= 1 && K <= Q8_KMAX;
 }
 
+/* 1 when pack_columns goes through im2col's columns (col): not for a
+ * pointwise convolution, whose input is the matrix, nor for a window that
+ * pack_x_shift packs straight from the planes. */
+static int im2col_needed(const pn_conv_geom *g)
+{
+	if (pn_conv_is_pointwise(&g->w))
+		return 0;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+	if (im2col_shifts(&g->w) && g->ksz <= Q8_SHIFT_TAPS && g->isp < INT32_MAX / 2)
+		return 0;
+#endif
+	return 1;
+}
+
 /* Positions p0..p0+np-1 of one image's group as packed panels xp (col:
  * room for their im2col columns). */
 static void pack_columns(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, int64_t p0,
@@ -443,7 +457,7 @@ static void pack_columns(const pn_conv_geom *g, const uint8_t *x, uint8_t x_zp, 
 		return;
 	}
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-	if (im2col_shifts(&g->w) && g->ksz <= Q8_SHIFT_TAPS && g->isp < INT32_MAX / 2) {
+	if (!im2col_needed(g)) {
 		pack_x_shift(&g->w, x, K, p0, np, kq_n, x_zp, xp);
 		return;
 	}
@@ -500,9 +514,9 @@ static int conv_gemm(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a, con
 	fresh = fresh || own;    /* a buffer of its own is always filled */
 	int8_t *wp = kept ? kept : own;
 	int32_t *wsum = wp ? (int32_t *)(void *)(wp + wbytes) : NULL;
-	uint8_t *col = malloc((size_t)(K * cols));
+	uint8_t *col = im2col_needed(g) ? malloc((size_t)(K * cols)) : NULL;
 	uint8_t *xp = malloc((size_t)(xpanels * kq_n * Q8_NR * 4));
-	int rc = wp && col && xp ? 0 : pn_kfail(k, "out of memory");
+	int rc = wp && (col || !im2col_needed(g)) && xp ? 0 : pn_kfail(k, "out of memory");
 	const int8_t *w = a->w->data;
 	for (int64_t gi = 0; !rc && fresh && gi < g->G; gi++)
 		pack_w(w + gi * g->Mg * K, g->Mg, K, kq_n, wp + gi * mpanels * kq_n * Q8_MR * 4,
