@@ -36,6 +36,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/assert.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/q8_out.h"
@@ -350,6 +351,7 @@ static void pack_x_shift(const pn_window *w, const uint8_t *x, int64_t K, int64_
 {
 	const int64_t W = w->in[2], isp = w->in[1] * W, taps = w->k[1] * w->k[2];
 	const int64_t panels = (np + Q8_NR - 1) / Q8_NR;
+	PN_ASSERT(taps <= Q8_SHIFT_TAPS && isp < INT32_MAX / 2);    /* the masks' arrays and lanes */
 	#pragma omp parallel for if (K * np > PN_PAR_MIN_WORK) schedule(static)
 	for (int64_t b = 0; b < panels; b++) {
 		const int64_t p = p0 + b * Q8_NR, n = np - b * Q8_NR < Q8_NR ? np - b * Q8_NR : Q8_NR;

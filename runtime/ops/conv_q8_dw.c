@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/assert.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/q8_out.h"
@@ -88,6 +89,9 @@ static void dw_geom_init(const pn_window *W, dw_geom *G, int64_t *off)
 	if (G->band > W->out[1])
 		G->band = W->out[1];
 	G->rows = (G->band - 1) * W->s[1] + G->ry;
+	/* a slab row holds the padding before, the whole input row (dw_fill
+	 * converts whole rows) and what the taps reach */
+	PN_ASSERT(G->band >= 1 && G->X >= W->pb[2] + W->in[2]);
 	G->off = off;
 	int64_t t = 0;
 	for (int64_t kz = 0; kz < W->k[0]; kz++)
@@ -217,6 +221,7 @@ static void dw_fill(const pn_window *W, const dw_geom *G, const uint8_t *const *
 	const int64_t in1 = W->in[1], in2 = W->in[2], pb = W->pb[2];
 	const int64_t y0 = oy0 * W->s[1] - W->pb[1];
 	const size_t row_bytes = sizeof(float) * (size_t)(G->X * DW_CB);
+	PN_ASSERT(rows <= G->rows);
 	for (int64_t zz = 0; zz < G->zd; zz++) {
 		const int64_t z = oz * W->s[0] - W->pb[0] + zz;
 		float *plane = slab + zz * G->rows * G->X * DW_CB;
@@ -393,6 +398,7 @@ int pn_conv_q8_depthwise(pn_kctx *k, const pn_conv_geom *g, const pn_conv_q8 *a,
 			 const float *mult)
 {
 	const pn_window *W = &g->w;
+	PN_ASSERT(pn_conv_q8_dw_fits(g));    /* the taps keep every sum exact in float32 */
 	dw_geom G;
 	const int64_t nbat = (g->C + DW_CB - 1) / DW_CB, items = g->N * nbat;
 	int64_t *off = malloc(sizeof(int64_t) * (size_t)g->ksz);
