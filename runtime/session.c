@@ -15,6 +15,7 @@
 #include "common/err.h"
 #include "common/util.h"
 #include "runtime/fuse.h"
+#include "common/assert.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "runtime/gemm.h"
@@ -53,6 +54,20 @@ typedef struct fused_graph {
 	pn_fusion plan;
 } fused_graph;
 
+/* prepare_outputs's inference memo (below) */
+typedef struct memo_out {
+	int32_t dtype, rank;    /* rank -1: left to the kernel */
+	int64_t dims[PN_MAX_RANK];
+} memo_out;
+
+typedef struct infer_memo {
+	uint8_t *key;
+	size_t len;
+	memo_out *out;          /* n_out of them */
+	uint64_t seed;          /* node_seed's, once seeded */
+	int seeded;
+} infer_memo;
+
 struct pn_session {
 	const pn_graph *g;
 	pn_exec_opts o;
@@ -70,6 +85,7 @@ struct pn_session {
 	 * keeps packed operands of at most PN_ONCE_PACKED_MAX */
 	int runs_once;
 	double weight_seconds;   /* spent in pn_weight_regen */
+	infer_memo *memo;        /* per node of g: its last inference (prepare_outputs) */
 };
 
 #define PN_MAX_SCRATCH 16
@@ -399,6 +415,11 @@ void pn_session_free(pn_session *s)
 		free(s->fg[i]);
 	}
 	free(s->fg);
+	for (int i = 0; s->memo && i < s->g->n_nodes; i++) {
+		free(s->memo[i].key);
+		free(s->memo[i].out);
+	}
+	free(s->memo);
 	for (int i = 0; i < s->nfu; i++) {
 		pn_fusion_free(&s->fu[i]->plan);
 		free(s->fu[i]);
@@ -619,10 +640,138 @@ static void type_of_tensor(const pn_tensor *t, pn_type *ty)
 
 #define PN_STACK_IO 16
 
-/* Infers output types from the actual inputs and gives static outputs
- * storage; the rest are left for the kernel to allocate. */
+/*
+ * The inference memo.  A node infers the same outputs from the same inputs,
+ * and a session runs its graph again and again on inputs of one shape (a
+ * profile's trials, a benchmark's runs): the inference each run cost as
+ * much as a small model's kernels (a wake-word head's 30 nodes, 17% of its
+ * run).  So each node of the session's own graph keeps the key of the
+ * inputs it last inferred from and what it inferred, and a run with the
+ * same key takes that instead.
+ *
+ * The key is what inference can read: each input's type and shape, and
+ * the contents of the inputs whose values an op's inference reads (shapes,
+ * axes, sizes, pads, repeats, scalars: small, or integer).  Where the
+ * contents could matter but are too large to key on (an integer input of
+ * more than MEMO_INTS elements; NonZero and Compress, which count the data;
+ * sequences; nodes with subgraphs, whose bodies read captured values), the
+ * node is inferred every run.
+ */
+#define MEMO_SMALL 64       /* elements: any input this small is keyed by value */
+#define MEMO_INTS 1024      /* elements: an integer or bool input up to this is keyed by value */
+#define MEMO_KEY_MAX 8192   /* bytes of a key; a longer one is not kept */
+
+static size_t key_put(uint8_t *buf, size_t len, const void *p, size_t n)
+{
+	if (len + n <= MEMO_KEY_MAX)
+		memcpy(buf + len, p, n);
+	return len + n;
+}
+
+/* n's key from its inputs into buf (MEMO_KEY_MAX bytes): its length, or 0
+ * when n is inferred every run. */
+static size_t memo_key(const pn_node *n, pn_tensor *const *in, uint8_t *buf)
+{
+	if (n->op == PN_OP_NonZero || n->op == PN_OP_Compress)
+		return 0;
+	for (int a = 0; a < n->n_attr; a++)
+		if (n->attrs[a].type == PN_ATTR_GRAPH || n->attrs[a].type == PN_ATTR_GRAPHS)
+			return 0;
+	size_t len = 0;
+	for (int i = 0; i < n->n_in; i++) {
+		const pn_tensor *t = in[i];
+		const uint8_t present = t != NULL;
+		len = key_put(buf, len, &present, 1);
+		if (!t)
+			continue;
+		if (t->kind != PN_KIND_TENSOR || t->dtype == PN_STRING || t->rank < 0)
+			return 0;
+		const int32_t head[2] = {t->dtype, t->rank};
+		len = key_put(buf, len, head, sizeof(head));
+		len = key_put(buf, len, t->dims, sizeof(int64_t) * (size_t)t->rank);
+		const int is_int = !pn_dtype_is_float(t->dtype);
+		if (t->numel <= MEMO_SMALL || (is_int && t->numel <= MEMO_INTS)) {
+			if (t->numel && !t->data)
+				return 0;
+			len = key_put(buf, len, t->data, (size_t)t->numel * pn_dtype_size(t->dtype));
+		} else if (is_int) {
+			return 0;
+		}
+	}
+	return len <= MEMO_KEY_MAX ? len : 0;
+}
+
+/* n's memo when the run is of the session's own graph and keeps them. */
+static infer_memo *memo_of(pn_run *r, const pn_node *n)
+{
+	pn_session *s = r->s;
+	if (s->runs_once || r->g != s->g)
+		return NULL;
+	if (!s->memo && !(s->memo = calloc((size_t)(s->g->n_nodes ? s->g->n_nodes : 1),
+					   sizeof(infer_memo))))
+		return NULL;
+	PN_ASSERT(n >= s->g->nodes && n < s->g->nodes + s->g->n_nodes);
+	return &s->memo[n - s->g->nodes];
+}
+
+/* The outputs' storage for their types (static ones; the others rank -1,
+ * left to the kernel). */
+static int give_outputs(pn_run *r, const pn_node *n, const memo_out *mo, pn_tensor **out, char *err)
+{
+	for (int i = 0; i < n->n_out; i++) {
+		pn_tensor *t = out[i];
+		t->rank = -1;
+		if (mo[i].rank < 0)
+			continue;
+		t->dtype = mo[i].dtype;
+		t->rank = mo[i].rank;
+		for (int d = 0; d < t->rank; d++)
+			t->dims[d] = mo[i].dims[d];
+		if (give_storage(&r->s->pool, t))
+			return pn_fail(err, "cannot allocate output %d", i);
+	}
+	return 0;
+}
+
+/* What the node's memo holds for this key, when it holds it. */
+static const memo_out *memo_hit(const infer_memo *m, const uint8_t *key, size_t len)
+{
+	return m && len && m->key && m->len == len && !memcmp(m->key, key, len) ? m->out : NULL;
+}
+
+/* Keeps (key, outputs) as the node's memo; nothing when out of memory. */
+static void memo_keep(infer_memo *m, const pn_node *n, const uint8_t *key, size_t len,
+		      const memo_out *mo)
+{
+	if (!m || !len)
+		return;
+	uint8_t *k = malloc(len);
+	memo_out *o = malloc(sizeof(memo_out) * (size_t)(n->n_out ? n->n_out : 1));
+	if (!k || !o) {
+		free(k);
+		free(o);
+		return;
+	}
+	memcpy(k, key, len);
+	memcpy(o, mo, sizeof(memo_out) * (size_t)n->n_out);
+	free(m->key);
+	free(m->out);
+	m->key = k;
+	m->len = len;
+	m->out = o;
+}
+
+/* Infers output types from the actual inputs (or takes them from the
+ * node's memo) and gives static outputs storage; the rest are left for
+ * the kernel to allocate. */
 static int prepare_outputs(pn_run *r, const pn_node *n, pn_tensor **in, pn_tensor **out, char *err)
 {
+	infer_memo *m = n->n_out <= PN_STACK_IO ? memo_of(r, n) : NULL;
+	uint8_t key[MEMO_KEY_MAX];
+	const size_t klen = m ? memo_key(n, in, key) : 0;
+	const memo_out *hit = memo_hit(m, key, klen);
+	if (hit)
+		return give_outputs(r, n, hit, out, err);
 	pn_infer_fn infer = pn_op_infer(n->op);
 	pn_tinfo tin_s[PN_STACK_IO], tout_s[PN_STACK_IO];
 	const pn_tinfo *pin_s[PN_STACK_IO];
@@ -653,21 +802,28 @@ static int prepare_outputs(pn_run *r, const pn_node *n, pn_tensor **in, pn_tenso
 			goto done;
 		}
 	}
+	memo_out mo[PN_STACK_IO];
+	memo_out *mp = n->n_out <= PN_STACK_IO ? mo : calloc((size_t)n->n_out, sizeof(memo_out));
+	if (!mp) {
+		rc = pn_fail(err, "out of memory");
+		goto done;
+	}
+	memset(mp, 0, sizeof(memo_out) * (size_t)n->n_out);
 	for (int i = 0; i < n->n_out; i++) {
-		pn_tensor *t = out[i];
-		t->rank = -1;
-		if (infer && tout[i].type.kind == PN_KIND_TENSOR && pn_type_is_static(&tout[i].type) &&
-		    pn_dtype_size(tout[i].type.dtype)) {
-			t->dtype = tout[i].type.dtype;
-			t->rank = tout[i].type.rank;
-			for (int d = 0; d < t->rank; d++)
-				t->dims[d] = tout[i].type.dims[d];
-			if (give_storage(&r->s->pool, t)) {
-				rc = pn_fail(err, "cannot allocate output %d", i);
-				goto done;
-			}
+		const pn_type *ty = &tout[i].type;
+		mp[i].rank = -1;
+		if (infer && ty->kind == PN_KIND_TENSOR && pn_type_is_static(ty) &&
+		    pn_dtype_size(ty->dtype)) {
+			mp[i].dtype = ty->dtype;
+			mp[i].rank = ty->rank;
+			memcpy(mp[i].dims, ty->dims, sizeof(int64_t) * (size_t)ty->rank);
 		}
 	}
+	rc = give_outputs(r, n, mp, out, err);
+	if (!rc)
+		memo_keep(m, n, key, klen, mp);
+	if (mp != mo)
+		free(mp);
 done:
 	if (tin != tin_s)
 		free(tin);
@@ -678,9 +834,17 @@ done:
 	return rc;
 }
 
-static uint64_t node_seed(const pn_run *r, const pn_node *n)
+static uint64_t node_seed(pn_run *r, const pn_node *n)
 {
-	return XXH3_64bits_withSeed(n->name, strlen(n->name), r->s->o.seed);
+	infer_memo *m = memo_of(r, n);    /* a hash of the name a node and run, else */
+	if (m && m->seeded)
+		return m->seed;
+	uint64_t seed = XXH3_64bits_withSeed(n->name, strlen(n->name), r->s->o.seed);
+	if (m) {
+		m->seed = seed;
+		m->seeded = 1;
+	}
+	return seed;
 }
 
 /* Runs node n on in[] into out[] (tensor structs owned by the caller). */
