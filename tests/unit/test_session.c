@@ -13,7 +13,8 @@
  * also a graph output must come out whole every time.  An Identity, or a
  * Cast to its input's own type, takes over its input's buffer only where it
  * is the last reader of a value the run owns: graph outputs and values read
- * again later keep theirs.
+ * again later keep theirs.  A node's inference is kept for the next run on
+ * the same inputs, never taken for another shape value or NonZero's data.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -284,6 +285,84 @@ static void test_hand_over(void **state)
 	pn_model_free(m);
 }
 
+/*
+ * y = Reshape(Relu(x), shape), z = NonZero(x), with x's dims and the shape
+ * input unknown to the graph: the inference memo must take neither a new
+ * shape's value nor new data for the last run's.
+ */
+static pn_model *memo_model(void)
+{
+	builder b;
+	builder_init(&b);
+	b.inputs[b.nin++] = vinfo(&b, "x", 2, (int64_t[]){-1, -1});
+	b.inputs[b.nin++] = vinfo_t(&b, "shape", PN_INT64, 1, (int64_t[]){2});
+	node(&b, "Relu", "x", "r");
+	node(&b, "Reshape", "r,shape", "y");
+	node(&b, "NonZero", "x", "z");
+	b.outputs[b.nout++] = vout(&b, "y");
+	b.outputs[b.nout++] = vout(&b, "z");
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+/* One run: x [x0, x1] holding i % mod (nonzeros: those not a multiple),
+ * shape (s0, s1); y must be [s0, s1] holding Relu(x) in order, z [2, nnz]. */
+static void memo_run(pn_session *s, int64_t x0, int64_t x1, int64_t s0, int64_t s1, int mod)
+{
+	pn_tensor *x = pn_tensor_new(PN_FLOAT, 2, (int64_t[]){x0, x1});
+	pn_tensor *shape = pn_tensor_new(PN_INT64, 1, (int64_t[]){2});
+	assert_non_null(x);
+	assert_non_null(shape);
+	int64_t nnz = 0;
+	for (int64_t i = 0; i < x0 * x1; i++) {
+		((float *)x->data)[i] = (float)(i % mod) - 1.0f;
+		nnz += i % mod != 1;
+	}
+	((int64_t *)shape->data)[0] = s0;
+	((int64_t *)shape->data)[1] = s1;
+	pn_tensor *in[2] = {x, shape}, *out[2] = {NULL, NULL};
+	char err[PN_ERRLEN] = "";
+	if (pn_session_run(s, in, 2, out, err))
+		fail_msg("run: %s", err);
+	assert_int_equal(out[0]->rank, 2);
+	assert_int_equal(out[0]->dims[0], s0);
+	assert_int_equal(out[0]->dims[1], s1);
+	for (int64_t i = 0; i < s0 * s1; i++) {
+		float v = ((float *)x->data)[i];
+		assert_true(((float *)out[0]->data)[i] == (v > 0 ? v : 0));
+	}
+	assert_int_equal(out[1]->rank, 2);
+	assert_int_equal(out[1]->dims[0], 2);
+	assert_int_equal(out[1]->dims[1], nnz);
+	for (int i = 0; i < 2; i++)
+		pn_tensor_free(out[i]);
+	pn_tensor_free(x);
+	pn_tensor_free(shape);
+}
+
+static void test_infer_memo(void **state)
+{
+	(void)state;
+	pn_model *m = memo_model();
+	assert_non_null(m);
+	pn_session *s = NULL;
+	char err[PN_ERRLEN] = "";
+	pn_exec_opts o = {.seed = 1, .threads = 1};
+	if (pn_session_new(m->graph, &o, &s, err))
+		fail_msg("session: %s", err);
+	/* x of 240 floats: too many to key on by value, few enough that
+	 * NonZero's inference counts them */
+	memo_run(s, 10, 24, 12, 20, 3);
+	memo_run(s, 10, 24, 12, 20, 3);    /* the same key: taken from the memo */
+	memo_run(s, 10, 24, 20, 12, 3);    /* the same shapes, another shape value */
+	memo_run(s, 10, 24, 20, 12, 5);    /* the same again, other data: NonZero counts */
+	memo_run(s, 12, 20, 24, 10, 5);    /* another input shape */
+	memo_run(s, 10, 24, 12, 20, 3);    /* back to the first */
+	pn_session_free(s);
+	pn_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_input_b_not_kept),
 		cmocka_unit_test(test_fixed_nodes_kept),
 		cmocka_unit_test(test_hand_over),
+		cmocka_unit_test(test_infer_memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
