@@ -12,10 +12,10 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "common/assert.h"
 #include "common/err.h"
 #include "common/util.h"
 #include "runtime/fuse.h"
-#include "common/assert.h"
 #include "runtime/infer.h"
 #include "runtime/kernel.h"
 #include "runtime/gemm.h"
