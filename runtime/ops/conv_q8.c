@@ -240,20 +240,28 @@ static void pack_quad_edge(const uint8_t *col, int64_t ld, int64_t K, int64_t np
 
 /* Rows t0..t0+3 of col (rows ld apart), positions p0..p0+15, interleaved:
  * d[l * 4 + j] = col[t0 + j][p0 + l] (a 4 x 16 byte transpose). */
-static inline void pack_quad(const uint8_t *col, int64_t np, int64_t t0, int64_t p0, uint8_t *d)
-{
 #if defined(__SSE2__)
-	const uint8_t *s = col + t0 * np + p0;
-	__m128i r0 = _mm_loadu_si128((const __m128i *)s);
-	__m128i r1 = _mm_loadu_si128((const __m128i *)(s + np));
-	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * np));
-	__m128i r3 = _mm_loadu_si128((const __m128i *)(s + 3 * np));
-	__m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
-	__m128i c = _mm_unpacklo_epi8(r2, r3), e = _mm_unpackhi_epi8(r2, r3);
+/* Four rows of 16 bytes interleaved into one k-quad of a panel:
+ * d[l * 4 + j] = r[j][l]. */
+static inline void quad_interleave(const __m128i r[4], uint8_t *d)
+{
+	__m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpackhi_epi8(r[0], r[1]);
+	__m128i c = _mm_unpacklo_epi8(r[2], r[3]), e = _mm_unpackhi_epi8(r[2], r[3]);
 	_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(a, c));
 	_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(a, c));
 	_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(b, e));
 	_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(b, e));
+}
+#endif
+
+static inline void pack_quad(const uint8_t *col, int64_t np, int64_t t0, int64_t p0, uint8_t *d)
+{
+#if defined(__SSE2__)
+	const uint8_t *s = col + t0 * np + p0;
+	__m128i r[4];
+	for (int j = 0; j < 4; j++)
+		r[j] = _mm_loadu_si128((const __m128i *)(s + j * np));
+	quad_interleave(r, d);
 #else
 	for (int j = 0; j < 4; j++)
 		for (int l = 0; l < Q8_NR; l++)
@@ -343,8 +351,9 @@ static void shift_masks(const pn_window *w, int64_t p, int64_t n, __mmask16 *row
  * four rows are read from the planes at their tap's offset by masked loads
  * (the padding, the columns that would wrap around a row's end, and the
  * positions past np are the pad byte, or 0 past K), then interleaved as
- * pack_quad does.  One pass over the bytes instead of three (im2col's
- * padding, its copy, the packing).  Windows of at most Q8_SHIFT_TAPS taps.
+ * pack_quad's are (quad_interleave).  One pass over the bytes instead of
+ * three (im2col's padding, its copy, the packing).  Windows of at most
+ * Q8_SHIFT_TAPS taps.
  */
 static void pack_x_shift(const pn_window *w, const uint8_t *x, int64_t K, int64_t p0, int64_t np,
 			 int64_t kq_n, uint8_t pad, uint8_t *xp)
@@ -380,13 +389,7 @@ static void pack_x_shift(const pn_window *w, const uint8_t *x, int64_t K, int64_
 					c++;
 				}
 			}
-			uint8_t *d = xp + (b * kq_n + kq) * Q8_NR * 4;
-			__m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
-			__m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
-			_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(lo01, lo23));
-			_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(lo01, lo23));
-			_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(hi01, hi23));
-			_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(hi01, hi23));
+			quad_interleave(r, xp + (b * kq_n + kq) * Q8_NR * 4);
 		}
 	}
 }

@@ -5,9 +5,8 @@
  *
  * Every lane does exactly what the scalar fallback does (a fused
  * multiply-add is fmaf, pn_vmax(x, m) is x > m ? x : m, which keeps m when
- * x is NaN, pn_vmin(x, m) x < m ? x : m, pn_vround nearbyintf in the
- * default rounding, pn_vclamp x < lo ? lo : x > hi ? hi : x with both tests
- * on x), so the width never changes a result bit.
+ * x is NaN, pn_vmin(x, m) x < m ? x : m, pn_vclamp x < lo ? lo : x > hi ?
+ * hi : x with both tests on x), so the width never changes a result bit.
  */
 #ifndef PN_OPS_VEC_H
 #define PN_OPS_VEC_H
@@ -30,10 +29,6 @@ static inline pn_vf pn_vmul(pn_vf a, pn_vf b) { return _mm512_mul_ps(a, b); }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm512_max_ps(x, m); }
 static inline pn_vf pn_vmin(pn_vf x, pn_vf m) { return _mm512_min_ps(x, m); }
 static inline pn_vf pn_vdiv(pn_vf a, pn_vf b) { return _mm512_div_ps(a, b); }
-static inline pn_vf pn_vround(pn_vf x)
-{
-	return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
 static inline pn_vf pn_vclamp(pn_vf x, float lo, float hi)
 {
 	__m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
@@ -108,10 +103,6 @@ static inline pn_vf pn_vmul(pn_vf a, pn_vf b) { return _mm256_mul_ps(a, b); }
 static inline pn_vf pn_vmax(pn_vf x, pn_vf m) { return _mm256_max_ps(x, m); }
 static inline pn_vf pn_vmin(pn_vf x, pn_vf m) { return _mm256_min_ps(x, m); }
 static inline pn_vf pn_vdiv(pn_vf a, pn_vf b) { return _mm256_div_ps(a, b); }
-static inline pn_vf pn_vround(pn_vf x)
-{
-	return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
 static inline pn_vf pn_vclamp(pn_vf x, float lo, float hi)
 {
 	__m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
@@ -242,12 +233,6 @@ static inline pn_vf pn_vdiv(pn_vf a, pn_vf b)
 	for (int i = 0; i < 4; i++)
 		a.v[i] /= b.v[i];
 	return a;
-}
-static inline pn_vf pn_vround(pn_vf x)
-{
-	for (int i = 0; i < 4; i++)
-		x.v[i] = nearbyintf(x.v[i]);
-	return x;
 }
 static inline pn_vf pn_vclamp(pn_vf x, float lo, float hi)
 {
