@@ -131,8 +131,7 @@ static draw channel_draw(const pn_wmeta *m, draw whole, int64_t c)
 
 /* Draws t channel by channel, each element times m's correction scale (a
  * blind draw has no channels, only its per-layer scale).  float32, the
- * common case, has a loop of its own: draw_one and put's operations in
- * their order, without a call or a type test an element. */
+ * common case, stores without put's type test an element. */
 static void fill(pn_tensor *t, pn_rng *r, draw d, const pn_wmeta *m)
 {
 	int is_int = !pn_dtype_is_float(t->dtype);
@@ -144,12 +143,8 @@ static void fill(pn_tensor *t, pn_rng *r, draw d, const pn_wmeta *m)
 		draw dc = channel_draw(m, d, c);
 		const int64_t end = t->numel - i < per ? t->numel : i + per;
 		if (f) {
-			const double spread = dc.std * 1.7320508075688772;
-			for (; i < end; i++) {
-				double x = dc.mean + spread * (2 * pn_rng_uniform(r) - 1);
-				x = x < dc.lo ? dc.lo : x > dc.hi ? dc.hi : x;
-				f[i] = (float)(scale * x);
-			}
+			for (; i < end; i++)
+				f[i] = (float)(scale * draw_one(r, &dc));
 			continue;
 		}
 		for (; i < end; i++)
