@@ -80,6 +80,17 @@ static pn_tensor *matrix(int64_t d0, int64_t d1)
 	return t;
 }
 
+/* A session of m's graph on `threads` threads (seed 1). */
+static pn_session *session_of(const pn_model *m, int threads)
+{
+	pn_session *s = NULL;
+	char err[PN_ERRLEN] = "";
+	pn_exec_opts o = {.seed = 1, .threads = threads};
+	if (pn_session_new(m->graph, &o, &s, err))
+		fail_msg("session: %s", err);
+	return s;
+}
+
 /*
  * Runs the model `runs` times in one session, each time on a fresh A (and
  * a fresh B when B is an input), against pn_sgemm on the raw operands.
@@ -90,11 +101,8 @@ static void check_runs(const char *op, int trans_b, int64_t M, int64_t K, int64_
 	float *b_init = malloc(sizeof(float) * (size_t)(K * N));
 	fill(b_init, K * N);
 	pn_model *m = product_model(op, trans_b, M, K, N, b_const ? b_init : NULL);
-	pn_session *s = NULL;
+	pn_session *s = session_of(m, threads);
 	char err[PN_ERRLEN] = "";
-	pn_exec_opts o = {.seed = 1, .threads = threads};
-	if (pn_session_new(m->graph, &o, &s, err))
-		fail_msg("session: %s", err);
 	float *want = malloc(sizeof(float) * (size_t)(M * N));
 	for (int r = 0; r < runs; r++) {
 		pn_tensor *in[2] = {matrix(M, K), NULL}, *out[1] = {NULL};
@@ -190,11 +198,8 @@ static void test_fixed_nodes_kept(void **state)
 	fill(w, N * K);
 	pn_model *m = folded_model(M, K, N, w);
 	assert_non_null(m);
-	pn_session *s = NULL;
+	pn_session *s = session_of(m, 2);
 	char err[PN_ERRLEN] = "";
-	pn_exec_opts o = {.seed = 1, .threads = 2};
-	if (pn_session_new(m->graph, &o, &s, err))
-		fail_msg("session: %s", err);
 	for (int r = 0; r < 4; r++) {
 		pn_session_set_threads(s, r % 2 ? 1 : 2);
 		pn_tensor *a = matrix(M, K), *out[2] = {NULL, NULL}, *want[2] = {NULL, NULL};
@@ -257,11 +262,8 @@ static void test_hand_over(void **state)
 	const int64_t n = 1000;
 	pn_model *m = hand_over_model(n);
 	assert_non_null(m);
-	pn_session *s = NULL;
+	pn_session *s = session_of(m, 1);
 	char err[PN_ERRLEN] = "";
-	pn_exec_opts o = {.seed = 1, .threads = 1};
-	if (pn_session_new(m->graph, &o, &s, err))
-		fail_msg("session: %s", err);
 	for (int r = 0; r < 3; r++) {
 		pn_tensor *x = pn_tensor_new(PN_FLOAT, 1, (int64_t[]){n}), *out[4] = {NULL};
 		assert_non_null(x);
@@ -346,11 +348,7 @@ static void test_infer_memo(void **state)
 	(void)state;
 	pn_model *m = memo_model();
 	assert_non_null(m);
-	pn_session *s = NULL;
-	char err[PN_ERRLEN] = "";
-	pn_exec_opts o = {.seed = 1, .threads = 1};
-	if (pn_session_new(m->graph, &o, &s, err))
-		fail_msg("session: %s", err);
+	pn_session *s = session_of(m, 1);
 	/* x of 240 floats: too many to key on by value, few enough that
 	 * NonZero's inference counts them */
 	memo_run(s, 10, 24, 12, 20, 3);
