@@ -95,6 +95,8 @@ struct pn_store {
 	int grow;                       /* a resize is pending */
 	size_t grow_size;               /* 0: adopt another process's size */
 	int remap_rc;                   /* a failed remap leaves no map */
+
+	size_t mapped;                  /* atomic: note_mapped's count since the last drop */
 };
 
 struct pn_rtxn {
@@ -111,9 +113,17 @@ struct pn_op {
 	size_t off, klen, vlen;         /* key then value at buf + off */
 };
 
-/* The writer drops the store's mapped pages (pn_store_drop_pages) after
- * committing this much. */
-#define DROP_PAGES_BYTES ((size_t)4 << 20)
+/* Every read of the map leaves the pages it touched mapped, counted in the
+ * process's resident memory until it unmaps them, and each read fault maps
+ * the pages around it as well (the kernel's fault-around, 64 KiB, which
+ * MADV_RANDOM does not turn off).  A stage that scans 100K model records or
+ * puts thousands of occurrences under hashed keys would so map most of a
+ * 4 GB store within seconds.  So the store keeps a rough count of what its
+ * reads and puts may have mapped since the last drop (note_mapped), and
+ * drops the map's pages (pn_store_drop_pages) past MAPPED_BUDGET. */
+#define FAULT_AROUND ((size_t)64 << 10)
+#define MAPPED_BUDGET ((size_t)128 << 20)
+#define MAPPED_SHARE ((size_t)4 << 20)   /* a thread's count joins the store's */
 
 struct pn_writer {
 	pn_store *s;
@@ -130,7 +140,6 @@ struct pn_writer {
 	char failed[PN_ERRLEN];         /* non-empty: the writer is unusable */
 	int held;                       /* pn_writer_hold: no commit until released */
 	int lock_fd;                    /* writer_lock.h: one writing process */
-	size_t since_drop;              /* bytes committed since pn_store_drop_pages */
 };
 
 const char *pn_table_name(int table)
@@ -178,6 +187,33 @@ void pn_store_drop_pages(pn_store *s)
 	 * cache or the file. */
 	if (!map_of_data_file(s, &addr, &len))
 		madvise(addr, len, MADV_DONTNEED);
+}
+
+/* Counts bytes a read or put may have mapped; past MAPPED_BUDGET, one of
+ * the threads that pass it drops the pages.  Each thread adds up its own
+ * first (a shared counter bumped on every get cost the streamed pass 10% of
+ * its CPU), so the count is rough, as it is anyway.  Called inside a
+ * transaction only: the remap gate then keeps the map where
+ * pn_store_drop_pages finds it, and a pointer a caller holds into it stays
+ * good (the next read faults the page in again). */
+static void note_mapped(pn_store *s, size_t bytes)
+{
+	static _Thread_local size_t mine;
+	if ((mine += bytes) < MAPPED_SHARE)
+		return;
+	size_t add = mine;
+	mine = 0;
+	if (__atomic_add_fetch(&s->mapped, add, __ATOMIC_RELAXED) >= MAPPED_BUDGET &&
+	    __atomic_exchange_n(&s->mapped, 0, __ATOMIC_RELAXED) >= MAPPED_BUDGET)
+		pn_store_drop_pages(s);
+}
+
+/* What reading a record of k and v bytes may map: a record on a page of
+ * its own (a large value) maps itself and what fault-around adds at its
+ * end; small records share pages, each page found mapping FAULT_AROUND. */
+static size_t record_mapped(size_t k, size_t v)
+{
+	return v >= 4096 ? v + FAULT_AROUND : (k + v + 16) * (FAULT_AROUND / 4096);
 }
 
 const char *pn_store_path(const pn_store *s)
@@ -635,6 +671,7 @@ static int read_get(pn_store *s, MDB_txn *txn, int table, const void *key,
 			mdb_strerror(rc));
 		return -1;
 	}
+	note_mapped(s, FAULT_AROUND + record_mapped(klen, v.mv_size));   /* path + record */
 	val->data = v.mv_data;
 	val->len = v.mv_size;
 	return 0;
@@ -700,6 +737,7 @@ int pn_foreach(pn_rtxn *t, int table, const void *prefix, size_t plen,
 	int rc = mdb_cursor_get(c, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST);
 	while (!rc && has_prefix(&k, prefix, plen)) {
 		pn_bytes kb = { k.mv_data, k.mv_size }, vb = { v.mv_data, v.mv_size };
+		note_mapped(s, record_mapped(k.mv_size, v.mv_size));
 		if ((ret = fn(ud, kb, vb)))
 			break;
 		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
@@ -835,13 +873,6 @@ static int w_commit_txn(pn_writer *w, char *err)
 		return w_broken(w, err);
 	}
 	w->first += w->txn_ops;
-	/* LMDB reads every page a put walks through the map, so a long run
-	 * would keep the store it wrote resident: drop the pages now and then */
-	w->since_drop += w->txn_bytes;
-	if (w->since_drop >= DROP_PAGES_BYTES) {
-		pn_store_drop_pages(w->s);
-		w->since_drop = 0;
-	}
 	w->txn_ops = w->txn_bytes = 0;
 	if (w->first == w->nops)
 		w->nops = w->first = w->used = 0;
@@ -884,6 +915,8 @@ static int w_start(pn_writer *w, char *err)
 		else if (!(rc = w_apply(w, &w->ops[i]))) {
 			w->txn_ops++;
 			w->txn_bytes += w->ops[i].klen + w->ops[i].vlen;
+			/* a put reads the pages on its key's path */
+			note_mapped(w->s, FAULT_AROUND + w->ops[i].klen + w->ops[i].vlen);
 			continue;
 		} else if (rc == MDB_MAP_FULL) {
 			w_abort(w);

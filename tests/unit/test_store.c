@@ -495,6 +495,86 @@ static void test_map_growth(void **state)
 	assert_true(st.st_size > (off_t)BIG_N * BIG_LEN);
 }
 
+/* Resident file pages of this process (RssFile of /proc/self/status), kB. */
+static long rss_file_kb(void)
+{
+	FILE *fp = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (fp && fgets(line, sizeof line, fp))
+		if (!strncmp(line, "RssFile:", 8))
+			kb = atol(line + 8);
+	if (fp)
+		fclose(fp);
+	return kb;
+}
+
+struct scan_sum {
+	size_t bytes;
+	unsigned sum;
+};
+
+static int sum_record(void *ud, pn_bytes k, pn_bytes v)
+{
+	struct scan_sum *ss = ud;
+	(void)k;
+	ss->bytes += v.len;
+	for (size_t i = 0; i < v.len; i += 4096)   /* touch every page */
+		ss->sum += ((const unsigned char *)v.data)[i];
+	return 0;
+}
+
+/* Reads of a store four times its budget do not leave it all mapped (store.c:
+ * note_mapped): a scan of every record, then a get of each, keep this
+ * process's resident file pages within the budget and what the last reads
+ * before a drop touched, where the whole store would be 256 MiB. */
+static void test_mapped_pages_dropped(void **state)
+{
+	struct fx *f = *state;
+	enum { LEN = 1 << 20, N = 256 };
+	pn_store *s = open_rw(f);
+	pn_writer *w = writer(f, s, 0);
+	char *val = malloc(LEN);
+	assert_non_null(val);
+	for (int i = 0; i < N; i++) {
+		char key[16];
+		memset(val, i % 200 + 1, LEN);
+		snprintf(key, sizeof key, "m%05d", i);
+		assert_int_equal(pn_put(w, PN_T_MODELS, key, strlen(key), val, LEN, f->err), 0);
+	}
+	assert_int_equal(pn_writer_close(w, f->err), 0);
+	free(val);
+
+	long before = rss_file_kb();
+	assert_true(before >= 0);
+	pn_rtxn *t;
+	assert_int_equal(pn_rtxn_begin(s, &t, f->err), 0);
+	struct scan_sum ss = {0, 0};
+	assert_int_equal(pn_foreach(t, PN_T_MODELS, NULL, 0, sum_record, &ss), 0);
+	assert_int_equal(ss.bytes, (size_t)N * LEN);
+	long after_scan = rss_file_kb();
+	for (int i = N - 1; i >= 0; i--) {
+		char key[16];
+		pn_bytes v;
+		snprintf(key, sizeof key, "m%05d", i);
+		assert_int_equal(pn_get(t, PN_T_MODELS, key, strlen(key), &v), 0);
+		assert_int_equal(v.len, LEN);
+		assert_int_equal(((const unsigned char *)v.data)[LEN - 1], i % 200 + 1);
+		assert_int_equal(((const unsigned char *)v.data)[0], i % 200 + 1);
+	}
+	long after_gets = rss_file_kb();
+	pn_rtxn_end(t);
+	pn_store_close(s);
+	/* every page was read: the sum says the scan did not skip any */
+	unsigned want = 0;
+	for (int i = 0; i < N; i++)
+		want += (unsigned)(i % 200 + 1) * (LEN / 4096);
+	assert_int_equal(ss.sum, want);
+	/* 128 MiB budget, 4 MiB per thread before it counts, 64 KiB around */
+	assert_true(after_scan - before < 140 * 1024);
+	assert_true(after_gets - before < 140 * 1024);
+}
+
 /* The writer's own thread holds a reader while the map fills: writes go on
  * from the log, pn_wget answers from it, a flush must wait for the reader. */
 static void test_growth_with_own_reader(void **state)
@@ -844,6 +924,7 @@ int main(void)
 		T(test_hold_group),
 		T(test_hold_nesting_asserts),
 		T(test_map_growth),
+		T(test_mapped_pages_dropped),
 		T(test_growth_with_own_reader),
 		T(test_growth_with_other_reader),
 		T(test_abandon),
