@@ -218,7 +218,8 @@ static void pipe_release(void *ud, int i)
 	free_job(&((pipe *)ud)->p->jobs[i]);
 }
 
-static const pn_batch_ops dedup_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
+static const pn_batch_ops dedup_ops = {.load = pipe_load, .work = pipe_work,
+				       .commit = pipe_commit, .release = pipe_release};
 
 /* --- streaming the plan --------------------------------------------------------------- */
 

@@ -133,7 +133,13 @@ static void release(void *ud, int i)
 	pn_part_job_free(&sm->plan.jobs[i]);
 }
 
-static const pn_batch_ops stream_ops = {load, work, commit, release};
+static size_t cost(void *ud, int i)
+{
+	const pn_part_job *j = &((stream *)ud)->plan.jobs[i];
+	return j->todo ? j->len : 0;
+}
+
+static const pn_batch_ops stream_ops = {load, work, commit, release, cost};
 
 /* --- planning a chunk at a time -------------------------------------------------------- */
 

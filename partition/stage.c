@@ -625,7 +625,14 @@ static void pipe_release(void *ud, int i)
 	pn_part_job_free(&((pipe *)ud)->p->jobs[i]);
 }
 
-static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release};
+static size_t pipe_cost(void *ud, int i)
+{
+	const pn_part_job *j = &((pipe *)ud)->p->jobs[i];
+	return j->todo ? j->len : 0;
+}
+
+static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release,
+					    pipe_cost};
 
 int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_shard *shard,
 		       pn_stage_stats *stats, char *err)

@@ -7,6 +7,7 @@
 #include "common/assert.h"
 
 #include <omp.h>
+#include <stdlib.h>
 
 static int batch_len(int first, int n_jobs, int batch)
 {
@@ -30,11 +31,32 @@ static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops,
 	return 0;
 }
 
+typedef struct start {
+	int job;
+	size_t cost;
+} start;
+
+/* The order to start batch [first, first+n) in: costliest first, ties in
+ * job order (the order of commits never changes: only when work starts). */
+static void start_order(start *order, int first, int n, const pn_batch_ops *ops, void *ud)
+{
+	for (int k = 0; k < n; k++) {
+		start s = {first + k, ops->cost ? ops->cost(ud, first + k) : 0};
+		int m = k;   /* insertion: batches are tens of jobs */
+		for (; m > 0 && order[m - 1].cost < s.cost; m--)
+			order[m] = order[m - 1];
+		order[m] = s;
+	}
+}
+
 int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_batch_ops *ops,
 		   void *ud, pn_progress *prog, char *err)
 {
 	int nt = pn_stage_threads(threads);
 	int prev = 0, prev_n = 0, rc = 0;
+	start *order = malloc(sizeof(start) * (size_t)(batch > 0 ? batch : 1));
+	if (!order)
+		return pn_fail(err, "out of memory");
 	for (int b = 0; !rc && (b < n_jobs || prev_n); b += batch) {
 		int n = batch_len(b, n_jobs, batch);
 		if (n && ops->load(ud, b, n, err)) {
@@ -43,6 +65,7 @@ int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_ba
 			rc = -1;
 			n = 0;
 		}
+		start_order(order, b, n, ops, ud);
 		int crc = 0;
 		/* batch b-1 commits while batch b works: each job once, in order */
 		PN_ASSERT(!prev_n || prev + prev_n == (b < n_jobs ? b : n_jobs));
@@ -51,7 +74,8 @@ int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_ba
 		#pragma omp parallel num_threads(nt)
 		#pragma omp master
 		{
-			for (int i = b; i < b + n; i++) {
+			for (int k = 0; k < n; k++) {
+				int i = order[k].job;
 				#pragma omp task firstprivate(i)
 				ops->work(ud, i);
 			}
@@ -68,5 +92,6 @@ int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_ba
 	}
 	for (int i = prev; i < prev + prev_n; i++)   /* a stopped run's last batch */
 		ops->release(ud, i);
+	free(order);
 	return rc;
 }

@@ -24,6 +24,10 @@ typedef struct pn_batch_ops {
 	int (*commit)(void *ud, pn_writer *w, int i, char *err);
 	/* Calling thread: job i's memory, after its commit (or when the run stops). */
 	void (*release)(void *ud, int i);
+	/* Optional, calling thread, after load: job i's rough cost (its
+	 * record's bytes).  A batch's costliest jobs start first, so that the
+	 * one the others wait for at the batch's end is a cheap one. */
+	size_t (*cost)(void *ud, int i);
 } pn_batch_ops;
 
 /* Runs jobs [0, n_jobs) in batches of `batch` on `threads` threads (0: the
