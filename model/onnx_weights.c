@@ -79,49 +79,71 @@ static int64_t stat_channels(const pn_tensor *t)
 	return t->dims[a] < PN_WEIGHT_CHANNELS_MAX ? t->dims[a] : PN_WEIGHT_CHANNELS_MAX;
 }
 
-/* mean and std of t's elements [from, from + n), in double. */
-static void moments(const pn_tensor *t, int64_t from, int64_t n, double *mean, double *std)
+/* Element i of t in double: float32, most weights, without a call. */
+static inline double elem(const pn_tensor *t, int64_t i)
 {
-	double sum = 0, sq = 0;
-	for (int64_t i = from; i < from + n; i++) {
-		double x = pn_tensor_get_f64(t, i);
-		sum += x;
-		sq += x * x;
-	}
-	*mean = n ? sum / (double)n : 0;
-	double var = n ? sq / (double)n - *mean * *mean : 0;
+	return t->dtype == PN_FLOAT ? ((const float *)t->data)[i] : pn_tensor_get_f64(t, i);
+}
+
+typedef struct sums {
+	double sum, sq;
+} sums;
+
+static void add(sums *s, double x)
+{
+	s->sum += x;
+	s->sq += x * x;
+}
+
+/* mean and std of n elements from their sums, in double. */
+static void moments(sums s, int64_t n, double *mean, double *std)
+{
+	*mean = n ? s.sum / (double)n : 0;
+	double var = n ? s.sq / (double)n - *mean * *mean : 0;
 	*std = var > 0 ? sqrt(var) : 0;
 }
 
+/* One pass in element order: each sum sees the additions it would see in a
+ * pass of its own (channels are contiguous along the first axis longer
+ * than 1), so the statistics are the same bits as three passes'. */
 int pn_weight_stats(const pn_tensor *t, pn_arena *a, pn_wmeta *w)
 {
 	memset(w, 0, sizeof *w);
+	int64_t nc = stat_channels(t);
+	int64_t per = nc ? t->numel / t->dims[pn_weight_channel_axis(t->rank, t->dims)] : 0;
+	if (nc) {
+		w->ch_mean = pn_arena_alloc(a, sizeof(float) * (size_t)nc);
+		w->ch_std = per > 1 ? pn_arena_alloc(a, sizeof(float) * (size_t)nc) : NULL;
+		if (!w->ch_mean || (per > 1 && !w->ch_std))
+			return -1;
+		w->n_channels = (int32_t)nc;
+	}
 	double lo = 0, hi = 0;
-	for (int64_t i = 0; i < t->numel; i++) {
-		double x = pn_tensor_get_f64(t, i);
-		lo = i == 0 || x < lo ? x : lo;
-		hi = i == 0 || x > hi ? x : hi;
+	sums all = {0, 0};
+	int64_t i = 0;
+	for (int64_t c = 0; c <= nc; c++) {
+		/* channel c's elements, then (c == nc) those after the last channel */
+		int64_t end = c < nc ? i + per : t->numel;
+		sums ch = {0, 0};
+		for (; i < end; i++) {
+			double x = elem(t, i);
+			lo = i == 0 || x < lo ? x : lo;
+			hi = i == 0 || x > hi ? x : hi;
+			add(&all, x);
+			add(&ch, x);
+		}
+		if (c < nc) {
+			double m, s;
+			moments(ch, per, &m, &s);
+			w->ch_mean[c] = (float)m;
+			if (w->ch_std)
+				w->ch_std[c] = (float)s;
+		}
 	}
 	w->has_stats = 1;
 	w->min = lo;
 	w->max = hi;
-	moments(t, 0, t->numel, &w->mean, &w->std);
-	int64_t nc = stat_channels(t);
-	if (!nc)
-		return 0;
-	int64_t per = t->numel / t->dims[pn_weight_channel_axis(t->rank, t->dims)];
-	w->ch_mean = pn_arena_alloc(a, sizeof(float) * (size_t)nc);
-	w->ch_std = per > 1 ? pn_arena_alloc(a, sizeof(float) * (size_t)nc) : NULL;
-	if (!w->ch_mean || (per > 1 && !w->ch_std))
-		return -1;
-	for (int64_t c = 0; c < nc; c++) {
-		double m, s;
-		moments(t, c * per, per, &m, &s);
-		w->ch_mean[c] = (float)m;
-		if (w->ch_std)
-			w->ch_std[c] = (float)s;
-	}
-	w->n_channels = (int32_t)nc;
+	moments(all, t->numel, &w->mean, &w->std);
 	return 0;
 }
 

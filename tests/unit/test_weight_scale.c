@@ -282,6 +282,104 @@ static void test_check_rescales(void **state)
 	pn_arena_free(&b.a);
 }
 
+/* --- statistics in one pass against the plain three ------------------------------- */
+
+/* The definition, pass by pass: min and max, the whole tensor's moments,
+ * each of the first `nc` channels' moments (doubles, in element order). */
+static void stats_by_definition(const pn_tensor *t, int64_t nc, int64_t per, double out[4],
+				double *ch_mean, double *ch_std)
+{
+	double lo = 0, hi = 0, sum = 0, sq = 0;
+	for (int64_t i = 0; i < t->numel; i++) {
+		double x = pn_tensor_get_f64(t, i);
+		lo = i == 0 || x < lo ? x : lo;
+		hi = i == 0 || x > hi ? x : hi;
+	}
+	for (int64_t i = 0; i < t->numel; i++) {
+		double x = pn_tensor_get_f64(t, i);
+		sum += x;
+		sq += x * x;
+	}
+	double mean = sum / (double)t->numel, var = sq / (double)t->numel - mean * mean;
+	out[0] = lo, out[1] = hi, out[2] = mean, out[3] = var > 0 ? sqrt(var) : 0;
+	for (int64_t c = 0; c < nc; c++) {
+		double cs = 0, cq = 0;
+		for (int64_t i = c * per; i < (c + 1) * per; i++) {
+			double x = pn_tensor_get_f64(t, i);
+			cs += x;
+			cq += x * x;
+		}
+		double m = cs / (double)per, v = cq / (double)per - m * m;
+		ch_mean[c] = m;
+		ch_std[c] = v > 0 ? sqrt(v) : 0;
+	}
+}
+
+/* One tensor of dtype (float32 or float16) and dims, values of a wide
+ * range drawn from `seed`, and `nan_at` >= 0 a NaN there. */
+static void check_stats(int dtype, int rank, const int64_t *dims, unsigned seed, int64_t nan_at)
+{
+	pn_tensor t = {.dtype = dtype, .rank = rank, .numel = 1};
+	for (int d = 0; d < rank; d++) {
+		t.dims[d] = dims[d];
+		t.numel *= dims[d];
+	}
+	float *f = malloc(sizeof(float) * (size_t)t.numel);
+	uint16_t *h = malloc(sizeof(uint16_t) * (size_t)t.numel);
+	assert_true(f && h);
+	srand(seed);
+	for (int64_t i = 0; i < t.numel; i++) {
+		f[i] = (float)((rand() / (double)RAND_MAX - 0.3) * pow(10, rand() % 7 - 3));
+		h[i] = (uint16_t)(0x3000 + rand() % 0x1800);   /* float16 of about 0.1 to 4 */
+	}
+	if (nan_at >= 0)
+		f[nan_at] = NAN;
+	t.data = dtype == PN_FLOAT ? (void *)f : (void *)h;
+	int a = pn_weight_channel_axis(rank, dims);
+	int64_t nc = a < 0 ? 0 : dims[a] < PN_WEIGHT_CHANNELS_MAX ? dims[a] : PN_WEIGHT_CHANNELS_MAX;
+	int64_t per = a < 0 ? 0 : t.numel / dims[a];
+	double want[4];
+	double *cm = calloc((size_t)nc + 1, sizeof(double)), *cs = calloc((size_t)nc + 1, sizeof(double));
+	assert_true(cm && cs);
+	stats_by_definition(&t, nc, per, want, cm, cs);
+
+	pn_arena ar;
+	pn_arena_init(&ar, 0);
+	pn_wmeta w;
+	assert_int_equal(pn_weight_stats(&t, &ar, &w), 0);
+	/* bit for bit: the same sums in the same order (NaN compares by bits) */
+	assert_memory_equal(&w.min, &want[0], sizeof(double));
+	assert_memory_equal(&w.max, &want[1], sizeof(double));
+	assert_memory_equal(&w.mean, &want[2], sizeof(double));
+	assert_memory_equal(&w.std, &want[3], sizeof(double));
+	assert_int_equal(w.n_channels, nc > 1 ? nc : 0);
+	for (int64_t c = 0; nc > 1 && c < nc; c++) {
+		float m = (float)cm[c], sd = (float)cs[c];
+		assert_memory_equal(&w.ch_mean[c], &m, sizeof(float));
+		if (per > 1)
+			assert_memory_equal(&w.ch_std[c], &sd, sizeof(float));
+	}
+	assert_true(per > 1 || !w.ch_std);
+	pn_arena_free(&ar);
+	free(cm);
+	free(cs);
+	free(f);
+	free(h);
+}
+
+static void test_stats_one_pass(void **state)
+{
+	(void)state;
+	check_stats(PN_FLOAT, 4, (int64_t[]){16, 3, 3, 3}, 1, -1);     /* a conv's weight */
+	check_stats(PN_FLOAT, 4, (int64_t[]){1, 24, 1, 1}, 2, -1);     /* a broadcast scale */
+	check_stats(PN_FLOAT, 1, (int64_t[]){64}, 3, -1);              /* a bias: no std */
+	check_stats(PN_FLOAT, 2, (int64_t[]){4100, 3}, 4, -1);         /* rows past the cap */
+	check_stats(PN_FLOAT, 2, (int64_t[]){7, 5}, 5, 0);             /* NaN first */
+	check_stats(PN_FLOAT, 2, (int64_t[]){7, 5}, 6, 17);            /* NaN inside */
+	check_stats(PN_FLOAT16, 3, (int64_t[]){1, 1, 9}, 7, -1);       /* the generic path */
+	check_stats(PN_FLOAT16, 2, (int64_t[]){5000, 2}, 8, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_broadcast_scale_channels),
 		cmocka_unit_test(test_scale_multiplies),
 		cmocka_unit_test(test_record_round_trip),
+		cmocka_unit_test(test_stats_one_pass),
 		cmocka_unit_test(test_check_rescales),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
