@@ -86,10 +86,11 @@ const char *pn_store_path(const pn_store *s);
 
 /* Stops counting the store pages this process has read as its own
  * resident memory (madvise on LMDB's map; the pages stay in the page cache
- * and are mapped again when read).  The stages that walk the whole store
- * call it between chunks, so their resident memory is bounded by a chunk
- * and not by the store's size.  From the writer's thread (the one that
- * may grow the map), with or without readers open. */
+ * and are mapped again when read).  The store calls it itself once its
+ * gets, scans and puts may have mapped 128 MiB (store.c: note_mapped); the
+ * stages that walk the whole store call it between chunks as well.  From
+ * the writer's thread (the one that may grow the map), with or without
+ * readers open, or from any thread inside a transaction. */
 void pn_store_drop_pages(pn_store *s);
 
 /* Read transactions: a consistent snapshot until pn_rtxn_end. */
