@@ -135,8 +135,7 @@ static void release(void *ud, int i)
 
 static size_t cost(void *ud, int i)
 {
-	const pn_part_job *j = &((stream *)ud)->plan.jobs[i];
-	return j->todo ? j->len : 0;
+	return pn_part_job_cost(&((stream *)ud)->plan.jobs[i]);
 }
 
 static const pn_batch_ops stream_ops = {load, work, commit, release, cost};

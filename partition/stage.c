@@ -296,6 +296,11 @@ int pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err)
 	return rc;
 }
 
+size_t pn_part_job_cost(const pn_part_job *j)
+{
+	return j->todo ? j->len : 0;
+}
+
 /* --- the work on one model ---------------------------------------------------------- */
 
 char *pn_part_binding_text(const pn_model *m, const Passnet__Model *rec)
@@ -627,8 +632,7 @@ static void pipe_release(void *ud, int i)
 
 static size_t pipe_cost(void *ud, int i)
 {
-	const pn_part_job *j = &((pipe *)ud)->p->jobs[i];
-	return j->todo ? j->len : 0;
+	return pn_part_job_cost(&((pipe *)ud)->p->jobs[i]);
 }
 
 static const pn_batch_ops partition_ops = {pipe_load, pipe_work, pipe_commit, pipe_release,

@@ -118,6 +118,9 @@ void pn_part_plan_clear(pn_part_plan *p);
 void pn_part_plan_free(pn_part_plan *p);
 /* Copies the records of the jobs that cut (todo != 0). */
 int  pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err);
+/* After pn_part_load: job j's rough cost (its record's bytes; 0 when it
+ * cuts nothing), the order pn_run_batches starts jobs in. */
+size_t pn_part_job_cost(const pn_part_job *j);
 /* Works on cutter j's model, decoded into m from rec and typed by r: finds
  * its structure and canonical positions, claims the strategies left to cut
  * (j->todo becomes them) and cuts.  0, or -1 with j->failed and j->err
