@@ -105,6 +105,9 @@ int pn_infer_subgraph(pn_ictx *c, const pn_graph *g, const pn_type *input_types,
  * count their owner's outputs only: an estimate of what is known, for
  * scheduling runs (extract/run_gate.h), not a bound. */
 size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r);
+/* The bytes of g's initializers, the part of that estimate a weight check
+ * holds more than once (extract/ingest.c). */
+size_t pn_infer_weight_bytes(const pn_graph *g);
 
 /* Largest output (elements) constant folding will compute. */
 #define PN_FOLD_MAX_NUMEL 65536

@@ -199,11 +199,17 @@ static size_t add_sat(size_t a, size_t b)
 	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
-size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r)
+size_t pn_infer_weight_bytes(const pn_graph *g)
 {
 	size_t weights = 0;
 	for (int i = 0; i < g->n_inits; i++)
 		weights = add_sat(weights, type_bytes(&g->values[g->inits[i]].type));
+	return weights;
+}
+
+size_t pn_infer_peak_bytes(const pn_graph *g, const pn_infer_result *r)
+{
+	size_t weights = pn_infer_weight_bytes(g);
 	/* last[v]: the step after which nothing reads v (-1: never read) */
 	int32_t *last = malloc(sizeof(int32_t) * ((size_t)g->n_values + 1));
 	if (!last || !g->topo) {
