@@ -143,7 +143,7 @@ static int check_model(void *ud, pn_bytes key, pn_bytes val)
 	int rc = pn_model_record_whole(d->t, val, &whole, &len);
 	if (rc || pn_model_from_record(whole, len, &m, &rec, err)) {
 		problem(d, "model %s does not decode: %s", hex,
-			rc > 0 ? "its graph or a weight's statistics is missing" : rc ? "out of memory" : err);
+			rc > 0 ? "its graph is missing" : rc ? "out of memory" : err);
 		free(whole);
 		return 0;
 	}

@@ -169,7 +169,7 @@ static int load_records(pn_store *st, const pn_shard *shard, mjob *jobs, int n, 
 			jobs[i].unlisted = 1;
 			continue;
 		}
-		int got = pn_model_record_copy_bare(t, jobs[i].d.model, &jobs[i].record, &jobs[i].len);
+		int got = pn_model_record_copy(t, jobs[i].d.model, &jobs[i].record, &jobs[i].len);
 		if (got > 0)
 			jobs[i].d.failed = !!pn_fail(jobs[i].d.err, "model record is missing");
 		else if (got < 0)

@@ -198,7 +198,7 @@ static int plan_model(void *ud, pn_bytes key, pn_bytes val)
 		return 0;
 	void *rec;
 	size_t len;
-	if (pn_model_record_bare(p->t, val, &rec, &len))
+	if (pn_model_record_whole(p->t, val, &rec, &len))
 		return 0;   /* a variant without its base: nothing to cut */
 	pn_key rk = pn_model_record_key(rec, len);
 	free(rec);
@@ -288,7 +288,7 @@ int pn_part_load(pn_store *st, pn_part_job *jobs, int n, char *err)
 	for (int i = 0; i < n && !rc; i++) {
 		if (!jobs[i].todo)
 			continue;
-		int got = pn_model_record_copy_bare(t, jobs[i].key, &jobs[i].record, &jobs[i].len);
+		int got = pn_model_record_copy(t, jobs[i].key, &jobs[i].record, &jobs[i].len);
 		if (got)
 			rc = pn_fail(err, got > 0 ? "model record vanished" : "out of memory");
 	}

@@ -22,7 +22,7 @@ static const char schema_key[] = "schema_version";
 
 /* The order the stages write the tables in (merge.h: a killed merge). */
 static const int merge_order[] = {
-	PN_T_META, PN_T_SOURCES, PN_T_GRAPHS, PN_T_WEIGHT_STATS, PN_T_MODELS, PN_T_MODEL_PATHS,
+	PN_T_META, PN_T_SOURCES, PN_T_GRAPHS, PN_T_MODELS, PN_T_MODEL_PATHS,
 	PN_T_SUBGRAPHS, PN_T_OCCURRENCES, PN_T_ALIASES, PN_T_BLOCKS, PN_T_CANDIDATES,
 	PN_T_STRUCTURES,
 	PN_T_RANGES, PN_T_PROFILES, PN_T_ERRORS,
@@ -126,7 +126,6 @@ static const ProtobufCMessageDescriptor *record_kind(int table, pn_bytes key)
 	case PN_T_CANDIDATES: return &passnet__candidate__descriptor;
 	case PN_T_SUBGRAPHS: return &passnet__subgraph__descriptor;
 	case PN_T_GRAPHS: return &onnx__graph_proto__descriptor;
-	case PN_T_WEIGHT_STATS: return &passnet__weight_meta__descriptor;
 	case PN_T_PROFILES: return &passnet__profile__descriptor;
 	case PN_T_RANGES:
 		return key.len == RANGES_DONE_KEY_LEN ? &passnet__ranges_done__descriptor

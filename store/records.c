@@ -75,10 +75,6 @@ static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 #define GRAPH_KEY_FIELD 27    /* Passnet__Model.graph_key */
 #define MODEL_GRAPH_FIELD 10  /* Passnet__Model.graph (an onnx.ModelProto) */
 #define PROTO_GRAPH_FIELD 7   /* onnx.ModelProto.graph */
-#define MODEL_WEIGHTS_FIELD 11 /* Passnet__Model.weights (WeightMeta) */
-#define STATS_FIRST_FIELD 4    /* WeightMeta.mean .. scale: the statistics */
-#define STATS_LAST_FIELD 11
-#define STATS_KEY_FIELD 12     /* WeightMeta.stats_key */
 
 /* Walks the top-level fields of p[0..end): calls fn for each with its
  * number, wire type and its whole bytes [start, next) and, for a
@@ -158,22 +154,12 @@ int pn_model_variant_of(pn_bytes val, uint8_t base[16])
 
 /* --- the graph kept apart (graphs table) ------------------------------------------ */
 
-typedef struct stats_slice {
-	pn_key key;
-	const uint8_t *p;
-	size_t n;
-} stats_slice;
-
 typedef struct split {
 	pn_buf out;           /* the record without the graph */
 	pn_buf proto;         /* field 10's body without field 7 */
 	const uint8_t *graph; /* field 7's body */
 	size_t graph_len;
 	int graphs;
-	pn_buf weight;        /* one WeightMeta's fields less its statistics */
-	pn_buf stats;         /* ... and its statistics */
-	pn_buf apart;         /* stats_slice: the statistics kept apart */
-	int odd;              /* a WeightMeta this does not take apart */
 } split;
 
 static int proto_field(void *ud, uint64_t field, int wire, const uint8_t *start,
@@ -190,141 +176,11 @@ static int proto_field(void *ud, uint64_t field, int wire, const uint8_t *start,
 	return 0;
 }
 
-/* --- a weight's statistics kept apart (weight_stats table) ------------------------ */
-
-static int weight_field(void *ud, uint64_t field, int wire, const uint8_t *start,
-			const uint8_t *body, const uint8_t *next)
-{
-	(void)wire;
-	(void)body;
-	split *s = ud;
-	if (field == STATS_KEY_FIELD)
-		s->odd = 1;   /* already apart: not written by ingest */
-	else if (field >= STATS_FIRST_FIELD && field <= STATS_LAST_FIELD)
-		pn_buf_put(&s->stats, start, (size_t)(next - start));
-	else
-		pn_buf_put(&s->weight, start, (size_t)(next - start));
-	return 0;
-}
-
-/* One WeightMeta into s->out: whole, or its fields less the statistics and
- * the key of the statistics, which go on s->apart to be put once the whole
- * record has been taken apart (a record left whole puts none).  Its
- * statistics then point into `body`, the caller's record. */
-static void put_weight(split *s, const uint8_t *start, const uint8_t *body, const uint8_t *next)
-{
-	s->weight.n = s->stats.n = 0;
-	s->odd = 0;
-	if (walk_fields(body, next, weight_field, s) != 2 || s->odd || s->weight.oom ||
-	    s->stats.oom || s->stats.n < PN_STATS_APART_MIN) {
-		pn_buf_put(&s->out, start, (size_t)(next - start));
-		return;
-	}
-	/* the statistics are the body's fields 4-11, which protobuf-c packs
-	 * after fields 1-3 and in order: one stretch of body */
-	const uint8_t *from = next - s->stats.n;
-	if (memcmp(from, s->stats.p, s->stats.n)) {
-		pn_buf_put(&s->out, start, (size_t)(next - start));
-		return;
-	}
-	stats_slice sl = {pn_key_of(from, s->stats.n), from, s->stats.n};
-	pn_buf_put(&s->apart, &sl, sizeof sl);
-	pn_buf_varint(&s->out, MODEL_WEIGHTS_FIELD << 3 | 2);
-	pn_buf_varint(&s->out, s->weight.n + 2 + 16);
-	pn_buf_put(&s->out, s->weight.p, s->weight.n);
-	pn_buf_varint(&s->out, STATS_KEY_FIELD << 3 | 2);
-	pn_buf_varint(&s->out, 16);
-	pn_buf_put(&s->out, sl.key.b, 16);
-}
-
-/* The statistics s->apart lists, each put unless stored (content-addressed:
- * what is stored under the key is the same bytes). */
-static int put_stats_apart(pn_writer *w, const split *s, char *err)
-{
-	const stats_slice *sl = (const stats_slice *)s->apart.p;
-	size_t n = s->apart.n / sizeof *sl;
-	for (size_t i = 0; i < n; i++) {
-		pn_bytes have;
-		if (pn_wget(w, PN_T_WEIGHT_STATS, sl[i].key.b, 16, &have) == 0)
-			continue;
-		if (pn_put(w, PN_T_WEIGHT_STATS, sl[i].key.b, 16, sl[i].p, sl[i].n, err))
-			return -1;
-	}
-	return 0;
-}
-
-typedef struct restore {
-	pn_rtxn *t;
-	pn_buf out;        /* the record with every weight's statistics back */
-	pn_buf weight;     /* one WeightMeta's fields less its key */
-	uint8_t key[16];
-	int keyed;
-	int restored;      /* some weight's statistics were put back */
-	int missing;       /* a key whose statistics are not stored */
-} restore;
-
-static int restore_weight_field(void *ud, uint64_t field, int wire, const uint8_t *start,
-				const uint8_t *body, const uint8_t *next)
-{
-	restore *r = ud;
-	if (field == STATS_KEY_FIELD && wire == 2 && next - body == 16) {
-		memcpy(r->key, body, 16);
-		r->keyed = 1;
-	} else {
-		pn_buf_put(&r->weight, start, (size_t)(next - start));
-	}
-	return 0;
-}
-
-static int restore_field(void *ud, uint64_t field, int wire, const uint8_t *start,
-			 const uint8_t *body, const uint8_t *next)
-{
-	restore *r = ud;
-	pn_bytes st;
-	r->keyed = 0;
-	r->weight.n = 0;
-	if (field == MODEL_WEIGHTS_FIELD && wire == 2 &&
-	    walk_fields(body, next, restore_weight_field, r) == 2 && r->keyed) {
-		if (pn_get(r->t, PN_T_WEIGHT_STATS, r->key, 16, &st) != 0) {
-			r->missing = 1;
-			return 1;
-		}
-		pn_buf_varint(&r->out, MODEL_WEIGHTS_FIELD << 3 | 2);
-		pn_buf_varint(&r->out, r->weight.n + st.len);
-		pn_buf_put(&r->out, r->weight.p, r->weight.n);
-		pn_buf_put(&r->out, st.data, st.len);
-		r->restored = 1;
-	} else {
-		pn_buf_put(&r->out, start, (size_t)(next - start));
-	}
-	return 0;
-}
-
-/* *rec with every weight's statistics put back in place of their key:
- * 0 (*rec unchanged when none was apart, or when it does not walk: the
- * decode refuses it), 1 when some are not stored, -1 when out of memory. */
-static int restore_stats(pn_rtxn *t, pn_buf *rec)
-{
-	restore r = {.t = t};
-	int walked = walk_fields(rec->p, rec->p + rec->n, restore_field, &r);
-	pn_buf_free(&r.weight);
-	int rc = r.missing ? 1 : walked == 2 && r.out.oom ? -1 : 0;
-	if (rc || walked != 2 || !r.restored) {
-		pn_buf_free(&r.out);
-		return rc;
-	}
-	pn_buf_free(rec);
-	*rec = r.out;
-	return 0;
-}
-
 static int record_field(void *ud, uint64_t field, int wire, const uint8_t *start,
 			const uint8_t *body, const uint8_t *next)
 {
 	split *s = ud;
-	if (field == MODEL_WEIGHTS_FIELD && wire == 2) {
-		put_weight(s, start, body, next);
-	} else if (field == MODEL_GRAPH_FIELD && wire == 2) {
+	if (field == MODEL_GRAPH_FIELD && wire == 2) {
 		s->proto.n = 0;
 		if (walk_fields(body, next, proto_field, s) != 2)
 			return 1;
@@ -343,7 +199,7 @@ int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, si
 	split s = {0};
 	int walked = walk_fields(rec, (const uint8_t *)rec + len, record_field, &s);
 	int rc;
-	if (walked != 2 || s.graphs != 1 || s.out.oom || s.proto.oom || s.apart.oom) {
+	if (walked != 2 || s.graphs != 1 || s.out.oom || s.proto.oom) {
 		/* no graph (a failed model, a variant) or one this cannot take
 		 * apart: the record as it is */
 		rc = pn_put(w, PN_T_MODELS, key, 16, rec, len, err);
@@ -358,15 +214,10 @@ int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, si
 		if (!rc && pn_wget(w, PN_T_GRAPHS, gk.b, 16, &have) != 0)
 			rc = pn_put(w, PN_T_GRAPHS, gk.b, 16, s.graph, s.graph_len, err);
 		if (!rc)
-			rc = put_stats_apart(w, &s, err);
-		if (!rc)
 			rc = pn_put(w, PN_T_MODELS, key, 16, s.out.p, s.out.n, err);
 	}
 	pn_buf_free(&s.out);
 	pn_buf_free(&s.proto);
-	pn_buf_free(&s.weight);
-	pn_buf_free(&s.stats);
-	pn_buf_free(&s.apart);
 	return rc;
 }
 
@@ -514,7 +365,7 @@ pn_key pn_onnx_model_key(const void *bytes, size_t len)
 	return filtered_key(bytes, len, &modelproto_filter);
 }
 
-static int record_whole(pn_rtxn *t, pn_bytes v, int with_stats, void **rec, size_t *len)
+int pn_model_record_whole(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)
 {
 	uint8_t base[16], gk[16];
 	pn_bytes b = {NULL, 0};
@@ -526,8 +377,6 @@ static int record_whole(pn_rtxn *t, pn_bytes v, int with_stats, void **rec, size
 	int rc = out.oom ? -1 : 0;
 	if (!rc && find_key_field(b.len ? b : v, GRAPH_KEY_FIELD, gk))
 		rc = append_graph(t, gk, &out);
-	if (!rc && with_stats)
-		rc = restore_stats(t, &out);
 	if (rc) {
 		pn_buf_free(&out);
 		return rc;
@@ -538,30 +387,12 @@ static int record_whole(pn_rtxn *t, pn_bytes v, int with_stats, void **rec, size
 	return out.oom ? -1 : 0;
 }
 
-int pn_model_record_whole(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)
-{
-	return record_whole(t, v, 1, rec, len);
-}
-
-int pn_model_record_bare(pn_rtxn *t, pn_bytes v, void **rec, size_t *len)
-{
-	return record_whole(t, v, 0, rec, len);
-}
-
 int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len)
 {
 	pn_bytes v;
 	if (pn_get(t, PN_T_MODELS, model, 16, &v) != 0)
 		return 1;
-	return record_whole(t, v, 1, rec, len);
-}
-
-int pn_model_record_copy_bare(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len)
-{
-	pn_bytes v;
-	if (pn_get(t, PN_T_MODELS, model, 16, &v) != 0)
-		return 1;
-	return record_whole(t, v, 0, rec, len);
+	return pn_model_record_whole(t, v, rec, len);
 }
 
 int pn_error_del(pn_writer *w, const pn_key *id, const char *stage, char *err)

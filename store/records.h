@@ -19,33 +19,19 @@ int pn_model_error_put(pn_writer *w, const uint8_t model[16], const char *stage,
 		       char *err);
 
 /* Copies the models-table record of `model` into *rec (malloc'd): 0, 1 when
- * there is none (or a variant's base, the graph or a weight's statistics
- * is missing), -1 when out of memory.  What pn_model_record_put kept apart
- * comes back in it.  A shape variant's record (schemas/passnet.proto:
- * variant_of) comes back whole: its base's bytes followed by its own, one
- * message to protobuf. */
+ * there is none (or a variant's base or the graph is missing), -1 when out
+ * of memory.  The graph kept apart (pn_model_record_put) comes back in it.
+ * A shape variant's record (schemas/passnet.proto: variant_of) comes back
+ * whole: its base's bytes followed by its own, one message to protobuf. */
 int pn_model_record_copy(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len);
 /* The same for a models-table value already read (a foreach). */
 int pn_model_record_whole(pn_rtxn *t, pn_bytes val, void **rec, size_t *len);
-/* As the two above, but the weights' statistics kept apart stay apart
- * (WeightMeta.stats_key in their place): for the readers of the
- * computation alone (the record key, partition, dedup), which never read
- * the statistics, at a fraction of the bytes.  The record key is the same
- * either way. */
-int pn_model_record_copy_bare(pn_rtxn *t, const uint8_t model[16], void **rec, size_t *len);
-int pn_model_record_bare(pn_rtxn *t, pn_bytes val, void **rec, size_t *len);
 /* Puts a model record (the whole message, as ingest makes it) into the
  * models table, its main graph (ModelProto.graph) apart: in the graphs
  * table under XXH3-128 of its bytes, the record holding that key
  * (graph_key) instead.  Models whose graphs are the same bytes (a
  * fine-tune: learned weights are kept as statistics, outside the graph)
- * share one copy.  So are the statistics of each weight that has
- * PN_STATS_APART_MIN bytes or more of them (store/records.c: those with
- * per-channel statistics, most of a model record's bytes): in the
- * weight_stats table, under XXH3-128 of their bytes (WeightMeta.stats_key),
- * shared by every record that holds them (a re-export, a shape or
- * structural variant of one file).  pn_model_record_whole puts both back. */
-#define PN_STATS_APART_MIN 64   /* below it, the 18 bytes of a key would save too little */
+ * share one copy.  pn_model_record_whole puts it back. */
 int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, size_t len,
 			char *err);
 /* 1 and the base key when a models-table value is a variant's, else 0.

@@ -64,7 +64,6 @@ static const char *const table_names[PN_T_COUNT] = {
 	[PN_T_STRUCTURES] = "structures",
 	[PN_T_ALIASES] = "aliases",
 	[PN_T_GRAPHS] = "graphs",
-	[PN_T_WEIGHT_STATS] = "weight_stats",
 	[PN_T_PROFILES] = "profiles",
 	[PN_T_RANGES] = "ranges",
 	[PN_T_ERRORS] = "errors",

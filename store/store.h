@@ -41,10 +41,8 @@
  * the structures table lists each structure's models.  3: a model record's
  * main graph is kept apart, in the graphs table (store/records.h).  4: the
  * structure key is the canonical form of the whole graph, reached through
- * the aliases table, and candidates list canonical positions.  5: a
- * weight's statistics may be kept apart, in the weight_stats table
- * (store/records.h). */
-#define PN_SCHEMA_VERSION 5
+ * the aliases table, and candidates list canonical positions. */
+#define PN_SCHEMA_VERSION 4
 
 enum pn_table {
 	PN_T_META,
@@ -57,7 +55,6 @@ enum pn_table {
 	PN_T_STRUCTURES,    /* MDB_DUPSORT: structure key -> the models of it */
 	PN_T_ALIASES,       /* record key -> its structure and canonical positions */
 	PN_T_GRAPHS,        /* XXH3-128 of a model's GraphProto -> its bytes */
-	PN_T_WEIGHT_STATS,  /* XXH3-128 of a weight's statistics -> their bytes */
 	PN_T_PROFILES,
 	PN_T_RANGES,
 	PN_T_ERRORS,

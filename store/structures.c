@@ -76,7 +76,7 @@ int pn_model_alias(pn_rtxn *t, const uint8_t model[16], pn_alias *out)
 	void *rec;
 	size_t len;
 	memset(out, 0, sizeof *out);
-	int rc = pn_model_record_copy_bare(t, model, &rec, &len);
+	int rc = pn_model_record_copy(t, model, &rec, &len);
 	if (rc)
 		return rc;
 	rc = pn_record_alias(t, rec, len, out);
