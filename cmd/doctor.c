@@ -303,9 +303,16 @@ static int check_graph(void *ud, pn_bytes key, pn_bytes val)
 	d->checked++;
 	char hex[33];
 	pn_hex(key.data, key.len < 16 ? key.len : 16, hex);
-	pn_key k = pn_key_of(val.data, val.len);
-	if (key.len != 16 || memcmp(k.b, key.data, 16))
+	pn_buf g = {0};
+	char err[PN_ERRLEN];
+	int rc = pn_graph_unpack(val, &g, err);
+	if (rc > 0)
+		problem(d, "graph %s does not unpack: %s", hex, err);
+	else if (rc < 0)
+		problem(d, "graph %s: out of memory", hex);
+	else if (key.len != 16 || memcmp(pn_key_of(g.p, g.n).b, key.data, 16))
 		problem(d, "graph %s: its bytes hash to another key", hex);
+	pn_buf_free(&g);
 	return 0;
 }
 

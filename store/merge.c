@@ -154,7 +154,8 @@ static void report_conflict(const merger *m, pn_bytes key, pn_bytes cur, pn_byte
 {
 	char k[512], what[160];
 	key_text(m->table, key, k, sizeof k);
-	uint64_t f = first_differing_field(cur, in);
+	/* a graph is stored packed (store/records.h): its bytes have no fields */
+	uint64_t f = m->table == PN_T_GRAPHS ? 0 : first_differing_field(cur, in);
 	const ProtobufCMessageDescriptor *d = record_kind(m->table, key);
 	const ProtobufCFieldDescriptor *fd =
 		d && f && f <= UINT_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)f)

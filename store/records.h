@@ -5,6 +5,7 @@
 #ifndef PN_RECORDS_H
 #define PN_RECORDS_H
 
+#include "common/buf.h"
 #include "common/util.h"
 #include "passnet.pb-c.h"
 #include "store/store.h"
@@ -31,9 +32,14 @@ int pn_model_record_whole(pn_rtxn *t, pn_bytes val, void **rec, size_t *len);
  * table under XXH3-128 of its bytes, the record holding that key
  * (graph_key) instead.  Models whose graphs are the same bytes (a
  * fine-tune: learned weights are kept as statistics, outside the graph)
- * share one copy.  pn_model_record_whole puts it back. */
+ * share one copy, packed (a zstd frame).  pn_model_record_whole puts it
+ * back. */
 int pn_model_record_put(pn_writer *w, const uint8_t key[16], const void *rec, size_t len,
 			char *err);
+/* A graphs-table value's graph (it is stored packed, common/compress.h),
+ * appended to out: 0, 1 with err set when the value does not unpack, -1
+ * when out of memory. */
+int pn_graph_unpack(pn_bytes stored, pn_buf *out, char *err);
 /* 1 and the base key when a models-table value is a variant's, else 0.
  * Reads the top-level field tags only, so it costs nothing on a base. */
 int pn_model_variant_of(pn_bytes val, uint8_t base[16]);

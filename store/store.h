@@ -41,8 +41,9 @@
  * the structures table lists each structure's models.  3: a model record's
  * main graph is kept apart, in the graphs table (store/records.h).  4: the
  * structure key is the canonical form of the whole graph, reached through
- * the aliases table, and candidates list canonical positions. */
-#define PN_SCHEMA_VERSION 4
+ * the aliases table, and candidates list canonical positions.  5: the
+ * graphs table holds each graph packed (a zstd frame, store/records.h). */
+#define PN_SCHEMA_VERSION 5
 
 enum pn_table {
 	PN_T_META,
