@@ -122,7 +122,11 @@ for s in "$TEST_TMP"/k.mpi/rank-*; do
 	left=$((left + ${n:-0}))
 done
 before=$(profiles "$TEST_TMP/k" || echo 0)
-[ "$left" -ge 2 ] || fail "the killed run left $left profiles in the rank stores"
+# what was committed stays: in the rank stores, or already merged into the
+# store when the kill landed after rank 0 had merged (the job near its end;
+# a loaded machine polls late)
+[ $((left + ${before:-0})) -ge 2 ] ||
+	fail "the killed run left $left profiles in the rank stores and ${before:-0} in the store"
 mpi --db "$TEST_TMP/k" --batch 2 exec $kargs > "$TEST_TMP/rerun.log" 2>&1 ||
 	{ tail -20 "$TEST_TMP/rerun.log" >&2; fail "the rerun after the kill failed"; }
 want=$((150 - left - ${before:-0}))
@@ -131,7 +135,7 @@ grep -q "passnet-mpi: exec: $want subgraphs to profile" "$TEST_TMP/rerun.log" ||
 dump_no_times "$TEST_TMP/k1" "$TEST_TMP/k1.dump"
 dump_no_times "$TEST_TMP/k" "$TEST_TMP/k.dump"
 same "$TEST_TMP/k1.dump" "$TEST_TMP/k.dump" "killed then rerun MPI exec differs from one exec"
-echo "kill: a rank killed once rank $victim had committed profiles ($left in the rank stores then); the rerun profiled the other $want and ended in the one-process store"
+echo "kill: a rank killed once rank $victim had committed profiles ($left in the rank stores then, ${before:-0} merged); the rerun profiled the other $want and ended in the one-process store"
 
 # --- 4. usage ----------------------------------------------------------------------
 set +e
