@@ -125,7 +125,7 @@ static const ProtobufCMessageDescriptor *record_kind(int table, pn_bytes key)
 	case PN_T_MODEL_PATHS: return &passnet__model_path__descriptor;
 	case PN_T_CANDIDATES: return &passnet__candidate__descriptor;
 	case PN_T_SUBGRAPHS: return &passnet__subgraph__descriptor;
-	case PN_T_GRAPHS: return &onnx__graph_proto__descriptor;
+	case PN_T_GRAPHS: return NULL;   /* packed (store/records.h): no fields to name */
 	case PN_T_PROFILES: return &passnet__profile__descriptor;
 	case PN_T_RANGES:
 		return key.len == RANGES_DONE_KEY_LEN ? &passnet__ranges_done__descriptor
@@ -154,9 +154,9 @@ static void report_conflict(const merger *m, pn_bytes key, pn_bytes cur, pn_byte
 {
 	char k[512], what[160];
 	key_text(m->table, key, k, sizeof k);
-	/* a graph is stored packed (store/records.h): its bytes have no fields */
-	uint64_t f = m->table == PN_T_GRAPHS ? 0 : first_differing_field(cur, in);
+	/* only a protobuf record has fields to compare (a packed graph has none) */
 	const ProtobufCMessageDescriptor *d = record_kind(m->table, key);
+	uint64_t f = d ? first_differing_field(cur, in) : 0;
 	const ProtobufCFieldDescriptor *fd =
 		d && f && f <= UINT_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)f)
 					: NULL;
