@@ -78,10 +78,9 @@ int pn_zstd_unpack(const void *in, size_t n, pn_buf *out, char *err)
 		return pn_fail(err, "out of memory");
 	struct archive_entry *e;
 	int rc = archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
-			 archive_read_support_format_raw(a) != ARCHIVE_OK ||
-			 archive_read_open_memory(a, in, n) != ARCHIVE_OK ||
-			 archive_read_next_header(a, &e) != ARCHIVE_OK
-		 ? 1 : 0;
+		 archive_read_support_format_raw(a) != ARCHIVE_OK ||
+		 archive_read_open_memory(a, in, n) != ARCHIVE_OK ||
+		 archive_read_next_header(a, &e) != ARCHIVE_OK;
 	while (!rc) {
 		char chunk[65536];
 		la_ssize_t k = archive_read_data(a, chunk, sizeof chunk);

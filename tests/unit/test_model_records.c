@@ -105,7 +105,7 @@ static void put_model(struct fx *f, const uint8_t key[16], const char *path, siz
 }
 
 /* The one graphs-table value (its key in *gk). */
-static pn_bytes the_graph(struct fx *f, pn_rtxn *t, uint8_t gk[16])
+static pn_bytes the_graph(pn_rtxn *t, uint8_t gk[16])
 {
 	pn_bytes v;
 	assert_int_equal(pn_get(t, PN_T_MODELS, KEY_A, 16, &v), 0);
@@ -116,7 +116,6 @@ static pn_bytes the_graph(struct fx *f, pn_rtxn *t, uint8_t gk[16])
 	memcpy(gk, raw->graph_key.data, 16);
 	pn_models_free(raw);
 	assert_int_equal(pn_get(t, PN_T_GRAPHS, gk, 16, &v), 0);
-	(void)f;
 	return v;
 }
 
@@ -132,7 +131,7 @@ static void test_graph_apart_packed(void **state)
 	assert_int_equal(pn_rtxn_begin(f->s, &t, f->err), 0);
 	assert_int_equal(pn_count(t, PN_T_GRAPHS), 1);
 	uint8_t gk[16];
-	pn_bytes v = the_graph(f, t, gk);
+	pn_bytes v = the_graph(t, gk);
 	static const uint8_t magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 	assert_true(v.len >= 4 && !memcmp(v.data, magic, 4));
 	assert_true(v.len * 4 < glen);
@@ -168,7 +167,7 @@ static void test_graph_corrupt(void **state)
 	pn_rtxn *t;
 	assert_int_equal(pn_rtxn_begin(f->s, &t, f->err), 0);
 	uint8_t gk[16];
-	the_graph(f, t, gk);
+	the_graph(t, gk);
 	pn_rtxn_end(t);
 	/* the graph's own bytes, unpacked, where a frame should be */
 	pn_writer *w;
@@ -179,7 +178,7 @@ static void test_graph_corrupt(void **state)
 	void *rec;
 	size_t len;
 	assert_int_equal(pn_model_record_copy(t, KEY_A, &rec, &len), 1);
-	pn_bytes v = the_graph(f, t, gk);
+	pn_bytes v = the_graph(t, gk);
 	pn_buf g = {0};
 	assert_int_equal(pn_graph_unpack(v, &g, f->err), 1);
 	assert_non_null(strstr(f->err, "zstd"));
