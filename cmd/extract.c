@@ -61,12 +61,14 @@ static void print_summary(const pn_extract_stats *s, int json)
 	if (json) {
 		printf("{\"files\":%llu,\"new\":%llu,\"known\":%llu,\"duplicates\":%llu,"
 		       "\"failed\":%llu,\"source_errors\":%llu,\"bytes\":%llu,\"variants\":%llu,"
-		       "\"warned\":%llu,\"checks_reused\":%llu,\"seconds\":%.3f}\n",
+		       "\"warned\":%llu,\"checks_reused\":%llu,\"checks_booked\":%llu,"
+		       "\"seconds\":%.3f}\n",
 		       (unsigned long long)s->files, (unsigned long long)s->new_models,
 		       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 		       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
 		       (unsigned long long)s->bytes, (unsigned long long)s->variants,
-		       (unsigned long long)s->warned, (unsigned long long)s->checks_reused, s->seconds);
+		       (unsigned long long)s->warned, (unsigned long long)s->checks_reused,
+		       (unsigned long long)s->checks_booked, s->seconds);
 		return;
 	}
 	printf("extract: %llu model files: %llu new models, %llu already stored, %llu duplicates, "
@@ -80,6 +82,10 @@ static void print_summary(const pn_extract_stats *s, int json)
 		printf("; %llu weight checks reused (the same file less who made it, or the same "
 		       "structure without its weight files, was checked this run)",
 		       (unsigned long long)s->checks_reused);
+	if (s->checks_booked)
+		printf("; %llu blind weight checks answered by another model's run (its outputs "
+		       "were computed alike this run)",
+		       (unsigned long long)s->checks_booked);
 	pn_warning_clause(stdout, (int64_t)s->warned, "model", NULL);
 	printf("\n");
 }

@@ -12,6 +12,7 @@
 #include "canon/labels.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/keymap.h"
 #include "extract/weight_scale.h"
 
 /* 1 when a graph nested in g holds a weight kept as statistics (its draw
@@ -64,6 +65,139 @@ static int name_values(const pn_graph *g, const int32_t *node_at, pn_check_form 
 		if (!f->draw[g->outputs[i]])
 			return 1;
 	return 0;
+}
+
+/* --- draw streams named by what reads them ------------------------------------------ */
+
+/* The key of what value v is to the node reading it, for naming streams
+ * only: a drawn weight by its type and coarse statistics (its stream is
+ * what is being named), anything else by skey. */
+static pn_wmeta coarse_meta(const pn_wmeta *m);
+
+static void put_operand(pn_buf *b, const pn_graph *g, const pn_key *skey, int v)
+{
+	if (v < 0) {
+		pn_buf_u8(b, 0);
+		return;
+	}
+	const pn_value *val = &g->values[v];
+	if (!val->meta) {
+		pn_buf_u8(b, 1);
+		pn_buf_put(b, skey[v].b, sizeof skey[v].b);
+		return;
+	}
+	pn_wmeta m = coarse_meta(val->meta);
+	double st[5] = {m.mean, m.std, m.min, m.max, m.scale};
+	pn_buf_u8(b, 'W');
+	pn_type_label(&val->type, PN_LABEL_EXACT, b);
+	pn_buf_u8(b, m.has_stats);
+	pn_buf_put(b, st, sizeof st);
+}
+
+/* The stream each drawn value is seeded by: a graph input "i<k>" (k its
+ * rank among the inputs by first use in canonical order), a weight "w"
+ * and the least key of (reader, slot) over its readers, where a reader is
+ * keyed by its label and its operands, recursively, with weights by
+ * their statistics.  A cut of a model that keeps a weight's readers and
+ * what they read names it as the model does, and so draws it alike
+ * (value_keys.h).  Weights whose readers are alike in all of that (the
+ * query, key and value projections of one input) would draw alike: they
+ * are told apart by canonical position.  0, or -1 when out of memory. */
+static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *f)
+{
+	pn_key *skey = calloc((size_t)g->n_values + 1, sizeof(pn_key));
+	pn_key *wkey = calloc((size_t)g->n_values + 1, sizeof(pn_key));
+	uint8_t *has = calloc((size_t)g->n_values + 1, 1);
+	int rc = skey && wkey && has ? 0 : -1;
+	int rank = 0;
+	for (int p = 0; !rc && p < g->n_nodes; p++) {   /* inputs by first canonical use */
+		const pn_node *n = &g->nodes[node_at[p]];
+		for (int k = 0; k < n->n_in; k++) {
+			int v = n->in[k];
+			if (v < 0 || g->values[v].role != PN_ROLE_INPUT || has[v])
+				continue;
+			has[v] = 1;
+			uint8_t tag[2] = {'i', (uint8_t)rank};
+			char buf[24];
+			snprintf(buf, sizeof buf, "i%d", rank++);
+			skey[v] = pn_key_of(tag, sizeof tag);
+			free(f->draw[v]);
+			if (!(f->draw[v] = strdup(buf)))
+				rc = -1;
+		}
+	}
+	for (int v = 0; !rc && v < g->n_values; v++)
+		if (g->values[v].data && !g->values[v].meta && g->values[v].role != PN_ROLE_NODE) {
+			pn_buf b = {0};
+			pn_buf_u8(&b, 'd');
+			pn_tensor_label(g->values[v].data, &b);
+			rc = b.oom ? -1 : 0;
+			if (!rc)
+				skey[v] = pn_key_of(b.p, b.n);
+			pn_buf_free(&b);
+		}
+	memset(has, 0, (size_t)g->n_values + 1);
+	for (int i = 0; !rc && i < g->n_nodes; i++) {
+		const pn_node *n = &g->nodes[g->topo[i]];
+		pn_buf b = {0};
+		pn_captures caps = {0};
+		if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
+			rc = -1;
+			break;
+		}
+		for (int k = 0; k < n->n_in; k++)
+			put_operand(&b, g, skey, n->in[k]);
+		for (int c = 0; c < caps.n; c++)
+			put_operand(&b, g, skey, caps.v[c]);
+		free(caps.v);
+		size_t at = b.n;
+		for (int k = 0; !b.oom && k < n->n_in; k++) {   /* the weights it reads */
+			int v = n->in[k];
+			if (v < 0 || !g->values[v].meta)
+				continue;
+			b.n = at;
+			pn_buf_svarint(&b, -1 - k);
+			pn_key r = pn_key_of(b.p, b.n);
+			if (!has[v] || memcmp(r.b, wkey[v].b, sizeof r.b) < 0)
+				wkey[v] = r;
+			has[v] = 1;
+		}
+		for (int k = 0; !b.oom && k < n->n_out; k++) {
+			if (n->out[k] < 0)
+				continue;
+			b.n = at;
+			pn_buf_svarint(&b, k);
+			skey[n->out[k]] = pn_key_of(b.p, b.n);
+		}
+		rc = b.oom ? -1 : 0;
+		pn_buf_free(&b);
+	}
+	/* told apart: the i-th weight of one key in canonical order of first
+	 * use (the order the u<p>.<k> names follow) gets ".i" */
+	pn_keymap count = {0};
+	for (int p = 0; !rc && p < g->n_nodes; p++) {
+		const pn_node *n = &g->nodes[node_at[p]];
+		for (int k = 0; !rc && k < n->n_in; k++) {
+			int v = n->in[k];
+			if (v < 0 || !has[v] || !g->values[v].meta)
+				continue;
+			has[v] = 0;
+			int added;
+			uint64_t *same = pn_keymap_put(&count, &wkey[v], &added);
+			char hex[33], buf[48];
+			pn_key_hex(&wkey[v], hex);
+			snprintf(buf, sizeof buf, "w%s.%llu", hex,
+				 same ? (unsigned long long)(*same)++ : 0ull);
+			free(f->draw[v]);
+			if (!same || !(f->draw[v] = strdup(buf)))
+				rc = -1;
+		}
+	}
+	pn_keymap_free(&count);
+	free(skey);
+	free(wkey);
+	free(has);
+	return rc;
 }
 
 /* x at 4 significant bits. */
@@ -185,6 +319,8 @@ int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dim
 		rc = 1;
 	if (!rc)
 		rc = name_values(g, node_at, f);
+	if (!rc)
+		rc = name_draws(g, node_at, f);
 	if (!rc)
 		rc = make_key(g, node_at, &form, bind, f);
 	free(all);

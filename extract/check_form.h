@@ -8,11 +8,21 @@
  * Every draw is seeded by a stream name, and a file's names are its own: a
  * re-export (values and nodes renamed, another node order, another opset of
  * the same ops) would draw other numbers and so need its own run.  Here each
- * value of the main graph gets a name from the graph's canonical form
- * instead (canon/form.h, the labelling dedup uses, over every node):
+ * value of the main graph gets a name that the file's names do not decide
+ * instead (canon/form.h gives the canonical positions, the labelling dedup
+ * uses, over every node):
  *   "n<p>.<k>"  output k of the node at canonical position p;
- *   "u<p>.<k>"  a graph input or weight, by its first explicit use (input
- *               slot k of the node at position p; uses in canonical order).
+ *   "i<k>"      a graph input, the k-th by first explicit use in canonical
+ *               order;
+ *   "w<key>.<j>" a weight, by what reads it: the least over its readers of
+ *               the reader's label, slot and operands (recursively; other
+ *               weights by type and coarse statistics), and j telling apart
+ *               the weights alike in all that (query, key and value
+ *               projections of one input) in canonical order, so that a
+ *               cut of the model that keeps a weight's readers draws it as
+ *               the model does (extract/value_keys.h);
+ *   "u<p>.<k>"  any other value, by its first explicit use (input slot k
+ *               of the node at position p; uses in canonical order).
  * The check runs with those names as its draws' streams (pn_graph.draw_name),
  * so its result is a function of the key below, which covers all it reads:
  * the form (ops, attributes, the constants kept by value, every type at the

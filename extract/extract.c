@@ -189,6 +189,8 @@ static int commit_ok(extractor *x, item *it)
 		x->stats->warned++;
 	if (!have && it->result.check_reused)
 		x->stats->checks_reused++;
+	if (!have && it->result.check_booked)
+		x->stats->checks_booked++;
 	x->ok++;
 	if (pn_error_del(x->w, &it->place, "extract", x->err))
 		return -1;

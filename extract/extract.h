@@ -44,6 +44,8 @@ typedef struct pn_extract_stats {
 	uint64_t variants;      /* shape variants stored with the new models */
 	uint64_t warned;        /* new models stored with warnings (Model.warnings) */
 	uint64_t checks_reused; /* weight checks taken from a same file's (weight_memo.h) */
+	uint64_t checks_booked; /* blind checks whose outputs another check's run computed
+				   (value_keys.h) */
 	double seconds;
 } pn_extract_stats;
 

@@ -339,7 +339,8 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 		size_t w = pn_weights_absent(c->m->graph) ? 0 : pn_infer_weight_bytes(c->m->graph);
 		PN_ASSERT(w <= peak);   /* peak counts them, and passed pn_run_too_big */
 		size_t counted = pn_run_gate_enter(peak + 3 * w);
-		found = pn_weight_scale_check(c->m, mp, bind, ts, c->a, wc, c->err) ? -1 : 0;
+		pn_value_book *book = canon && c->memo ? pn_weight_memo_book(c->memo) : NULL;
+		found = pn_weight_scale_check(c->m, mp, bind, ts, book, c->a, wc, c->err) ? -1 : 0;
 		pn_run_gate_leave(counted);
 		if (canon)
 			pn_check_form_end(&f, c->m);
@@ -366,6 +367,7 @@ static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size
 	if (!by_file && found >= 0 && memo && pn_weight_memo_put(c->memo, &key, c->m, wc))
 		found = -1;
 	c->out->check_reused = found > 0;
+	c->out->check_booked = !found && wc->booked;
 	return found < 0 ? pn_fail(c->err, "out of memory") : 0;
 }
 

@@ -35,6 +35,7 @@ typedef struct pn_ingest {
 	size_t record_len;
 	char err[PN_ERRLEN];   /* why it failed */
 	int check_reused;      /* its weight check came from the run's memo */
+	int check_booked;      /* its blind check's outputs came from the run's book */
 } pn_ingest;
 
 /* What extract makes of each model. */

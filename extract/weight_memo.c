@@ -33,16 +33,26 @@ struct pn_weight_memo {
 	entry *e;
 	size_t n, cap;
 	size_t bytes;      /* held by the entries, about */
+	pn_value_book *book;   /* blind checks' values (value_keys.h) */
 };
 
 pn_weight_memo *pn_weight_memo_new(void)
 {
 	pn_weight_memo *memo = calloc(1, sizeof(*memo));
-	if (memo && pthread_mutex_init(&memo->lock, NULL)) {
+	if (!memo)
+		return NULL;
+	memo->book = pn_value_book_new();
+	if (!memo->book || pthread_mutex_init(&memo->lock, NULL)) {
+		pn_value_book_free(memo->book);
 		free(memo);
 		return NULL;
 	}
 	return memo;
+}
+
+pn_value_book *pn_weight_memo_book(pn_weight_memo *memo)
+{
+	return memo->book;
 }
 
 static void entry_free(entry *e)
@@ -65,6 +75,7 @@ void pn_weight_memo_free(pn_weight_memo *memo)
 		entry_free(&memo->e[i]);
 	free(memo->e);
 	pn_keymap_free(&memo->index);
+	pn_value_book_free(memo->book);
 	pthread_mutex_destroy(&memo->lock);
 	free(memo);
 }

@@ -31,6 +31,9 @@ typedef struct pn_weight_memo pn_weight_memo;
 
 pn_weight_memo *pn_weight_memo_new(void);
 void pn_weight_memo_free(pn_weight_memo *memo);
+/* The run's book of blind checks' values (value_keys.h), which answers
+ * for a model whose outputs another check's run computed. */
+pn_value_book *pn_weight_memo_book(pn_weight_memo *memo);
 
 /* The memo key of a model (decoded as m from the file bytes[0..len), to be
  * checked at bind): 1 and *key when its check is a function of them, 0

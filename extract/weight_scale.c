@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "extract/value_keys.h"
 #include "model/onnx.h"
 #include "runtime/feed.h"
 #include "runtime/ops/vec.h"
@@ -17,10 +18,7 @@
 #include "schemas/ops.h"
 
 /* What one run showed of one value. */
-typedef struct seen {
-	double lo, hi;
-	int known, nonfinite;
-} seen;
+typedef pn_value_seen seen;
 
 /* The graphs of a model, the main one first, then its nested ones depth
  * first (the same order for two decodes of one proto), and the values of
@@ -131,8 +129,10 @@ static void observe_all(void *ud, const pn_graph *g, int v, const pn_tensor *t)
 {
 	graphs *gs = ud;
 	int i = graph_index(gs, g);
-	if (i >= 0)
+	if (i >= 0) {
+		gs->s[gs->first[i] + v].observed = 1;
 		see(&gs->s[gs->first[i] + v], t);
+	}
 }
 
 /* What the run showed of value v of graph i, through captured values to
@@ -158,8 +158,10 @@ static int run_seen(graphs *gs, pn_tensor *const *in, int n, seen *s, char *err)
 {
 	const pn_graph *g = gs->g[0];
 	memset(s, 0, sizeof(seen) * (size_t)gs->n_values);
-	for (int i = 0; i < g->n_inputs && i < n; i++)
+	for (int i = 0; i < g->n_inputs && i < n; i++) {
+		s[g->inputs[i]].observed = 1;
 		see(&s[g->inputs[i]], in[i]);
+	}
 	gs->s = s;
 	pn_exec_opts eo = {.seed = 1, .threads = 1, .observe_all = observe_all, .observe_ud = gs};
 	return pn_run_once(g, &eo, in, n, err);
@@ -504,12 +506,73 @@ typedef struct best {
 	seen *regen;
 } best;
 
+/* The one line saying what the check found: b the round kept of rounds
+ * run, first the worst output of round 0, regen the kept round's run. */
+static const char *verdict(const pn_graph *g, const seen *real, const seen *regen, const best *b,
+			   int rounds, double first, pn_arena *a)
+{
+	int which = -1;
+	worst_output(g, real, regen, &which);
+	const char *head = real ? pn_arena_printf(a, "outputs within %gx of the real run", PN_WS_RULE)
+				: "outputs finite and normal";
+	if (!head)
+		return NULL;
+	if (b->worst > PN_WS_RULE)
+		return pn_arena_printf(a, "%s: NO, output %s off by %.3gx, kept round %d of %d "
+				       "(%d layer corrections; %.3gx before)", head,
+				       g->values[g->outputs[which]].name, b->worst, b->round, rounds,
+				       b->layers, first);
+	if (!b->round)
+		return pn_arena_printf(a, "%s: yes, worst %.3gx, no rescaling", head, b->worst);
+	return pn_arena_printf(a, "%s: yes after %d rounds (%d layer corrections), worst "
+			       "%.3gx (%.3gx before)", head, b->round, b->layers, b->worst, first);
+}
+
+/* Books what round 0 of a blind check saw of every keyed value of the main
+ * graph (value_keys.h). */
+static void book_run(const pn_graph *g, const seen *s, const pn_key *keys, pn_value_book *book)
+{
+	for (int v = 0; v < g->n_values; v++)
+		if (s[v].observed && pn_value_key_known(&keys[v]))
+			pn_value_book_put(book, &keys[v], &s[v]);   /* a cache: a miss costs a run */
+}
+
+/* An output the run never shows: a Constant's contents attached to it,
+ * which the session serves without running the node (runtime/session.c). */
+static int never_observed(const pn_graph *g, int v)
+{
+	const pn_value *val = &g->values[v];
+	if (val->role != PN_ROLE_NODE || val->producer < 0 || (!val->data && !val->meta))
+		return 0;
+	const pn_node *n = &g->nodes[val->producer];
+	return n->op == PN_OP_Constant && n->n_out == 1;
+}
+
+/* A blind check's round 0 from the book: 1 when every output of g is
+ * booked (into regen) and keeps the rule there, so that round 0 would be
+ * the last and kept; 0 when it must run. */
+static int from_book(const pn_graph *g, const pn_key *keys, pn_value_book *book, seen *regen,
+		     double *worst)
+{
+	for (int k = 0; k < g->n_outputs; k++) {
+		int o = g->outputs[k];
+		if (never_observed(g, o))
+			continue;
+		if (!pn_value_key_known(&keys[o]) || !pn_value_book_get(book, &keys[o], &regen[o]))
+			return 0;
+	}
+	int which;
+	*worst = worst_output(g, NULL, regen, &which);
+	return *worst <= PN_WS_RULE;
+}
+
 /* Regenerated runs, corrected until the outputs keep the rule (blind:
  * finite and normal); the scales of the best round (the
  * least worst output, the later of equals) stay, and regen holds its run.
+ * keys and book (blind checks, else NULL): round 0's values are booked.
  * Returns the one line saying what happened, NULL when out of memory. */
 static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen *regen,
-			   pn_arena *a)
+			   const pn_key *keys, pn_value_book *book, pn_arena *a)
 {
 	const pn_graph *g = gs->g[0];
 	char why[PN_ERRLEN];
@@ -529,6 +592,8 @@ static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen 
 		double worst = worst_output(g, real, regen, &which);
 		if (!rounds)
 			first = worst;
+		if (!rounds && book)
+			book_run(g, regen, keys, book);
 		if (worst <= b.worst) {
 			b = (best){worst, rounds, layers, b.regen};
 			keep_scales(&sc);
@@ -543,21 +608,7 @@ static const char *rescale(graphs *gs, const inputs *in, const seen *real, seen 
 	}
 	restore_scales(&sc);
 	memcpy(regen, b.regen, sizeof(seen) * (size_t)gs->n_values);
-	worst_output(g, real, regen, &which);
-	const char *head = real ? pn_arena_printf(a, "outputs within %gx of the real run", PN_WS_RULE)
-				: "outputs finite and normal";
-	if (!head)
-		goto done;
-	if (b.worst > PN_WS_RULE)
-		res = pn_arena_printf(a, "%s: NO, output %s off by %.3gx, kept round %d of %d "
-				      "(%d layer corrections; %.3gx before)", head,
-				      g->values[g->outputs[which]].name, b.worst, b.round, rounds,
-				      b.layers, first);
-	else if (!b.round)
-		res = pn_arena_printf(a, "%s: yes, worst %.3gx, no rescaling", head, b.worst);
-	else
-		res = pn_arena_printf(a, "%s: yes after %d rounds (%d layer corrections), worst "
-				      "%.3gx (%.3gx before)", head, b.round, b.layers, b.worst, first);
+	res = verdict(g, real, regen, &b, rounds, first, a);
 done:
 	free(sc.meta);
 	free(sc.kept);
@@ -565,9 +616,35 @@ done:
 	return res;
 }
 
+/* A blind check's run: from the book when it answers for every output
+ * (value_keys.h), else rescale's, booking round 0. */
+static const char *blind_run(graphs *gs, const inputs *in, seen *regen, pn_value_book *book,
+			     pn_arena *a, int *booked, int *oom)
+{
+	const pn_graph *g = gs->g[0];
+	pn_key *keys = book ? malloc(sizeof(pn_key) * ((size_t)g->n_values + 1)) : NULL;
+	if (book && (!keys || pn_value_keys(g, input_v(in), input_n(in), keys))) {
+		free(keys);
+		*oom = 1;
+		return NULL;
+	}
+	double worst = 0;
+	const char *how;
+	if (book && from_book(g, keys, book, regen, &worst)) {
+		best b = {.worst = worst};
+		how = verdict(g, NULL, regen, &b, 0, worst, a);
+		*booked = 1;
+	} else {
+		memset(regen, 0, sizeof(seen) * (size_t)gs->n_values);
+		how = rescale(gs, in, NULL, regen, keys, book, a);
+	}
+	free(keys);
+	return how;
+}
+
 int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimbind *bind,
-			  const Passnet__TestSet *testset, pn_arena *a, pn_weight_check *out,
-			  char *err)
+			  const Passnet__TestSet *testset, pn_value_book *book, pn_arena *a,
+			  pn_weight_check *out, char *err)
 {
 	memset(out, 0, sizeof *out);
 	const pn_graph *g = m->graph;
@@ -594,11 +671,13 @@ int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimb
 		out->how = pn_arena_printf(a, "not run: inputs: %s", why);
 		inputs_free(&in);
 	} else if (!rc) {
-		int have_real = !out->n_absent;
+		int have_real = !out->n_absent, oom = 0;
 		if (have_real && run_real(mp, gs, &in, real, why))
 			out->how = pn_arena_printf(a, "not run: real weights: %s", why);
+		else if (have_real)
+			out->how = rescale(gs, &in, real, regen, NULL, NULL, a);
 		else
-			out->how = rescale(gs, &in, have_real ? real : NULL, regen, a);
+			out->how = blind_run(gs, &in, regen, book, a, &out->booked, &oom);
 		if (have_real && out->how && strncmp(out->how, "not run", 7))
 			rc = record(g, real, 0, a, &out->real, &out->n_real) ||
 			     record(g, regen, 1, a, &out->regen, &out->n_regen);

@@ -69,6 +69,7 @@
 
 #include "common/arena.h"
 #include "passnet.pb-c.h"
+#include "extract/value_keys.h"
 #include "schemas/ir.h"
 
 #define PN_WS_RULE 10.0           /* outputs within this factor of the real magnitude */
@@ -82,16 +83,20 @@ typedef struct pn_weight_check {
 	Passnet__ValueRange **regen;       /* the regenerated run: the outputs */
 	size_t n_regen;
 	const char *how;                   /* one line: what was found and done */
+	int booked;                        /* round 0 came from the book (value_keys.h) */
 } pn_weight_check;
 
 /* Checks m (decoded with weights as statistics from the unstripped mp)
  * against mp's real weights on the inputs above (testset: the record's
  * first test set, or NULL), sets the correction scales on m's weight
- * statistics, and fills out (allocated in a).  -1 only when out of memory;
- * a model that cannot be checked says why in out->how. */
+ * statistics, and fills out (allocated in a).  book (may be NULL): a
+ * blind check's round 0 is taken from it when it answers for every output,
+ * and booked in it when run (value_keys.h); the result is the same either
+ * way.  -1 only when out of memory; a model that cannot be checked says
+ * why in out->how. */
 int pn_weight_scale_check(pn_model *m, const Onnx__ModelProto *mp, const pn_dimbind *bind,
-			  const Passnet__TestSet *testset, pn_arena *a, pn_weight_check *out,
-			  char *err);
+			  const Passnet__TestSet *testset, pn_value_book *book, pn_arena *a,
+			  pn_weight_check *out, char *err);
 
 /* How many weights of g (nested graphs included) have no statistics: their
  * bytes were never present. */

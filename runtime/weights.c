@@ -152,6 +152,18 @@ static void fill(pn_tensor *t, pn_rng *r, draw d, const pn_wmeta *m)
 	}
 }
 
+/* The whole tensor's draw: its statistics, else by its role. */
+static draw whole_draw(const pn_graph *g, int value)
+{
+	const pn_value *v = &g->values[value];
+	const pn_wmeta *m = v->meta;
+	if (m && m->has_stats)
+		return (draw){m->mean, m->std, m->min, m->max};
+	if (!pn_dtype_is_float(v->type.dtype))
+		return (draw){0, 0, 0, 0};
+	return default_draw(g, value);
+}
+
 pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err)
 {
 	const pn_value *v = &g->values[value];
@@ -163,14 +175,16 @@ pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *er
 		return pn_fail(err, "cannot allocate weight '%s'", v->name), NULL;
 	pn_rng r;
 	pn_rng_seed(&r, seed, pn_draw_stream(g, value));
-	draw d;
-	const pn_wmeta *m = v->meta;
-	if (m && m->has_stats)
-		d = (draw){m->mean, m->std, m->min, m->max};
-	else if (!pn_dtype_is_float(v->type.dtype))
-		d = (draw){0, 0, 0, 0};
-	else
-		d = default_draw(g, value);
-	fill(t, &r, d, m);
+	draw d = whole_draw(g, value);
+	fill(t, &r, d, v->meta);
 	return t;
+}
+
+void pn_weight_draw(const pn_graph *g, int value, double out[4])
+{
+	draw d = whole_draw(g, value);
+	out[0] = d.mean;
+	out[1] = d.std;
+	out[2] = d.lo;
+	out[3] = d.hi;
 }

@@ -264,7 +264,7 @@ static void test_check_rescales(void **state)
 	assert_true(before > 10 * want || before < want / 10);
 
 	pn_weight_check wc;
-	if (pn_weight_scale_check(m, &mp, &none, NULL, &m->arena, &wc, err))
+	if (pn_weight_scale_check(m, &mp, &none, NULL, NULL, &m->arena, &wc, err))
 		fail_msg("check: %s", err);
 	print_message("check: %s\n", wc.how);
 	assert_true(!strncmp(wc.how, "outputs within 10x of the real run: yes after", 45));

@@ -1,0 +1,226 @@
+/*
+ * value_keys.c - see value_keys.h.
+ */
+#include "extract/value_keys.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canon/labels.h"
+#include "common/buf.h"
+#include "common/keymap.h"
+#include "runtime/session.h"
+#include "schemas/ops.h"
+
+int pn_value_key_known(const pn_key *k)
+{
+	static const pn_key zero;
+	return memcmp(k->b, zero.b, sizeof zero.b) != 0;
+}
+
+static void put_key(pn_buf *b, const pn_key *k)
+{
+	pn_buf_put(b, k->b, sizeof k->b);
+}
+
+/* A graph input: its type and the bytes drawn for it. */
+static pn_key input_key(const pn_tensor *t)
+{
+	pn_key k = {{0}};
+	if (!t || t->kind != PN_KIND_TENSOR || t->dtype == PN_STRING || !t->data)
+		return k;
+	pn_key data = pn_key_of(t->data, pn_tensor_nbytes(t));
+	pn_buf b = {0};
+	pn_buf_u8(&b, 'i');
+	pn_buf_varint(&b, (uint64_t)t->dtype);
+	pn_buf_varint(&b, (uint64_t)t->rank);
+	for (int i = 0; i < t->rank; i++)
+		pn_buf_varint(&b, (uint64_t)t->dims[i]);
+	put_key(&b, &data);
+	if (!b.oom)
+		k = pn_key_of(b.p, b.n);
+	pn_buf_free(&b);
+	return k;
+}
+
+/* A weight pn_weight_regen draws: all that decides its bytes. */
+static void put_drawn(pn_buf *b, const pn_graph *g, int v)
+{
+	const pn_value *val = &g->values[v];
+	const pn_wmeta *m = val->meta;
+	const char *stream = pn_draw_stream(g, v);
+	double d[4];
+	pn_weight_draw(g, v, d);
+	pn_buf_u8(b, 'w');
+	pn_buf_blob(b, stream, strlen(stream));
+	pn_type_label(&val->type, PN_LABEL_EXACT, b);
+	pn_buf_put(b, d, sizeof d);
+	double scale = m->scale != 0 ? m->scale : 1;
+	pn_buf_put(b, &scale, sizeof scale);
+	pn_buf_svarint(b, m->n_channels);
+	if (m->n_channels > 0) {
+		pn_buf_put(b, m->ch_mean, sizeof(float) * (size_t)m->n_channels);
+		pn_buf_u8(b, m->ch_std != NULL);
+		if (m->ch_std)
+			pn_buf_put(b, m->ch_std, sizeof(float) * (size_t)m->n_channels);
+	}
+}
+
+/* A value the run does not compute: an input, a drawn weight or a
+ * constant (an initializer, or a Constant node's contents attached to its
+ * output, which the session serves without running the node). */
+static pn_key source_key(const pn_graph *g, int v, pn_tensor *const *in, int n)
+{
+	pn_key k = {{0}};
+	const pn_value *val = &g->values[v];
+	if (val->role == PN_ROLE_INPUT) {
+		for (int i = 0; i < g->n_inputs && i < n; i++)
+			if (g->inputs[i] == v)
+				return input_key(in[i]);
+		return k;
+	}
+	if (!val->meta && !val->data)
+		return k;
+	pn_buf b = {0};
+	if (val->meta) {
+		put_drawn(&b, g, v);
+	} else {
+		pn_buf_u8(&b, 'd');
+		pn_tensor_label(val->data, &b);
+	}
+	if (!b.oom)
+		k = pn_key_of(b.p, b.n);
+	pn_buf_free(&b);
+	return k;
+}
+
+/* Appends the key of value v to b; 0 when it is unknown (and so is
+ * whatever reads it). */
+static int put_input(pn_buf *b, const pn_key *keys, int v)
+{
+	if (v < 0) {
+		pn_buf_u8(b, 0);   /* an omitted optional input */
+		return 1;
+	}
+	pn_buf_u8(b, 1);
+	put_key(b, &keys[v]);
+	return pn_value_key_known(&keys[v]);
+}
+
+/* The outputs of node n from its label and its inputs' keys; -1 when out
+ * of memory.  Unknown inputs, or a random op, leave them unknown. */
+static int node_keys(const pn_node *n, pn_key *keys)
+{
+	if (n->op < 0 || (pn_ops[n->op].flags & F_RANDOM))
+		return 0;
+	pn_buf b = {0};
+	pn_captures caps = {0};
+	if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
+		pn_buf_free(&b);
+		return -1;
+	}
+	int known = 1;
+	for (int k = 0; k < n->n_in; k++)
+		known &= put_input(&b, keys, n->in[k]);
+	for (int c = 0; c < caps.n; c++)
+		known &= put_input(&b, keys, caps.v[c]);
+	free(caps.v);
+	int rc = b.oom ? -1 : 0;
+	for (int k = 0; !rc && known && k < n->n_out; k++) {
+		if (n->out[k] < 0 || pn_value_key_known(&keys[n->out[k]]))
+			continue;   /* a constant keyed by its contents */
+		size_t at = b.n;
+		pn_buf_svarint(&b, k);
+		if (b.oom)
+			rc = -1;
+		else
+			keys[n->out[k]] = pn_key_of(b.p, b.n);
+		b.n = at;
+	}
+	pn_buf_free(&b);
+	return rc;
+}
+
+int pn_value_keys(const pn_graph *g, pn_tensor *const *in, int n, pn_key *keys)
+{
+	memset(keys, 0, sizeof(pn_key) * (size_t)g->n_values);
+	for (int v = 0; v < g->n_values; v++)
+		if (g->values[v].role != PN_ROLE_NODE || g->values[v].meta || g->values[v].data)
+			keys[v] = source_key(g, v, in, n);
+	for (int i = 0; i < g->n_nodes; i++)
+		if (node_keys(&g->nodes[g->topo[i]], keys))
+			return -1;
+	return 0;
+}
+
+/* --- the book ----------------------------------------------------------------------- */
+
+/* What the book may hold: entries of 16 + 40 bytes plus the index, so a
+ * run of 100K models keeps flat memory; the values booked first stay. */
+#define BOOK_ENTRIES ((size_t)2 << 20)
+
+struct pn_value_book {
+	pthread_mutex_t lock;
+	pn_keymap index;   /* key -> entry number + 1 */
+	pn_value_seen *e;
+	size_t n, cap;
+};
+
+pn_value_book *pn_value_book_new(void)
+{
+	pn_value_book *b = calloc(1, sizeof(*b));
+	if (b && pthread_mutex_init(&b->lock, NULL)) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void pn_value_book_free(pn_value_book *b)
+{
+	if (!b)
+		return;
+	free(b->e);
+	pn_keymap_free(&b->index);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+int pn_value_book_get(pn_value_book *b, const pn_key *k, pn_value_seen *out)
+{
+	pthread_mutex_lock(&b->lock);
+	uint64_t *slot = pn_keymap_find(&b->index, k);
+	if (slot)
+		*out = b->e[*slot - 1];
+	pthread_mutex_unlock(&b->lock);
+	return slot != NULL;
+}
+
+int pn_value_book_put(pn_value_book *b, const pn_key *k, const pn_value_seen *s)
+{
+	int rc = 0;
+	pthread_mutex_lock(&b->lock);
+	if (b->n == b->cap && b->n < BOOK_ENTRIES) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		pn_value_seen *e = realloc(b->e, sizeof(*e) * cap);
+		if (e) {
+			b->e = e;
+			b->cap = cap;
+		} else {
+			rc = -1;
+		}
+	}
+	if (!rc && b->n < b->cap) {
+		int added = 0;
+		uint64_t *slot = pn_keymap_put(&b->index, k, &added);
+		if (!slot) {
+			rc = -1;
+		} else if (added) {
+			b->e[b->n++] = *s;
+			*slot = b->n;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
