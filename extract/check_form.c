@@ -94,38 +94,58 @@ static void put_operand(pn_buf *b, const pn_graph *g, const pn_key *skey, int v)
 	pn_buf_put(b, st, sizeof st);
 }
 
-/* The stream each drawn value is seeded by: a graph input "i<k>" (k its
- * rank among the inputs by first use in canonical order), a weight "w"
- * and the least key of (reader, slot) over its readers, where a reader is
- * keyed by its label and its operands, recursively, with weights by
- * their statistics.  A cut of a model that keeps a weight's readers and
- * what they read names it as the model does, and so draws it alike
- * (value_keys.h).  Weights whose readers are alike in all of that (the
- * query, key and value projections of one input) would draw alike: they
- * are told apart by canonical position.  0, or -1 when out of memory. */
+/* Input v's stream, "i<type>.<j>": its declared type, and j its rank among
+ * the inputs of that type by first use in canonical order (counted in
+ * seen); its key for naming the weights is the same.  0, or -1 when out of
+ * memory. */
+static int name_input(const pn_graph *g, int v, pn_keymap *seen, pn_key *skey,
+		      pn_check_form *f)
+{
+	pn_buf b = {0};
+	pn_type_label(&g->values[v].type, PN_LABEL_EXACT, &b);
+	int oom = b.oom;
+	pn_key type = oom ? (pn_key){{0}} : pn_key_of(b.p, b.n);
+	pn_buf_free(&b);
+	int added;
+	uint64_t *rank = oom ? NULL : pn_keymap_put(seen, &type, &added);
+	if (!rank)
+		return -1;
+	char hex[33], buf[48];
+	pn_key_hex(&type, hex);
+	snprintf(buf, sizeof buf, "i%s.%llu", hex, (unsigned long long)(*rank)++);
+	skey[v] = pn_key_of(buf, strlen(buf));
+	free(f->draw[v]);
+	return (f->draw[v] = strdup(buf)) ? 0 : -1;
+}
+
+/* The stream each drawn value is seeded by: a graph input by name_input,
+ * a weight "w" and the least key of (reader, slot) over its readers, where
+ * a reader is keyed by its label and its operands, recursively, with
+ * weights by their type and coarse statistics.  A cut of a model that
+ * keeps a weight's readers and what they read names it as the model does,
+ * and so draws it alike (value_keys.h).  Weights whose readers are alike
+ * in all of that (the query, key and value projections of one input, each
+ * published without its bytes) draw alike: nothing but what comes after
+ * them tells them apart, and a cut does not keep that.  0, or -1 when out
+ * of memory. */
 static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *f)
 {
 	pn_key *skey = calloc((size_t)g->n_values + 1, sizeof(pn_key));
 	pn_key *wkey = calloc((size_t)g->n_values + 1, sizeof(pn_key));
 	uint8_t *has = calloc((size_t)g->n_values + 1, 1);
 	int rc = skey && wkey && has ? 0 : -1;
-	int rank = 0;
+	pn_keymap same_type = {0};
 	for (int p = 0; !rc && p < g->n_nodes; p++) {   /* inputs by first canonical use */
 		const pn_node *n = &g->nodes[node_at[p]];
-		for (int k = 0; k < n->n_in; k++) {
+		for (int k = 0; !rc && k < n->n_in; k++) {
 			int v = n->in[k];
 			if (v < 0 || g->values[v].role != PN_ROLE_INPUT || has[v])
 				continue;
 			has[v] = 1;
-			uint8_t tag[2] = {'i', (uint8_t)rank};
-			char buf[24];
-			snprintf(buf, sizeof buf, "i%d", rank++);
-			skey[v] = pn_key_of(tag, sizeof tag);
-			free(f->draw[v]);
-			if (!(f->draw[v] = strdup(buf)))
-				rc = -1;
+			rc = name_input(g, v, &same_type, skey, f);
 		}
 	}
+	pn_keymap_free(&same_type);
 	for (int v = 0; !rc && v < g->n_values; v++)
 		if (g->values[v].data && !g->values[v].meta && g->values[v].role != PN_ROLE_NODE) {
 			pn_buf b = {0};
@@ -142,6 +162,7 @@ static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *
 		pn_buf b = {0};
 		pn_captures caps = {0};
 		if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
+			pn_buf_free(&b);
 			rc = -1;
 			break;
 		}
@@ -172,28 +193,16 @@ static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *
 		rc = b.oom ? -1 : 0;
 		pn_buf_free(&b);
 	}
-	/* told apart: the i-th weight of one key in canonical order of first
-	 * use (the order the u<p>.<k> names follow) gets ".i" */
-	pn_keymap count = {0};
-	for (int p = 0; !rc && p < g->n_nodes; p++) {
-		const pn_node *n = &g->nodes[node_at[p]];
-		for (int k = 0; !rc && k < n->n_in; k++) {
-			int v = n->in[k];
-			if (v < 0 || !has[v] || !g->values[v].meta)
-				continue;
-			has[v] = 0;
-			int added;
-			uint64_t *same = pn_keymap_put(&count, &wkey[v], &added);
-			char hex[33], buf[48];
-			pn_key_hex(&wkey[v], hex);
-			snprintf(buf, sizeof buf, "w%s.%llu", hex,
-				 same ? (unsigned long long)(*same)++ : 0ull);
-			free(f->draw[v]);
-			if (!same || !(f->draw[v] = strdup(buf)))
-				rc = -1;
-		}
+	for (int v = 0; !rc && v < g->n_values; v++) {
+		if (!has[v] || !g->values[v].meta)
+			continue;
+		char hex[33], buf[40];
+		pn_key_hex(&wkey[v], hex);
+		snprintf(buf, sizeof buf, "w%s", hex);
+		free(f->draw[v]);
+		if (!(f->draw[v] = strdup(buf)))
+			rc = -1;
 	}
-	pn_keymap_free(&count);
 	free(skey);
 	free(wkey);
 	free(has);

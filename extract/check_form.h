@@ -12,15 +12,16 @@
  * instead (canon/form.h gives the canonical positions, the labelling dedup
  * uses, over every node):
  *   "n<p>.<k>"  output k of the node at canonical position p;
- *   "i<k>"      a graph input, the k-th by first explicit use in canonical
- *               order;
- *   "w<key>.<j>" a weight, by what reads it: the least over its readers of
+ *   "i<type>.<j>" a graph input, by its declared type and its rank j among
+ *               the inputs of that type by first explicit use in
+ *               canonical order;
+ *   "w<key>"    a weight, by what reads it: the least over its readers of
  *               the reader's label, slot and operands (recursively; other
- *               weights by type and coarse statistics), and j telling apart
- *               the weights alike in all that (query, key and value
- *               projections of one input) in canonical order, so that a
- *               cut of the model that keeps a weight's readers draws it as
- *               the model does (extract/value_keys.h);
+ *               weights by type and coarse statistics), so that a cut of
+ *               the model that keeps a weight's readers draws it as the
+ *               model does (extract/value_keys.h); weights alike in all
+ *               that (query, key and value projections of one input) draw
+ *               alike;
  *   "u<p>.<k>"  any other value, by its first explicit use (input slot k
  *               of the node at position p; uses in canonical order).
  * The check runs with those names as its draws' streams (pn_graph.draw_name),
