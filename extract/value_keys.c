@@ -108,11 +108,42 @@ static int put_input(pn_buf *b, const pn_key *keys, int v)
 	return pn_value_key_known(&keys[v]);
 }
 
+static int seeded_by_name(const pn_node *n);
+
+/* 1 when a node of g or of a graph nested in it draws from its seed. */
+static int graph_seeded(const pn_graph *g)
+{
+	for (int i = 0; i < g->n_nodes; i++)
+		if (seeded_by_name(&g->nodes[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 when n's outputs may depend on its seed, which the session makes from
+ * the node's name (runtime/session.c: node_seed), not from what it
+ * computes: the random ops, Dropout (in training mode), and any node whose
+ * nested graphs hold one. */
+static int seeded_by_name(const pn_node *n)
+{
+	if (n->op < 0 || (pn_ops[n->op].flags & F_RANDOM) || n->op == PN_OP_Dropout)
+		return 1;
+	for (int k = 0; k < n->n_attr; k++) {
+		const pn_attr *a = &n->attrs[k];
+		if (a->g && graph_seeded(a->g))
+			return 1;
+		for (int j = 0; a->type == PN_ATTR_GRAPHS && j < a->n; j++)
+			if (graph_seeded(a->graphs[j]))
+				return 1;
+	}
+	return 0;
+}
+
 /* The outputs of node n from its label and its inputs' keys; -1 when out
- * of memory.  Unknown inputs, or a random op, leave them unknown. */
+ * of memory.  Unknown inputs, or a node seeded by its name, leave them
+ * unknown. */
 static int node_keys(const pn_node *n, pn_key *keys)
 {
-	if (n->op < 0 || (pn_ops[n->op].flags & F_RANDOM))
+	if (seeded_by_name(n))
 		return 0;
 	pn_buf b = {0};
 	pn_captures caps = {0};

@@ -21,7 +21,9 @@
  * hold the same bytes, whatever else either model computes: a value's
  * observed range (least and greatest finite value, whether inf or NaN
  * came) is a function of its key, and the book below can answer for it.
- * Random ops (F_RANDOM) are keyed as unknown, and so is all they feed.
+ * Nodes whose draws the session seeds by their name (random ops, Dropout
+ * in training mode, a node whose nested graphs hold one) are keyed as
+ * unknown, and so is all they feed.
  *
  * The draw streams that make a prefix draw as the whole model does are
  * check_form.h's: named by what reads each weight, not by canonical
