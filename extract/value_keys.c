@@ -187,9 +187,10 @@ int pn_value_keys(const pn_graph *g, pn_tensor *const *in, int n, pn_key *keys)
 
 /* --- the book ----------------------------------------------------------------------- */
 
-/* What the book may hold: entries of 16 + 40 bytes plus the index, so a
- * run of 100K models keeps flat memory; the values booked first stay. */
-#define BOOK_ENTRIES ((size_t)2 << 20)
+/* What the book may hold: about 80 bytes an entry with its index, so at
+ * most about 80 MiB whatever the run's size; the values booked first stay
+ * (on a hub, the popular models', which their cuts read). */
+#define BOOK_ENTRIES ((size_t)1 << 20)
 
 struct pn_value_book {
 	pthread_mutex_t lock;
