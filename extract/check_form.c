@@ -67,13 +67,36 @@ static int name_values(const pn_graph *g, const int32_t *node_at, pn_check_form 
 	return 0;
 }
 
+/* x at 4 significant bits. */
+static double coarse(double x)
+{
+	if (x == 0 || !isfinite(x))
+		return x;
+	int e;
+	double m = frexp(x, &e);
+	return ldexp(round(m * 16) / 16, e);
+}
+
+/* The statistics the check draws m's weight from (check_form.h). */
+static pn_wmeta coarse_meta(const pn_wmeta *m)
+{
+	pn_wmeta c = *m;
+	if (!m->has_stats)
+		return c;
+	c.std = coarse(m->std);
+	c.min = coarse(m->min);
+	c.max = coarse(m->max);
+	c.mean = c.std > 0 ? round(m->mean / (c.std / 16)) * (c.std / 16) : coarse(m->mean);
+	c.n_channels = 0;
+	c.ch_mean = c.ch_std = NULL;
+	return c;
+}
+
 /* --- draw streams named by what reads them ------------------------------------------ */
 
 /* The key of what value v is to the node reading it, for naming streams
  * only: a drawn weight by its type and coarse statistics (its stream is
  * what is being named), anything else by skey. */
-static pn_wmeta coarse_meta(const pn_wmeta *m);
-
 static void put_operand(pn_buf *b, const pn_graph *g, const pn_key *skey, int v)
 {
 	if (v < 0) {
@@ -118,6 +141,93 @@ static int name_input(const pn_graph *g, int v, pn_keymap *seen, pn_key *skey,
 	return (f->draw[v] = strdup(buf)) ? 0 : -1;
 }
 
+/* Every graph input named by name_input, in canonical order of first use. */
+static int name_inputs(const pn_graph *g, const int32_t *node_at, pn_key *skey,
+		       pn_check_form *f)
+{
+	uint8_t *named = calloc((size_t)g->n_values + 1, 1);
+	pn_keymap same_type = {0};
+	int rc = named ? 0 : -1;
+	for (int p = 0; !rc && p < g->n_nodes; p++) {
+		const pn_node *n = &g->nodes[node_at[p]];
+		for (int k = 0; !rc && k < n->n_in; k++) {
+			int v = n->in[k];
+			if (v < 0 || g->values[v].role != PN_ROLE_INPUT || named[v])
+				continue;
+			named[v] = 1;
+			rc = name_input(g, v, &same_type, skey, f);
+		}
+	}
+	pn_keymap_free(&same_type);
+	free(named);
+	return rc;
+}
+
+/* The constants kept by value, keyed by their contents. */
+static int key_constants(const pn_graph *g, pn_key *skey)
+{
+	for (int v = 0; v < g->n_values; v++) {
+		const pn_value *val = &g->values[v];
+		if (!val->data || val->meta || val->role == PN_ROLE_NODE)
+			continue;
+		pn_buf b = {0};
+		pn_buf_u8(&b, 'd');
+		pn_tensor_label(val->data, &b);
+		int oom = b.oom;
+		if (!oom)
+			skey[v] = pn_key_of(b.p, b.n);
+		pn_buf_free(&b);
+		if (oom)
+			return -1;
+	}
+	return 0;
+}
+
+/* Node by node in topological order: each output keyed by the node's label
+ * and operands, and each weight the node reads (read[v] = 1) by the least
+ * (reader, slot) so far.  0, or -1 when out of memory. */
+static int key_readers(const pn_graph *g, pn_key *skey, pn_key *wkey, uint8_t *read)
+{
+	for (int i = 0; i < g->n_nodes; i++) {
+		const pn_node *n = &g->nodes[g->topo[i]];
+		pn_buf b = {0};
+		pn_captures caps = {0};
+		if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
+			pn_buf_free(&b);
+			return -1;
+		}
+		for (int k = 0; k < n->n_in; k++)
+			put_operand(&b, g, skey, n->in[k]);
+		for (int c = 0; c < caps.n; c++)
+			put_operand(&b, g, skey, caps.v[c]);
+		free(caps.v);
+		size_t at = b.n;
+		for (int k = 0; !b.oom && k < n->n_in; k++) {
+			int v = n->in[k];
+			if (v < 0 || !g->values[v].meta)
+				continue;
+			b.n = at;
+			pn_buf_svarint(&b, -1 - k);
+			pn_key r = pn_key_of(b.p, b.n);
+			if (!read[v] || memcmp(r.b, wkey[v].b, sizeof r.b) < 0)
+				wkey[v] = r;
+			read[v] = 1;
+		}
+		for (int k = 0; !b.oom && k < n->n_out; k++) {
+			if (n->out[k] < 0)
+				continue;
+			b.n = at;
+			pn_buf_svarint(&b, k);
+			skey[n->out[k]] = pn_key_of(b.p, b.n);
+		}
+		int oom = b.oom;
+		pn_buf_free(&b);
+		if (oom)
+			return -1;
+	}
+	return 0;
+}
+
 /* The stream each drawn value is seeded by: a graph input by name_input,
  * a weight "w" and the least key of (reader, slot) over its readers, where
  * a reader is keyed by its label and its operands, recursively, with
@@ -132,69 +242,16 @@ static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *
 {
 	pn_key *skey = calloc((size_t)g->n_values + 1, sizeof(pn_key));
 	pn_key *wkey = calloc((size_t)g->n_values + 1, sizeof(pn_key));
-	uint8_t *has = calloc((size_t)g->n_values + 1, 1);
-	int rc = skey && wkey && has ? 0 : -1;
-	pn_keymap same_type = {0};
-	for (int p = 0; !rc && p < g->n_nodes; p++) {   /* inputs by first canonical use */
-		const pn_node *n = &g->nodes[node_at[p]];
-		for (int k = 0; !rc && k < n->n_in; k++) {
-			int v = n->in[k];
-			if (v < 0 || g->values[v].role != PN_ROLE_INPUT || has[v])
-				continue;
-			has[v] = 1;
-			rc = name_input(g, v, &same_type, skey, f);
-		}
-	}
-	pn_keymap_free(&same_type);
-	for (int v = 0; !rc && v < g->n_values; v++)
-		if (g->values[v].data && !g->values[v].meta && g->values[v].role != PN_ROLE_NODE) {
-			pn_buf b = {0};
-			pn_buf_u8(&b, 'd');
-			pn_tensor_label(g->values[v].data, &b);
-			rc = b.oom ? -1 : 0;
-			if (!rc)
-				skey[v] = pn_key_of(b.p, b.n);
-			pn_buf_free(&b);
-		}
-	memset(has, 0, (size_t)g->n_values + 1);
-	for (int i = 0; !rc && i < g->n_nodes; i++) {
-		const pn_node *n = &g->nodes[g->topo[i]];
-		pn_buf b = {0};
-		pn_captures caps = {0};
-		if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
-			pn_buf_free(&b);
-			rc = -1;
-			break;
-		}
-		for (int k = 0; k < n->n_in; k++)
-			put_operand(&b, g, skey, n->in[k]);
-		for (int c = 0; c < caps.n; c++)
-			put_operand(&b, g, skey, caps.v[c]);
-		free(caps.v);
-		size_t at = b.n;
-		for (int k = 0; !b.oom && k < n->n_in; k++) {   /* the weights it reads */
-			int v = n->in[k];
-			if (v < 0 || !g->values[v].meta)
-				continue;
-			b.n = at;
-			pn_buf_svarint(&b, -1 - k);
-			pn_key r = pn_key_of(b.p, b.n);
-			if (!has[v] || memcmp(r.b, wkey[v].b, sizeof r.b) < 0)
-				wkey[v] = r;
-			has[v] = 1;
-		}
-		for (int k = 0; !b.oom && k < n->n_out; k++) {
-			if (n->out[k] < 0)
-				continue;
-			b.n = at;
-			pn_buf_svarint(&b, k);
-			skey[n->out[k]] = pn_key_of(b.p, b.n);
-		}
-		rc = b.oom ? -1 : 0;
-		pn_buf_free(&b);
-	}
+	uint8_t *read = calloc((size_t)g->n_values + 1, 1);
+	int rc = skey && wkey && read ? 0 : -1;
+	if (!rc)
+		rc = name_inputs(g, node_at, skey, f);
+	if (!rc)
+		rc = key_constants(g, skey);
+	if (!rc)
+		rc = key_readers(g, skey, wkey, read);
 	for (int v = 0; !rc && v < g->n_values; v++) {
-		if (!has[v] || !g->values[v].meta)
+		if (!read[v] || !g->values[v].meta)
 			continue;
 		char hex[33], buf[40];
 		pn_key_hex(&wkey[v], hex);
@@ -205,33 +262,8 @@ static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *
 	}
 	free(skey);
 	free(wkey);
-	free(has);
+	free(read);
 	return rc;
-}
-
-/* x at 4 significant bits. */
-static double coarse(double x)
-{
-	if (x == 0 || !isfinite(x))
-		return x;
-	int e;
-	double m = frexp(x, &e);
-	return ldexp(round(m * 16) / 16, e);
-}
-
-/* The statistics the check draws m's weight from (check_form.h). */
-static pn_wmeta coarse_meta(const pn_wmeta *m)
-{
-	pn_wmeta c = *m;
-	if (!m->has_stats)
-		return c;
-	c.std = coarse(m->std);
-	c.min = coarse(m->min);
-	c.max = coarse(m->max);
-	c.mean = c.std > 0 ? round(m->mean / (c.std / 16)) * (c.std / 16) : coarse(m->mean);
-	c.n_channels = 0;
-	c.ch_mean = c.ch_std = NULL;
-	return c;
 }
 
 /* What the check reads of value v beside the form: its coarse statistics
