@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/keymap.h"
+#include "extract/value_keys.h"
 #include "extract/weight_scale.h"
 
 /* 1 when a graph nested in g holds a weight kept as statistics (its draw
@@ -94,20 +95,28 @@ static pn_wmeta coarse_meta(const pn_wmeta *m)
 
 /* --- draw streams named by what reads them ------------------------------------------ */
 
+/* A graph and the keys of its values so far, for put_operand. */
+typedef struct named {
+	const pn_graph *g;
+	const pn_key *skey;
+} named;
+
 /* The key of what value v is to the node reading it, for naming streams
- * only: a drawn weight by its type and coarse statistics (its stream is
- * what is being named), anything else by skey. */
-static void put_operand(pn_buf *b, const pn_graph *g, const pn_key *skey, int v)
+ * only (a pn_operand_writer, ud a named): a drawn weight by its type and
+ * coarse statistics (its stream is what is being named), anything else by
+ * its key so far.  Always 1: naming goes on whatever is unknown. */
+static int put_operand(pn_buf *b, int v, void *ud)
 {
+	const named *nm = ud;
 	if (v < 0) {
 		pn_buf_u8(b, 0);
-		return;
+		return 1;
 	}
-	const pn_value *val = &g->values[v];
+	const pn_value *val = &nm->g->values[v];
 	if (!val->meta) {
 		pn_buf_u8(b, 1);
-		pn_buf_put(b, skey[v].b, sizeof skey[v].b);
-		return;
+		pn_buf_put(b, nm->skey[v].b, sizeof nm->skey[v].b);
+		return 1;
 	}
 	pn_wmeta m = coarse_meta(val->meta);
 	double st[5] = {m.mean, m.std, m.min, m.max, m.scale};
@@ -115,6 +124,7 @@ static void put_operand(pn_buf *b, const pn_graph *g, const pn_key *skey, int v)
 	pn_type_label(&val->type, PN_LABEL_EXACT, b);
 	pn_buf_u8(b, m.has_stats);
 	pn_buf_put(b, st, sizeof st);
+	return 1;
 }
 
 /* Input v's stream, "i<type>.<j>": its declared type, and j its rank among
@@ -168,16 +178,8 @@ static int key_constants(const pn_graph *g, pn_key *skey)
 {
 	for (int v = 0; v < g->n_values; v++) {
 		const pn_value *val = &g->values[v];
-		if (!val->data || val->meta || val->role == PN_ROLE_NODE)
-			continue;
-		pn_buf b = {0};
-		pn_buf_u8(&b, 'd');
-		pn_tensor_label(val->data, &b);
-		int oom = b.oom;
-		if (!oom)
-			skey[v] = pn_key_of(b.p, b.n);
-		pn_buf_free(&b);
-		if (oom)
+		if (val->data && !val->meta && val->role != PN_ROLE_NODE &&
+		    pn_contents_key(val->data, &skey[v]))
 			return -1;
 	}
 	return 0;
@@ -188,39 +190,24 @@ static int key_constants(const pn_graph *g, pn_key *skey)
  * (reader, slot) so far.  0, or -1 when out of memory. */
 static int key_readers(const pn_graph *g, pn_key *skey, pn_key *wkey, uint8_t *read)
 {
+	named nm = {g, skey};
 	for (int i = 0; i < g->n_nodes; i++) {
 		const pn_node *n = &g->nodes[g->topo[i]];
 		pn_buf b = {0};
-		pn_captures caps = {0};
-		if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
-			pn_buf_free(&b);
-			return -1;
-		}
-		for (int k = 0; k < n->n_in; k++)
-			put_operand(&b, g, skey, n->in[k]);
-		for (int c = 0; c < caps.n; c++)
-			put_operand(&b, g, skey, caps.v[c]);
-		free(caps.v);
-		size_t at = b.n;
-		for (int k = 0; !b.oom && k < n->n_in; k++) {
+		int rc = pn_node_operands(n, put_operand, &nm, &b);
+		for (int k = 0; rc > 0 && k < n->n_in; k++) {
 			int v = n->in[k];
 			if (v < 0 || !g->values[v].meta)
 				continue;
-			b.n = at;
-			pn_buf_svarint(&b, -1 - k);
-			pn_key r = pn_key_of(b.p, b.n);
+			pn_key r = pn_key_tagged(&b, -1 - k);
 			if (!read[v] || memcmp(r.b, wkey[v].b, sizeof r.b) < 0)
 				wkey[v] = r;
 			read[v] = 1;
 		}
-		for (int k = 0; !b.oom && k < n->n_out; k++) {
-			if (n->out[k] < 0)
-				continue;
-			b.n = at;
-			pn_buf_svarint(&b, k);
-			skey[n->out[k]] = pn_key_of(b.p, b.n);
-		}
-		int oom = b.oom;
+		for (int k = 0; rc > 0 && k < n->n_out; k++)
+			if (n->out[k] >= 0)
+				skey[n->out[k]] = pn_key_tagged(&b, k);
+		int oom = rc < 0 || b.oom;
 		pn_buf_free(&b);
 		if (oom)
 			return -1;

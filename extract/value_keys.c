@@ -67,6 +67,41 @@ static void put_drawn(pn_buf *b, const pn_graph *g, int v)
 	}
 }
 
+int pn_contents_key(const pn_tensor *t, pn_key *out)
+{
+	pn_buf b = {0};
+	pn_buf_u8(&b, 'd');
+	pn_tensor_label(t, &b);
+	int oom = b.oom;
+	if (!oom)
+		*out = pn_key_of(b.p, b.n);
+	pn_buf_free(&b);
+	return oom ? -1 : 0;
+}
+
+int pn_node_operands(const pn_node *n, pn_operand_writer put, void *ud, pn_buf *b)
+{
+	pn_captures caps = {0};
+	if (pn_node_label(n, PN_LABEL_EXACT, NULL, b, &caps))
+		return -1;
+	int known = 1;
+	for (int k = 0; k < n->n_in; k++)
+		known &= put(b, n->in[k], ud);
+	for (int c = 0; c < caps.n; c++)
+		known &= put(b, caps.v[c], ud);
+	free(caps.v);
+	return b->oom ? -1 : known;
+}
+
+pn_key pn_key_tagged(pn_buf *b, int64_t tag)
+{
+	size_t at = b->n;
+	pn_buf_svarint(b, tag);
+	pn_key k = b->oom ? (pn_key){{0}} : pn_key_of(b->p, b->n);
+	b->n = at;
+	return k;
+}
+
 /* A value the run does not compute: an input, a drawn weight or a
  * constant (an initializer, or a Constant node's contents attached to its
  * output, which the session serves without running the node). */
@@ -80,25 +115,24 @@ static pn_key source_key(const pn_graph *g, int v, pn_tensor *const *in, int n)
 				return input_key(in[i]);
 		return k;
 	}
-	if (!val->meta && !val->data)
+	if (!val->meta) {
+		if (val->data)
+			pn_contents_key(val->data, &k);   /* out of memory: unknown */
 		return k;
-	pn_buf b = {0};
-	if (val->meta) {
-		put_drawn(&b, g, v);
-	} else {
-		pn_buf_u8(&b, 'd');
-		pn_tensor_label(val->data, &b);
 	}
+	pn_buf b = {0};
+	put_drawn(&b, g, v);
 	if (!b.oom)
 		k = pn_key_of(b.p, b.n);
 	pn_buf_free(&b);
 	return k;
 }
 
-/* Appends the key of value v to b; 0 when it is unknown (and so is
- * whatever reads it). */
-static int put_input(pn_buf *b, const pn_key *keys, int v)
+/* Appends the key of value v (keys: ud) to b; 0 when it is unknown (and
+ * so is whatever reads it). */
+static int put_input(pn_buf *b, int v, void *ud)
 {
+	const pn_key *keys = ud;
 	if (v < 0) {
 		pn_buf_u8(b, 0);   /* an omitted optional input */
 		return 1;
@@ -146,31 +180,13 @@ static int node_keys(const pn_node *n, pn_key *keys)
 	if (seeded_by_name(n))
 		return 0;
 	pn_buf b = {0};
-	pn_captures caps = {0};
-	if (pn_node_label(n, PN_LABEL_EXACT, NULL, &b, &caps)) {
-		pn_buf_free(&b);
-		return -1;
-	}
-	int known = 1;
-	for (int k = 0; k < n->n_in; k++)
-		known &= put_input(&b, keys, n->in[k]);
-	for (int c = 0; c < caps.n; c++)
-		known &= put_input(&b, keys, caps.v[c]);
-	free(caps.v);
-	int rc = b.oom ? -1 : 0;
-	for (int k = 0; !rc && known && k < n->n_out; k++) {
-		if (n->out[k] < 0 || pn_value_key_known(&keys[n->out[k]]))
-			continue;   /* a constant keyed by its contents */
-		size_t at = b.n;
-		pn_buf_svarint(&b, k);
-		if (b.oom)
-			rc = -1;
-		else
-			keys[n->out[k]] = pn_key_of(b.p, b.n);
-		b.n = at;
-	}
+	int known = pn_node_operands(n, put_input, keys, &b);
+	for (int k = 0; known > 0 && k < n->n_out; k++)
+		if (n->out[k] >= 0 && !pn_value_key_known(&keys[n->out[k]]))
+			keys[n->out[k]] = pn_key_tagged(&b, k);   /* else a constant, by contents */
+	int oom = known < 0 || b.oom;
 	pn_buf_free(&b);
-	return rc;
+	return oom ? -1 : 0;
 }
 
 int pn_value_keys(const pn_graph *g, pn_tensor *const *in, int n, pn_key *keys)

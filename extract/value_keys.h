@@ -33,6 +33,7 @@
 #ifndef PN_VALUE_KEYS_H
 #define PN_VALUE_KEYS_H
 
+#include "common/buf.h"
 #include "common/util.h"
 #include "schemas/ir.h"
 #include "schemas/tensor.h"
@@ -50,6 +51,19 @@ int pn_value_keys(const pn_graph *g, pn_tensor *const *in, int n, pn_key *keys);
 
 /* 1 when k is a key (not all zero). */
 int pn_value_key_known(const pn_key *k);
+
+/* The parts of a key, which check_form.h's stream names are made of too. */
+/* A constant by its contents: 0, or -1 when out of memory. */
+int pn_contents_key(const pn_tensor *t, pn_key *out);
+/* Writes node n's context-free label, then its operands (its inputs in
+ * slot order, then the outer values its nested graphs capture), each as
+ * put says (v < 0: an omitted input; put returns 0 when it does not know
+ * v).  1 when put knew every operand, 0 when not, -1 when out of memory. */
+typedef int (*pn_operand_writer)(pn_buf *b, int v, void *ud);
+int pn_node_operands(const pn_node *n, pn_operand_writer put, void *ud, pn_buf *b);
+/* The key of b's bytes followed by tag, b left as it was (output k of a
+ * node: tag k). */
+pn_key pn_key_tagged(pn_buf *b, int64_t tag);
 
 /* The run's book of observed values; thread-safe (extract's workers share
  * one). */
