@@ -150,9 +150,9 @@ for d in $(ls "$TEST_TMP/all" | sort -r); do
 done
 pn --db "$TEST_TMP/two" -j 2 build "$m"
 [ "$status" -eq 0 ] || fail "build -j 2: $out"
-mdb_dump -a "$TEST_TMP/one" > "$TEST_TMP/one.dump" || fail "mdb_dump one"
-mdb_dump -a "$TEST_TMP/apart" > "$TEST_TMP/apart.dump" || fail "mdb_dump apart"
-mdb_dump -a "$TEST_TMP/two" > "$TEST_TMP/two.dump" || fail "mdb_dump two"
+dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
+dump "$TEST_TMP/apart" "$TEST_TMP/apart.dump"
+dump "$TEST_TMP/two" "$TEST_TMP/two.dump"
 cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/apart.dump" || fail "reused checks give another store than checks apart"
 cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/two.dump" || fail "the store differs between 1 and 2 threads"
 

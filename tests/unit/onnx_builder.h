@@ -308,4 +308,14 @@ static inline pn_model *load(builder *b)
 	return load_with(b, 0);
 }
 
+/* Value `name` of g (pn_graph_find_value); the test fails when there is
+ * none. */
+static inline int value_named(const pn_graph *g, const char *name)
+{
+	int v = pn_graph_find_value(g, name);
+	if (v < 0)
+		fail_msg("no value %s", name);
+	return v;
+}
+
 #endif

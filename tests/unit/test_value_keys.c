@@ -46,15 +46,6 @@ static pn_model *chain(const char *relu, const char *tail, float alpha)
 	return m;
 }
 
-static int value_named(const pn_graph *g, const char *name)
-{
-	for (int v = 0; v < g->n_values; v++)
-		if (!strcmp(g->values[v].name, name))
-			return v;
-	fail_msg("no value %s", name);
-	return -1;
-}
-
 static pn_tensor *input(float base)
 {
 	int64_t d[] = {1, 2, 6, 6};

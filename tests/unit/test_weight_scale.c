@@ -70,15 +70,6 @@ static pn_model *conv_model(const float *w)
 	return m;
 }
 
-static int value_named(const pn_graph *g, const char *name)
-{
-	for (int v = 0; v < g->n_values; v++)
-		if (!strcmp(g->values[v].name, name))
-			return v;
-	fail_msg("no value %s", name);
-	return -1;
-}
-
 /* Each channel is regenerated at its own spread; drawn from the whole
  * tensor's statistics instead, the smallest channels are orders of
  * magnitude too large. */
