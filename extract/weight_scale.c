@@ -538,14 +538,12 @@ static void book_run(const pn_graph *g, const seen *s, const pn_key *keys, pn_va
 }
 
 /* An output the run never shows: a Constant's contents attached to it,
- * which the session serves without running the node (runtime/session.c). */
+ * which the session serves without running the node. */
 static int never_observed(const pn_graph *g, int v)
 {
 	const pn_value *val = &g->values[v];
-	if (val->role != PN_ROLE_NODE || val->producer < 0 || (!val->data && !val->meta))
-		return 0;
-	const pn_node *n = &g->nodes[val->producer];
-	return n->op == PN_OP_Constant && n->n_out == 1;
+	return val->role == PN_ROLE_NODE && val->producer >= 0 &&
+	       pn_constant_attached(g, &g->nodes[val->producer]);
 }
 
 /* A blind check's round 0 from the book: 1 when every output of g is

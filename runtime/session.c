@@ -915,8 +915,7 @@ static void drop_reader(pn_run *r, int v)
 	r->own[v] = 0;
 }
 
-/* A Constant whose contents are already attached to its output. */
-static int is_attached_constant(const pn_graph *g, const pn_node *n)
+int pn_constant_attached(const pn_graph *g, const pn_node *n)
 {
 	return n->op == PN_OP_Constant && n->n_out == 1 && n->out[0] >= 0 &&
 	       (g->values[n->out[0]].data || g->values[n->out[0]].meta);
@@ -960,7 +959,7 @@ static void hand_over(pn_run *r, const pn_node *n, pn_tensor *out)
 
 static int run_node(pn_run *r, const pn_node *n, char *err)
 {
-	if (is_attached_constant(r->g, n))
+	if (pn_constant_attached(r->g, n))
 		return 0;    /* value_of() serves it from the IR */
 	int fixed = r->fixed && node_is_fixed(r->fixed, n);
 	if (fixed && take_fixed(r, n)) {

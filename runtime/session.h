@@ -53,6 +53,10 @@ int  pn_run_once(const pn_graph *g, const pn_exec_opts *o, pn_tensor *const *inp
 int pn_exec_node(const pn_node *n, pn_tensor *const *inputs, int n_inputs, pn_tensor **outputs,
 		 uint64_t seed, char *err);
 
+/* 1 when n is a Constant whose contents are already attached to its
+ * output: a run serves them from the IR without running n, so an observer
+ * (pn_exec_opts.observe_all) never sees that output. */
+int pn_constant_attached(const pn_graph *g, const pn_node *n);
 /* A tensor for a weight kept as metadata, regenerated with a seeded
  * generator from its recorded statistics (see runtime/weights.c). */
 pn_tensor *pn_weight_regen(const pn_graph *g, int value, uint64_t seed, char *err);
