@@ -1275,6 +1275,65 @@ int pn_generalize_batch(pn_model *m, int64_t batch, char *why)
 	return rc;
 }
 
+/* --- one sample of a fixed batch ----------------------------------------------------- */
+
+int64_t pn_fixed_batch(const pn_graph *g)
+{
+	int64_t batch = 0;
+	for (int i = 0; i < g->n_inputs; i++) {
+		const pn_type *t = &g->values[g->inputs[i]].type;
+		if (t->kind != PN_KIND_TENSOR || t->rank < 0)
+			return 0;
+		if (t->rank < 2)
+			continue;
+		if (t->dims[0] < 1 || t->dim_names[0] || (batch && t->dims[0] != batch))
+			return 0;
+		batch = t->dims[0];
+	}
+	return batch;
+}
+
+/* The declared types of the values the plan says carry the batch, divided
+ * back from `batch` samples to the one the plan was made at; a declared
+ * dim that is not the plan's times batch is left to inference. */
+static void untype(plan *p, pn_graph *g, int64_t batch)
+{
+	for (int v = 0; v < g->n_values; v++) {
+		pn_type *t = &g->values[v].type;
+		int a = p->v[v].ax;
+		if (g->values[v].role == PN_ROLE_INPUT || a < 0 || t->rank != ty(p, v)->rank)
+			continue;
+		if (ty(p, v)->dims[a] >= 0 && t->dims[a] == ty(p, v)->dims[a] * batch)
+			t->dims[a] = ty(p, v)->dims[a];
+	}
+}
+
+int pn_generalize_one(pn_model *m, int64_t *batch, char *why)
+{
+	pn_graph *g = m->graph;
+	int64_t b = pn_fixed_batch(g);
+	if (b < 2)
+		return pn_fail(why, "no fixed batch above 1 at dim 0 of the inputs"), NO;
+	for (int i = 0; i < g->n_inputs; i++)
+		if (g->values[g->inputs[i]].type.rank >= 2)
+			g->values[g->inputs[i]].type.dims[0] = 1;
+	plan p;
+	int rc = analyze(m, &p, why);
+	for (int v = 0; !rc && v < g->n_values; v++)
+		if (p.mask[v] || p.v[v].taint)
+			rc = refuse(&p, "'%s' %s the batch", g->values[v].name,
+				    p.mask[v] ? "is a constant that counts" : "is computed from");
+	if (!rc)
+		untype(&p, g, b);
+	/* m at b is then m as it was: the constants are its own */
+	if (!rc)
+		rc = check_shapes(&p, g, b);
+	plan_free(&p);
+	if (!rc)
+		*batch = b;
+	return rc;
+}
+
 /* --- batch independence --------------------------------------------------------------- */
 
 typedef struct indep {

@@ -47,6 +47,21 @@ int pn_generalize_plan(const pn_model *m, int64_t *base, char *why);
  * on m and batch. */
 int pn_generalize_batch(pn_model *m, int64_t batch, char *why);
 
+/* B when every input of g of rank >= 2 fixes dim 0 at the same B (as
+ * numbers; inputs of rank 0 and 1 aside), else 0. */
+int64_t pn_fixed_batch(const pn_graph *g);
+
+/* Rewrites m's IR in place into its one-sample form: the model that
+ * pn_generalize_batch makes m again at m's fixed batch B (*batch, >= 2)
+ * without rewriting a constant.  The inputs' dim 0 becomes 1 and the
+ * declared types of the values that carry the batch follow.  A model that
+ * spells its batch in a constant, or computes with its size, is not such a
+ * copy: 1, and why says why.  The plan made at batch 1 is checked by shape
+ * inference at B, which must give every value the plan's shape.  Same
+ * return convention as pn_generalize_plan; on 1 or -1 m may be partly
+ * rewritten and should be dropped. */
+int pn_generalize_one(pn_model *m, int64_t *batch, char *why);
+
 /* Batch independence: runs `gen` (base generalized to batch >= 2) once on
  * `batch` samples, each seeded from seed and its index, and `base` (at its
  * own batch 1) on each sample alone, weights regenerated with the same

@@ -314,16 +314,16 @@ static void record_choice(ctx *c, const pn_binding *b)
  * the bytes its run holds (pn_infer_peak_bytes of r).  The
  * terms do not depend on whether there is a memo: a check's result is the
  * same whichever way it was reached. */
-static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind,
-			 const pn_infer_result *r, size_t peak, const Passnet__TestSet *ts,
-			 pn_weight_check *wc)
+static int check_by_form(ctx *c, pn_model *m, const Onnx__ModelProto *mp,
+			 const pn_dimbind *bind, const pn_infer_result *r, size_t peak,
+			 const Passnet__TestSet *ts, pn_weight_check *wc)
 {
 	pn_check_form f;
-	int canon = !ts ? pn_check_form_make(c->m, r, bind, &f) : 0;
+	int canon = !ts ? pn_check_form_make(m, r, bind, &f) : 0;
 	if (canon < 0)
 		return -1;
-	int found = canon && c->memo ? pn_weight_memo_get_form(c->memo, &f, c->m, c->a, wc) : 0;
-	if (!found && canon && pn_check_form_begin(&f, c->m))
+	int found = canon && c->memo ? pn_weight_memo_get_form(c->memo, &f, m, c->a, wc) : 0;
+	if (!found && canon && pn_check_form_begin(&f, m))
 		found = -1;
 	if (!found) {
 		/* with f begun, the result is the structure's (check_form.h).  A
@@ -336,15 +336,15 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 		 * only, as one run does (AlexNet's: 273 MB of RSS for 233 MB of
 		 * weights), and counting its weights again kept such checks from
 		 * running side by side for nothing (docs/benchmarks.md, Peer). */
-		size_t w = pn_weights_absent(c->m->graph) ? 0 : pn_infer_weight_bytes(c->m->graph);
+		size_t w = pn_weights_absent(m->graph) ? 0 : pn_infer_weight_bytes(m->graph);
 		PN_ASSERT(w <= peak);   /* peak counts them, and passed pn_run_too_big */
 		size_t counted = pn_run_gate_enter(peak + 3 * w);
 		pn_value_book *book = canon && c->memo ? pn_weight_memo_book(c->memo) : NULL;
-		found = pn_weight_scale_check(c->m, mp, bind, ts, book, c->a, wc, c->err) ? -1 : 0;
+		found = pn_weight_scale_check(m, mp, bind, ts, book, c->a, wc, c->err) ? -1 : 0;
 		pn_run_gate_leave(counted);
 		if (canon)
-			pn_check_form_end(&f, c->m);
-		if (!found && canon && c->memo && pn_weight_memo_put_form(c->memo, &f, c->m, wc))
+			pn_check_form_end(&f, m);
+		if (!found && canon && c->memo && pn_weight_memo_put_form(c->memo, &f, m, wc))
 			found = -1;
 	}
 	if (canon)
@@ -355,42 +355,106 @@ static int check_by_form(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *b
 /* The check of m as weight_scale.h makes it, or as the run's memo
  * remembers it: for the same file less who made it (weight_memo.h), else
  * for a blind check the same structure (check_form.h). */
-static int run_check(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
-		     const pn_dimbind *bind, const pn_infer_result *r, size_t peak,
+static int run_check(ctx *c, pn_model *m, const Onnx__ModelProto *mp, const void *bytes,
+		     size_t len, const pn_dimbind *bind, const pn_infer_result *r, size_t peak,
 		     pn_weight_check *wc)
 {
 	const Passnet__TestSet *ts = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
 	pn_key key;
 	int memo = c->memo && pn_weight_memo_key(c->m, bytes, len, bind, ts != NULL, &key);
-	int by_file = memo ? pn_weight_memo_get(c->memo, &key, c->m, c->a, wc) : 0;
-	int found = by_file ? by_file : check_by_form(c, mp, bind, r, peak, ts, wc);
-	if (!by_file && found >= 0 && memo && pn_weight_memo_put(c->memo, &key, c->m, wc))
+	int by_file = memo ? pn_weight_memo_get(c->memo, &key, m, c->a, wc) : 0;
+	int found = by_file ? by_file : check_by_form(c, m, mp, bind, r, peak, ts, wc);
+	if (!by_file && found >= 0 && memo && pn_weight_memo_put(c->memo, &key, m, wc))
 		found = -1;
 	c->out->check_reused = found > 0;
 	c->out->check_booked = !found && wc->booked;
 	return found < 0 ? pn_fail(c->err, "out of memory") : 0;
 }
 
+/* --- the model a check runs ---------------------------------------------------------- */
+
+/* The one-sample form of m (generalize.h) that its blind check runs
+ * instead of m, and its inference; NULL when m has none.  A model fixed at
+ * a batch B > 1 that is its one-sample form generalized to B computes each
+ * sample alike and apart, so one sample's run checks its drawn weights as
+ * B samples' would, for 1/B of the work, and the form is the structure of
+ * the batch-1 model it was made from, whose check the memo may hold.  Only
+ * blind checks with nothing bound or fed: a check of real weights runs the
+ * file's bytes, and a test set feeds B samples. */
+static pn_model *one_sample(ctx *c, const Onnx__ModelProto *mp, const pn_dimbind *bind,
+			    pn_infer_result *r, int64_t *batch)
+{
+	if (c->rec->n_testsets || (bind && bind->n) || pn_fixed_batch(c->m->graph) < 2 ||
+	    !pn_weights_absent(c->m->graph))
+		return NULL;
+	pn_model *one = pn_model_new();
+	char why[PN_ERRLEN];
+	pn_decode_opts o = {.weights_as_meta = 1};
+	if (one && !pn_model_from_proto(mp, &o, one, why) && !pn_generalize_one(one, batch, why) &&
+	    !pn_infer_graph(one->graph, NULL, NULL, r, why))
+		return one;
+	pn_model_free(one);
+	return NULL;
+}
+
+/* What the check of `one` set goes to m: its weights' correction scales
+ * (both decode mp, so their weights come in one order), and the names of
+ * the ranges it recorded (m's own, for once `one` is freed). */
+static int carry_check(pn_model *m, const pn_model *one, pn_weight_check *wc)
+{
+	pn_wmeta **to = NULL, **from = NULL;
+	int n = pn_weight_metas(m->graph, &to), k = pn_weight_metas(one->graph, &from);
+	int rc = n < 0 || k < 0 ? -1 : 0;
+	PN_ASSERT(rc || n == k);
+	for (int i = 0; !rc && i < n; i++)
+		to[i]->scale = from[i]->scale;
+	for (size_t i = 0; !rc && i < wc->n_regen; i++) {
+		int v = pn_graph_find_value(m->graph, wc->regen[i]->name);
+		PN_ASSERT(v >= 0);
+		wc->regen[i]->name = (char *)m->graph->values[v].name;
+	}
+	free(to);
+	free(from);
+	return rc;
+}
+
 /* The regenerated weights checked against the real ones, their correction
  * scales set on m's statistics before strip_graph copies them, and what the
  * check saw on the record.  A model whose binding did not pass does not
- * run: it says so. */
+ * run: it says so.  A blind check may run m's one-sample form instead. */
 static int check_weights(ctx *c, const Onnx__ModelProto *mp, const void *bytes, size_t len,
 			 const pn_dimbind *bind, const pn_infer_result *r, int bound)
 {
 	pn_weight_check wc;
 	char big[PN_ERRLEN] = "";
+	int check = bound && !c->no_weight_check, rc = 0;
+	pn_infer_result r1;
+	int64_t batch = 0;
+	pn_model *one = check ? one_sample(c, mp, bind, &r1, &batch) : NULL;
+	pn_model *m = one ? one : c->m;
+	const pn_infer_result *mr = one ? &r1 : r;
 	/* the check's runs hold about what one run at the binding holds */
-	size_t peak = bound && !c->no_weight_check ? pn_infer_peak_bytes(c->m->graph, r) : 0;
-	if (!bound || c->no_weight_check || pn_run_too_big(peak, big)) {
+	size_t peak = check ? pn_infer_peak_bytes(m->graph, mr) : 0;
+	if (!check || pn_run_too_big(peak, big)) {
 		memset(&wc, 0, sizeof wc);
 		wc.n_absent = pn_weights_absent(c->m->graph);
 		wc.how = !bound		     ? "not run: the binding did not pass"
 			 : c->no_weight_check ? "not run: --no-weight-check"
 					      : pn_arena_strdup(c->a, big);
-	} else if (run_check(c, mp, bytes, len, bind, r, peak, &wc)) {
-		return -1;
+	} else {
+		rc = run_check(c, m, mp, bytes, len, bind, mr, peak, &wc) ||
+		     (one && carry_check(c->m, one, &wc));
 	}
+	if (!rc && one && strncmp(wc.how, "not run", 7) &&
+	    !(wc.how = pn_arena_printf(c->a, "%s (one sample of a batch of %lld)", wc.how,
+				       (long long)batch)))
+		rc = -1;
+	if (one) {
+		pn_infer_result_free(&r1);
+		pn_model_free(one);
+	}
+	if (rc)
+		return -1;
 	c->rec->has_weights_absent = wc.n_absent > 0;
 	c->rec->weights_absent = wc.n_absent;
 	c->rec->n_real_ranges = wc.n_real;

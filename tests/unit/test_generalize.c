@@ -279,6 +279,86 @@ static void test_5_deterministic(void **state)
 	pn_model_free(b);
 }
 
+/* Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm at a fixed batch:
+ * nothing in it spells the batch out. */
+static pn_model *flat_classifier(int64_t batch)
+{
+	builder b;
+	start(&b);
+	int64_t x[] = {batch, 3, 8, 8}, w[] = {4, 3, 3, 3}, fc[] = {5, 4}, bias[] = {5};
+	int64_t y[] = {batch, 5};
+	b.inputs[b.nin++] = vinfo(&b, "X", 4, x);
+	b.inits[b.ni++] = weights(&b, "W", 4, w);
+	b.inits[b.ni++] = weights(&b, "FC", 2, fc);
+	b.inits[b.ni++] = weights(&b, "FB", 1, bias);
+	node(&b, "Conv", "X,W", "C");
+	node(&b, "Relu", "C", "R");
+	node(&b, "GlobalAveragePool", "R", "P");
+	node(&b, "Flatten", "P", "F");
+	Onnx__NodeProto *g = node(&b, "Gemm", "F,FC,FB", "Y");
+	attr_int(&b, g, "transB", 1);
+	b.outputs[b.nout++] = vinfo(&b, "Y", 2, y);
+	pn_model *m = load(&b);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+static void assert_types_equal(const pn_graph *a, const pn_graph *b)
+{
+	assert_int_equal(a->n_values, b->n_values);
+	for (int v = 0; v < a->n_values; v++) {
+		assert_int_equal(a->values[v].type.rank, b->values[v].type.rank);
+		for (int d = 0; d < a->values[v].type.rank; d++)
+			assert_int_equal(a->values[v].type.dims[d], b->values[v].type.dims[d]);
+	}
+}
+
+/* (6) The one-sample form of a fixed batch: m at 4 becomes m at 1 (inputs
+ * and declared outputs), and generalized back to 4 it is m again; a model
+ * that spells its batch in a constant, mixes its samples or has no batch
+ * above 1 has none. */
+static void test_6_one_sample(void **state)
+{
+	(void)state;
+	char why[PN_ERRLEN] = "";
+	int64_t batch = 0;
+	pn_model *m = flat_classifier(4), *one = flat_classifier(4), *seed = flat_classifier(1);
+	assert_int_equal(pn_fixed_batch(m->graph), 4);
+	assert_int_equal(pn_generalize_one(one, &batch, why), 0);
+	assert_int_equal(batch, 4);
+	assert_types_equal(one->graph, seed->graph);
+	assert_int_equal(pn_generalize_batch(one, 4, why), 0);
+	assert_types_equal(one->graph, m->graph);
+	pn_model_free(m);
+	pn_model_free(one);
+
+	assert_int_equal(pn_fixed_batch(seed->graph), 1);
+	assert_int_equal(pn_generalize_one(seed, &batch, why), 1);
+	assert_non_null(strstr(why, "no fixed batch above 1"));
+	pn_model_free(seed);
+
+	/* the batch spelled in a Reshape target: [4, -1] at batch 1 still says
+	 * 4, and the plan reads that 4 as the batch times 4 */
+	builder b;
+	start(&b);
+	int64_t x[] = {4, 4, 4, 4}, two[] = {2}, target[] = {4, -1};
+	b.inputs[b.nin++] = vinfo(&b, "X", 4, x);
+	b.inits[b.ni++] = tensor_i64(&b, "T", 1, two, target);
+	node(&b, "Reshape", "X,T", "F");
+	node(&b, "Sigmoid", "F", "Y");
+	b.outputs[b.nout++] = vout(&b, "Y");
+	pn_model *spelled = load(&b);
+	pn_arena_free(&b.a);
+	assert_int_equal(pn_generalize_one(spelled, &batch, why), 1);
+	assert_non_null(strstr(why, "'T' is a constant that counts the batch"));
+	pn_model_free(spelled);
+
+	pn_model *mixed = centred(3);
+	assert_int_equal(pn_generalize_one(mixed, &batch, why), 1);
+	assert_non_null(strstr(why, "reduces over the batch"));
+	pn_model_free(mixed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_3_mixing_samples),
 		cmocka_unit_test(test_4_refused_with_reason),
 		cmocka_unit_test(test_5_deterministic),
+		cmocka_unit_test(test_6_one_sample),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
