@@ -358,6 +358,59 @@ int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dim
 	return rc < 0 ? -1 : rc ? 0 : 1;
 }
 
+/* A value id, as the file numbers it (a pn_operand_writer). */
+static int put_id(pn_buf *b, int v, void *ud)
+{
+	(void)ud;
+	pn_buf_svarint(b, v);
+	return 1;
+}
+
+int pn_check_form_file_key(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+			   pn_key *key)
+{
+	static const char tag[] = "passnet blind check file 1";
+	const pn_graph *g = m->graph;
+	if (!pn_weights_absent(g) || g->n_nodes == 0)
+		return 0;
+	pn_buf b = {0};
+	pn_buf_put(&b, tag, sizeof tag);
+	for (int i = 0; bind && i < bind->n; i++) {
+		pn_buf_blob(&b, bind->names[i], strlen(bind->names[i]));
+		pn_buf_svarint(&b, bind->values[i]);
+	}
+	pn_buf_u8(&b, 0xfe);
+	for (int v = 0; v < g->n_values; v++) {
+		const pn_value *val = &g->values[v];
+		pn_buf_blob(&b, val->name, strlen(val->name));
+		pn_buf_u8(&b, val->role);
+		pn_buf_u8(&b, val->is_output);
+		pn_buf_svarint(&b, val->outer);
+		pn_type_label(&r->v[v].type, PN_LABEL_EXACT, &b);
+		if (val->role == PN_ROLE_INPUT)   /* its stream's name reads it */
+			pn_type_label(&val->type, PN_LABEL_EXACT, &b);
+		put_weight(&b, val);
+	}
+	for (int i = 0; i < g->n_nodes; i++) {
+		const pn_node *n = &g->nodes[i];
+		pn_buf_blob(&b, n->name ? n->name : "", n->name ? strlen(n->name) : 0);
+		if (pn_node_operands(n, put_id, NULL, &b) < 0)
+			b.oom = 1;
+		for (int k = 0; k < n->n_out; k++)
+			pn_buf_svarint(&b, n->out[k]);
+		pn_buf_u8(&b, 0xff);
+	}
+	for (int i = 0; i < g->n_inputs; i++)
+		pn_buf_svarint(&b, g->inputs[i]);
+	for (int i = 0; i < g->n_outputs; i++)
+		pn_buf_svarint(&b, g->outputs[i]);
+	int rc = b.oom ? -1 : 1;
+	if (rc > 0)
+		*key = pn_key_of(b.p, b.n);
+	pn_buf_free(&b);
+	return rc;
+}
+
 int pn_check_form_begin(pn_check_form *f, pn_model *m)
 {
 	pn_graph *g = m->graph;

@@ -68,6 +68,18 @@ int  pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_di
 			pn_check_form *f);
 void pn_check_form_free(pn_check_form *f);
 
+/* A key of all that pn_check_form_make reads of m (typed by r under bind),
+ * in the file's own terms: its values and nodes in file order, with their
+ * names.  Two models with one file key have one check form, and the same
+ * values under the same names in the same places, so a check of one is the
+ * other's in file order (weight_memo.h's pn_weight_memo_get): a fine-tune
+ * whose weights moved below the coarse statistics, or the one-sample form
+ * of a shape variant, takes it without the canonical labelling.  1 and
+ * *key, 0 when m is not eligible (no weight absent; eligibility that
+ * needs the labelling is the form's), -1 when out of memory. */
+int  pn_check_form_file_key(const pn_model *m, const pn_infer_result *r,
+			    const pn_dimbind *bind, pn_key *key);
+
 /* For the length of the check's runs: m's draws seeded by f's names, and
  * its weights' statistics made coarse (pn_check_form_end puts them back,
  * keeping the correction scales the check set).  0, or -1 when out of

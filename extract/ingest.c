@@ -10,6 +10,7 @@
 #include "common/assert.h"
 #include "common/util.h"
 #include "extract/binding.h"
+#include "extract/check_form.h"
 #include "extract/generalize.h"
 #include "extract/variants.h"
 #include "extract/run_gate.h"
@@ -316,10 +317,10 @@ static void record_choice(ctx *c, const pn_binding *b)
  * same whichever way it was reached. */
 static int check_by_form(ctx *c, pn_model *m, const Onnx__ModelProto *mp,
 			 const pn_dimbind *bind, const pn_infer_result *r, size_t peak,
-			 const Passnet__TestSet *ts, pn_weight_check *wc)
+			 const Passnet__TestSet *ts, pn_weight_check *wc, int *by_form)
 {
 	pn_check_form f;
-	int canon = !ts ? pn_check_form_make(m, r, bind, &f) : 0;
+	int canon = *by_form = !ts ? pn_check_form_make(m, r, bind, &f) : 0;
 	if (canon < 0)
 		return -1;
 	int found = canon && c->memo ? pn_weight_memo_get_form(c->memo, &f, m, c->a, wc) : 0;
@@ -353,17 +354,25 @@ static int check_by_form(ctx *c, pn_model *m, const Onnx__ModelProto *mp,
 }
 
 /* The check of m as weight_scale.h makes it, or as the run's memo
- * remembers it: for the same file less who made it (weight_memo.h), else
- * for a blind check the same structure (check_form.h). */
+ * remembers it: for the same file less who made it (weight_memo.h), for a
+ * blind check the same file in all its check reads (check_form.h's file
+ * key: no labelling), else the same structure (check_form.h). */
 static int run_check(ctx *c, pn_model *m, const Onnx__ModelProto *mp, const void *bytes,
 		     size_t len, const pn_dimbind *bind, const pn_infer_result *r, size_t peak,
 		     pn_weight_check *wc)
 {
 	const Passnet__TestSet *ts = c->rec->n_testsets ? c->rec->testsets[0] : NULL;
-	pn_key key;
+	pn_key key, fkey;
 	int memo = c->memo && pn_weight_memo_key(c->m, bytes, len, bind, ts != NULL, &key);
 	int by_file = memo ? pn_weight_memo_get(c->memo, &key, m, c->a, wc) : 0;
-	int found = by_file ? by_file : check_by_form(c, m, mp, bind, r, peak, ts, wc);
+	int file_key = !by_file && c->memo && !ts ? pn_check_form_file_key(m, r, bind, &fkey) : 0;
+	int found = file_key > 0 ? pn_weight_memo_get(c->memo, &fkey, m, c->a, wc) : by_file;
+	int by_form = 0;
+	if (file_key < 0)
+		found = -1;
+	else if (!found && (found = check_by_form(c, m, mp, bind, r, peak, ts, wc, &by_form)) >= 0 &&
+		 by_form > 0 && file_key > 0 && pn_weight_memo_put(c->memo, &fkey, m, wc))
+		found = -1;
 	if (!by_file && found >= 0 && memo && pn_weight_memo_put(c->memo, &key, m, wc))
 		found = -1;
 	c->out->check_reused = found > 0;
