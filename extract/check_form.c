@@ -366,15 +366,15 @@ static int put_id(pn_buf *b, int v, void *ud)
 	return 1;
 }
 
-int pn_check_form_file_key(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
-			   pn_key *key)
+int pn_form_file_key(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+		     const char *tag, pn_key *key)
 {
-	static const char tag[] = "passnet blind check file 1";
 	const pn_graph *g = m->graph;
-	if (!pn_weights_absent(g) || g->n_nodes == 0)
-		return 0;
+	int nested = nested_metas(g);
+	if (nested)   /* their statistics are not in the nodes' labels */
+		return nested < 0 ? -1 : 0;
 	pn_buf b = {0};
-	pn_buf_put(&b, tag, sizeof tag);
+	pn_buf_blob(&b, tag, strlen(tag));
 	for (int i = 0; bind && i < bind->n; i++) {
 		pn_buf_blob(&b, bind->names[i], strlen(bind->names[i]));
 		pn_buf_svarint(&b, bind->values[i]);
@@ -409,6 +409,32 @@ int pn_check_form_file_key(const pn_model *m, const pn_infer_result *r, const pn
 		*key = pn_key_of(b.p, b.n);
 	pn_buf_free(&b);
 	return rc;
+}
+
+int pn_check_form_file_key(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+			   pn_key *key)
+{
+	if (!pn_weights_absent(m->graph) || m->graph->n_nodes == 0)
+		return 0;
+	return pn_form_file_key(m, r, bind, "passnet blind check file 1", key);
+}
+
+void pn_coarsen_weights(pn_graph *g, pn_wmeta *full)
+{
+	for (int v = 0; v < g->n_values; v++)
+		if (g->values[v].meta) {
+			pn_wmeta was = *g->values[v].meta;
+			*g->values[v].meta = coarse_meta(&was);
+			if (full)
+				full[v] = was;
+		}
+}
+
+void pn_restore_weights(pn_graph *g, const pn_wmeta *full)
+{
+	for (int v = 0; v < g->n_values; v++)
+		if (g->values[v].meta)
+			*g->values[v].meta = full[v];
 }
 
 int pn_check_form_begin(pn_check_form *f, pn_model *m)

@@ -79,6 +79,17 @@ void pn_check_form_free(pn_check_form *f);
  * needs the labelling is the form's), -1 when out of memory. */
 int  pn_check_form_file_key(const pn_model *m, const pn_infer_result *r,
 			    const pn_dimbind *bind, pn_key *key);
+/* The same key for any model, tagged by what it keys (tag): 1 and *key,
+ * 0 when a nested graph holds weights kept as statistics (the key would
+ * not cover them), -1 when out of memory. */
+int  pn_form_file_key(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+		      const char *tag, pn_key *key);
+
+/* Every weight statistic of g's main graph made coarse, as a blind check
+ * draws it, the full ones kept in full[value] (g->n_values of them; NULL:
+ * not kept); pn_restore_weights puts them back. */
+void pn_coarsen_weights(pn_graph *g, pn_wmeta *full);
+void pn_restore_weights(pn_graph *g, const pn_wmeta *full);
 
 /* For the length of the check's runs: m's draws seeded by f's names, and
  * its weights' statistics made coarse (pn_check_form_end puts them back,

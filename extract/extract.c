@@ -16,6 +16,7 @@
 #include "common/shard.h"
 #include "common/util.h"
 #include "extract/ingest.h"
+#include "extract/variant_memo.h"
 #include "extract/weight_memo.h"
 #include "extract/sources.h"
 #include "store/records.h"
@@ -191,6 +192,8 @@ static int commit_ok(extractor *x, item *it)
 		x->stats->checks_reused++;
 	if (!have && it->result.check_booked)
 		x->stats->checks_booked++;
+	if (!have && it->result.variants_reused)
+		x->stats->variants_reused++;
 	x->ok++;
 	if (pn_error_del(x->w, &it->place, "extract", x->err))
 		return -1;
@@ -394,6 +397,8 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	pn_ingest_opts with_memo = *ingest;
 	if (!ingest->no_weight_check && !ingest->memo)
 		with_memo.memo = pn_weight_memo_new();   /* NULL: every model checked alone */
+	if (ingest->variants > 0 && !ingest->variant_memo)
+		with_memo.variant_memo = pn_variant_memo_new();   /* NULL: each chooses alone */
 	x->ingest = &with_memo;
 	x->shard = shard;
 	x->err = err;
@@ -413,6 +418,8 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	stats->seconds = pn_now() - t0;
 	if (with_memo.memo != ingest->memo)
 		pn_weight_memo_free(with_memo.memo);
+	if (with_memo.variant_memo != ingest->variant_memo)
+		pn_variant_memo_free(with_memo.variant_memo);
 	free(x);
 	return rc;
 }

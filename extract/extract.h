@@ -46,6 +46,8 @@ typedef struct pn_extract_stats {
 	uint64_t checks_reused; /* weight checks taken from a same file's (weight_memo.h) */
 	uint64_t checks_booked; /* blind checks whose outputs another check's run computed
 				   (value_keys.h) */
+	uint64_t variants_reused; /* models whose generalized variants a same file key's
+				     choice gave (variant_memo.h) */
 	double seconds;
 } pn_extract_stats;
 

@@ -12,6 +12,7 @@
 #include "extract/binding.h"
 #include "extract/check_form.h"
 #include "extract/generalize.h"
+#include "extract/variant_memo.h"
 #include "extract/variants.h"
 #include "extract/run_gate.h"
 #include "extract/weight_memo.h"
@@ -27,6 +28,7 @@ typedef struct ctx {
 	int max_variants;
 	int no_weight_check;
 	pn_weight_memo *memo;
+	pn_variant_memo *variant_memo;
 	pn_ingest *out;
 	const Onnx__ModelProto *proto;   /* as decoded, before stripping: for copies */
 } ctx;
@@ -541,11 +543,31 @@ static int pack_variant(ctx *c, const pn_variant *v, uint32_t k, pn_ingest_varia
 	return 0;
 }
 
-static int make_variants(ctx *c, const pn_binding *chosen)
+/* The variants of m as pn_variants_choose makes them, or as the run's memo
+ * remembers them for the same file key (variant_memo.h: a model with
+ * nothing to bind; r its inference, NULL when it stopped). */
+static int choose_variants(ctx *c, const pn_binding *chosen, const pn_infer_result *r,
+			   pn_variants *vs)
+{
+	pn_key key;
+	char tag[64];
+	snprintf(tag, sizeof tag, "passnet generalized variants 1, at most %d", c->max_variants);
+	int keyed = !chosen->how && r && c->variant_memo && c->max_variants > 0 ?
+			    pn_form_file_key(c->m, r, NULL, tag, &key) : 0;
+	int found = keyed > 0 ? pn_variant_memo_get(c->variant_memo, &key, c->a, vs) : keyed;
+	c->out->variants_reused = found > 0;
+	if (!found && (pn_variants_choose(c->m, chosen, c->max_variants, copy_model, c, c->a, vs,
+					  c->err) ||
+		       (keyed > 0 && pn_variant_memo_put(c->variant_memo, &key, vs))))
+		found = -1;
+	return found < 0 ? -1 : 0;
+}
+
+static int make_variants(ctx *c, const pn_binding *chosen, const pn_infer_result *r)
 {
 	pn_variants vs;
-	if (pn_variants_choose(c->m, chosen, c->max_variants, copy_model, c, c->a, &vs, c->err))
-		return -1;
+	if (choose_variants(c, chosen, r, &vs))
+		return pn_fail(c->err, "out of memory");
 	c->rec->n_variant_notes = (size_t)vs.n_notes;
 	c->rec->variant_notes = (char **)vs.notes;
 	if (!vs.n)
@@ -593,7 +615,7 @@ static int ingest(ctx *c, const void *bytes, size_t len, const pn_fileio *io, co
 	if (!rc) {
 		record_warnings(c);
 		/* a model whose binding fails gets no variants: they would fail alike */
-		if (!chosen.warning && make_variants(c, &chosen))
+		if (!chosen.warning && make_variants(c, &chosen, inferred ? &r : NULL))
 			rc = -1;
 		c->rec->has_nodes = c->rec->has_values = c->rec->has_unknown_dims = 1;
 		c->rec->nodes = (uint32_t)count_nodes(c->m->graph);
@@ -616,7 +638,8 @@ void pn_ingest_model(const void *bytes, size_t len, const pn_fileio *io, const c
 	Passnet__Model rec;
 	passnet__model__init(&rec);
 	ctx c = {.m = m, .rec = &rec, .err = out->err, .max_variants = o->variants,
-		 .no_weight_check = o->no_weight_check, .memo = o->memo, .out = out};
+		 .no_weight_check = o->no_weight_check, .memo = o->memo,
+		 .variant_memo = o->variant_memo, .out = out};
 	if (!m) {
 		out->status = PASSNET__MODEL_STATUS__MODEL_FAILED;
 		pn_fail(out->err, "out of memory");

@@ -36,6 +36,7 @@ typedef struct pn_ingest {
 	char err[PN_ERRLEN];   /* why it failed */
 	int check_reused;      /* its weight check came from the run's memo */
 	int check_booked;      /* its blind check's outputs came from the run's book */
+	int variants_reused;   /* its variants came from the run's variant memo */
 } pn_ingest;
 
 /* What extract makes of each model. */
@@ -45,6 +46,8 @@ typedef struct pn_ingest_opts {
 	int no_weight_check;      /* skip extract/weight_scale.h's runs */
 	struct pn_weight_memo *memo;   /* the run's weight checks, shared by its
 				        * workers (extract/weight_memo.h); NULL: none */
+	struct pn_variant_memo *variant_memo;   /* the run's generalized variants
+						 * (extract/variant_memo.h); NULL: none */
 } pn_ingest_opts;
 
 /* Ingests one model as o says; never fails as a call: problems end up in

@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "extract/check_form.h"
 #include "extract/generalize.h"
 #include "runtime/cost.h"
 #include "runtime/infer.h"
 
 typedef struct vctx {
-	const pn_model *m;
+	pn_model *m;
 	const pn_binding *b;
 	int max;
 	pn_arena *a;
@@ -267,6 +268,8 @@ static pn_model *generalized(gen_ctx *g, int64_t batch, char *why)
 		pn_model_free(m);
 		return NULL;
 	}
+	if (m)
+		pn_coarsen_weights(m->graph, NULL);   /* as the base's: generalized_variants */
 	return m;
 }
 
@@ -312,6 +315,11 @@ static int batch_variant(gen_ctx *g, int64_t batch)
 	return rc ? add_note(c, "%s: refused: %s", v.text, why) : keep(c, &v);
 }
 
+/* The batch-2 check, then one variant per ladder batch.  Their runs draw
+ * each weight from its coarse statistics (check_form.h), the base's and
+ * the copies' alike, so that what is chosen is a function of the model's
+ * file key, which copies of it below those statistics share
+ * (variant_memo.h). */
 static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
 {
 	char why[PN_ERRLEN] = "";
@@ -319,18 +327,26 @@ static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
 	int rc = pn_generalize_plan(c->m, &base, why);
 	if (rc)
 		return rc < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
+	pn_wmeta *full = malloc(sizeof(pn_wmeta) * ((size_t)c->m->graph->n_values + 1));
+	if (!full)
+		return -1;
+	pn_coarsen_weights(c->m->graph, full);
 	gen_ctx g = {c, copy, ud};
-	rc = check_independence(&g, why);
-	if (rc)
-		return rc < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
+	int independent = check_independence(&g, why);
+	if (independent)
+		rc = independent < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
 	const int64_t *ladder = pn_variant_ladder[PN_DK_BATCH];
-	for (int s = 0; s < PN_VARIANT_SLOTS && c->out->n < c->max; s++)
-		if (ladder[s] != base && batch_variant(&g, ladder[s]))
-			return -1;
-	return 0;
+	for (int s = 0; !independent && s < PN_VARIANT_SLOTS && c->out->n < c->max; s++)
+		if (ladder[s] != base && batch_variant(&g, ladder[s])) {
+			rc = -1;
+			break;
+		}
+	pn_restore_weights(c->m->graph, full);
+	free(full);
+	return rc;
 }
 
-int pn_variants_choose(const pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
+int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
 		       void *copy_ud, pn_arena *a, pn_variants *out, char *err)
 {
 	memset(out, 0, sizeof *out);

@@ -33,7 +33,11 @@
  * variant is validated by inference alone and its record says so (the
  * kernels it needs are those a smaller variant of the same graph ran).  A
  * variant that fails is not stored; the base model's record lists every
- * variant made or refused, with the reason (variant_notes).
+ * variant made or refused, with the reason (variant_notes).  A generalized
+ * batch's runs (its independence check and each variant's run) draw every
+ * weight from its coarse statistics (check_form.h), so what is chosen is a
+ * function of the model's file key, and the copies of a model in one run
+ * (its fine-tunes) share one choice (variant_memo.h).
  */
 #ifndef PN_VARIANTS_H
 #define PN_VARIANTS_H
@@ -90,8 +94,10 @@ typedef pn_model *(*pn_model_copy_fn)(void *ud, char *err);
 
 /* Chooses and validates up to max variants of m, whose base binding is b.
  * copy (may be NULL: no generalization) makes fresh copies of m.
- * Everything is allocated in a.  -1 only when out of memory. */
-int pn_variants_choose(const pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
+ * Everything is allocated in a; m's weight statistics are as they were
+ * after (a generalized batch's runs draw from their coarse form
+ * meanwhile).  -1 only when out of memory. */
+int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
 		       void *copy_ud, pn_arena *a, pn_variants *out, char *err);
 
 #endif

@@ -1,0 +1,155 @@
+/*
+ * variant_memo.c - see variant_memo.h.
+ */
+#include "extract/variant_memo.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/assert.h"
+#include "common/keymap.h"
+
+#define MEMO_BYTES ((size_t)16 << 20)
+
+/* One remembered choice: strings malloc'd. */
+typedef struct entry {
+	int n, n_notes;
+	pn_variant *v;        /* batch, text, how, ran */
+	char **notes;
+} entry;
+
+struct pn_variant_memo {
+	pthread_mutex_t lock;
+	pn_keymap index;      /* key -> entry number + 1 */
+	entry *e;
+	size_t n, cap, bytes;
+};
+
+pn_variant_memo *pn_variant_memo_new(void)
+{
+	pn_variant_memo *memo = calloc(1, sizeof *memo);
+	if (memo && pthread_mutex_init(&memo->lock, NULL)) {
+		free(memo);
+		return NULL;
+	}
+	return memo;
+}
+
+static void entry_free(entry *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		free((char *)e->v[i].text);
+		free((char *)e->v[i].how);
+	}
+	for (int i = 0; i < e->n_notes; i++)
+		free(e->notes[i]);
+	free(e->v);
+	free(e->notes);
+}
+
+void pn_variant_memo_free(pn_variant_memo *memo)
+{
+	if (!memo)
+		return;
+	for (size_t i = 0; i < memo->n; i++)
+		entry_free(&memo->e[i]);
+	free(memo->e);
+	pn_keymap_free(&memo->index);
+	pthread_mutex_destroy(&memo->lock);
+	free(memo);
+}
+
+/* e made from v, and the bytes it holds, about; -1 when out of memory (e
+ * freed). */
+static int entry_make(entry *e, const pn_variants *v, size_t *bytes)
+{
+	memset(e, 0, sizeof *e);
+	e->v = calloc((size_t)v->n + 1, sizeof(pn_variant));
+	e->notes = calloc((size_t)v->n_notes + 1, sizeof(char *));
+	int rc = e->v && e->notes ? 0 : -1;
+	*bytes = sizeof *e;
+	for (int i = 0; !rc && i < v->n; i++, e->n++) {
+		PN_ASSERT(v->v[i].batch > 0 && !v->v[i].bind.n && !v->v[i].n_changed);
+		e->v[i] = (pn_variant){.batch = v->v[i].batch, .ran = v->v[i].ran,
+				       .text = strdup(v->v[i].text), .how = strdup(v->v[i].how)};
+		rc = e->v[i].text && e->v[i].how ? 0 : -1;
+		*bytes += sizeof(pn_variant) + strlen(v->v[i].text) + strlen(v->v[i].how) + 2;
+	}
+	for (int i = 0; !rc && i < v->n_notes; i++, e->n_notes++) {
+		rc = (e->notes[i] = strdup(v->notes[i])) ? 0 : -1;
+		*bytes += sizeof(char *) + strlen(v->notes[i]) + 1;
+	}
+	if (rc)
+		entry_free(e);
+	return rc;
+}
+
+/* e's copy into out, its strings in a. */
+static int entry_copy(const entry *e, pn_arena *a, pn_variants *out)
+{
+	memset(out, 0, sizeof *out);
+	out->v = pn_arena_alloc(a, sizeof(pn_variant) * ((size_t)e->n + 1));
+	out->notes = pn_arena_alloc(a, sizeof(char *) * ((size_t)e->n_notes + 1));
+	if (!out->v || !out->notes)
+		return -1;
+	for (int i = 0; i < e->n; i++) {
+		out->v[i] = (pn_variant){.batch = e->v[i].batch, .ran = e->v[i].ran,
+					 .text = pn_arena_strdup(a, e->v[i].text),
+					 .how = pn_arena_strdup(a, e->v[i].how)};
+		if (!out->v[i].text || !out->v[i].how)
+			return -1;
+	}
+	for (int i = 0; i < e->n_notes; i++)
+		if (!(out->notes[i] = pn_arena_strdup(a, e->notes[i])))
+			return -1;
+	out->n = e->n;
+	out->n_notes = e->n_notes;
+	return 0;
+}
+
+int pn_variant_memo_get(pn_variant_memo *memo, const pn_key *key, pn_arena *a, pn_variants *out)
+{
+	pthread_mutex_lock(&memo->lock);
+	const uint64_t *slot = pn_keymap_find(&memo->index, key);
+	/* entries never move under a reader: e grows under the lock */
+	int rc = !slot ? 0 : entry_copy(&memo->e[*slot - 1], a, out) ? -1 : 1;
+	pthread_mutex_unlock(&memo->lock);
+	return rc;
+}
+
+int pn_variant_memo_put(pn_variant_memo *memo, const pn_key *key, const pn_variants *v)
+{
+	entry e;
+	size_t eb;
+	if (entry_make(&e, v, &eb))
+		return -1;
+	pthread_mutex_lock(&memo->lock);
+	int added = 0, rc = 0;
+	if (memo->bytes + eb > MEMO_BYTES) {   /* full: this one is chosen anew each time */
+		pthread_mutex_unlock(&memo->lock);
+		entry_free(&e);
+		return 0;
+	}
+	if (memo->n == memo->cap) {
+		size_t cap = memo->cap ? 2 * memo->cap : 16;
+		entry *ne = realloc(memo->e, sizeof(entry) * cap);
+		rc = ne ? 0 : -1;
+		if (ne) {
+			memo->e = ne;
+			memo->cap = cap;
+		}
+	}
+	uint64_t *slot = rc ? NULL : pn_keymap_put(&memo->index, key, &added);
+	if (slot && added) {
+		memo->e[memo->n] = e;
+		*slot = ++memo->n;
+		memo->bytes += eb;
+	} else {
+		/* another worker remembered the same choice first, or no memory */
+		entry_free(&e);
+		rc = slot ? 0 : -1;
+	}
+	pthread_mutex_unlock(&memo->lock);
+	return rc;
+}
