@@ -3,12 +3,11 @@
  */
 #include "extract/variant_memo.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/assert.h"
-#include "common/keymap.h"
+#include "common/memo.h"
 
 #define MEMO_BYTES ((size_t)16 << 20)
 
@@ -20,24 +19,12 @@ typedef struct entry {
 } entry;
 
 struct pn_variant_memo {
-	pthread_mutex_t lock;
-	pn_keymap index;      /* key -> entry number + 1 */
-	entry *e;
-	size_t n, cap, bytes;
+	pn_memo m;            /* of entry */
 };
 
-pn_variant_memo *pn_variant_memo_new(void)
+static void entry_free(void *p)
 {
-	pn_variant_memo *memo = calloc(1, sizeof *memo);
-	if (memo && pthread_mutex_init(&memo->lock, NULL)) {
-		free(memo);
-		return NULL;
-	}
-	return memo;
-}
-
-static void entry_free(entry *e)
-{
+	entry *e = p;
 	for (int i = 0; i < e->n; i++) {
 		free((char *)e->v[i].text);
 		free((char *)e->v[i].how);
@@ -48,15 +35,21 @@ static void entry_free(entry *e)
 	free(e->notes);
 }
 
+pn_variant_memo *pn_variant_memo_new(void)
+{
+	pn_variant_memo *memo = calloc(1, sizeof *memo);
+	if (memo && pn_memo_init(&memo->m, sizeof(entry), MEMO_BYTES, entry_free)) {
+		free(memo);
+		return NULL;
+	}
+	return memo;
+}
+
 void pn_variant_memo_free(pn_variant_memo *memo)
 {
 	if (!memo)
 		return;
-	for (size_t i = 0; i < memo->n; i++)
-		entry_free(&memo->e[i]);
-	free(memo->e);
-	pn_keymap_free(&memo->index);
-	pthread_mutex_destroy(&memo->lock);
+	pn_memo_destroy(&memo->m);
 	free(memo);
 }
 
@@ -108,48 +101,29 @@ static int entry_copy(const entry *e, pn_arena *a, pn_variants *out)
 	return 0;
 }
 
+typedef struct copy_to {
+	pn_arena *a;
+	pn_variants *out;
+} copy_to;
+
+/* A pn_memo_use callback: 1 and the entry copied, 0 when none, -1. */
+static int copy_out(const void *e, void *ud)
+{
+	copy_to *to = ud;
+	return !e ? 0 : entry_copy(e, to->a, to->out) ? -1 : 1;
+}
+
 int pn_variant_memo_get(pn_variant_memo *memo, const pn_key *key, pn_arena *a, pn_variants *out)
 {
-	pthread_mutex_lock(&memo->lock);
-	const uint64_t *slot = pn_keymap_find(&memo->index, key);
-	/* entries never move under a reader: e grows under the lock */
-	int rc = !slot ? 0 : entry_copy(&memo->e[*slot - 1], a, out) ? -1 : 1;
-	pthread_mutex_unlock(&memo->lock);
-	return rc;
+	copy_to to = {a, out};
+	return pn_memo_use(&memo->m, key, copy_out, &to);
 }
 
 int pn_variant_memo_put(pn_variant_memo *memo, const pn_key *key, const pn_variants *v)
 {
 	entry e;
-	size_t eb;
-	if (entry_make(&e, v, &eb))
+	size_t bytes;
+	if (entry_make(&e, v, &bytes))
 		return -1;
-	pthread_mutex_lock(&memo->lock);
-	int added = 0, rc = 0;
-	if (memo->bytes + eb > MEMO_BYTES) {   /* full: this one is chosen anew each time */
-		pthread_mutex_unlock(&memo->lock);
-		entry_free(&e);
-		return 0;
-	}
-	if (memo->n == memo->cap) {
-		size_t cap = memo->cap ? 2 * memo->cap : 16;
-		entry *ne = realloc(memo->e, sizeof(entry) * cap);
-		rc = ne ? 0 : -1;
-		if (ne) {
-			memo->e = ne;
-			memo->cap = cap;
-		}
-	}
-	uint64_t *slot = rc ? NULL : pn_keymap_put(&memo->index, key, &added);
-	if (slot && added) {
-		memo->e[memo->n] = e;
-		*slot = ++memo->n;
-		memo->bytes += eb;
-	} else {
-		/* another worker remembered the same choice first, or no memory */
-		entry_free(&e);
-		rc = slot ? 0 : -1;
-	}
-	pthread_mutex_unlock(&memo->lock);
-	return rc;
+	return pn_memo_put(&memo->m, key, &e, bytes);
 }

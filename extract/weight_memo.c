@@ -3,13 +3,12 @@
  */
 #include "extract/weight_memo.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/keymap.h"
+#include "common/memo.h"
 #include "store/records.h"
 
 /* One remembered check: what pn_weight_scale_check left on the model. */
@@ -28,13 +27,11 @@ typedef struct entry {
 #define MEMO_BYTES ((size_t)64 << 20)
 
 struct pn_weight_memo {
-	pthread_mutex_t lock;
-	pn_keymap index;   /* key -> entry number + 1 */
-	entry *e;
-	size_t n, cap;
-	size_t bytes;      /* held by the entries, about */
+	pn_memo m;             /* of entry */
 	pn_value_book *book;   /* blind checks' values (value_keys.h) */
 };
+
+static void entry_free(void *p);
 
 pn_weight_memo *pn_weight_memo_new(void)
 {
@@ -42,7 +39,7 @@ pn_weight_memo *pn_weight_memo_new(void)
 	if (!memo)
 		return NULL;
 	memo->book = pn_value_book_new();
-	if (!memo->book || pthread_mutex_init(&memo->lock, NULL)) {
+	if (!memo->book || pn_memo_init(&memo->m, sizeof(entry), MEMO_BYTES, entry_free)) {
 		pn_value_book_free(memo->book);
 		free(memo);
 		return NULL;
@@ -55,8 +52,9 @@ pn_value_book *pn_weight_memo_book(pn_weight_memo *memo)
 	return memo->book;
 }
 
-static void entry_free(entry *e)
+static void entry_free(void *p)
 {
+	entry *e = p;
 	free(e->how);
 	free(e->scales);
 	for (int i = 0; i < e->n_real; i++)
@@ -71,12 +69,8 @@ void pn_weight_memo_free(pn_weight_memo *memo)
 {
 	if (!memo)
 		return;
-	for (size_t i = 0; i < memo->n; i++)
-		entry_free(&memo->e[i]);
-	free(memo->e);
-	pn_keymap_free(&memo->index);
+	pn_memo_destroy(&memo->m);
 	pn_value_book_free(memo->book);
-	pthread_mutex_destroy(&memo->lock);
 	free(memo);
 }
 
@@ -199,16 +193,25 @@ static int entry_apply(const entry *e, const pn_check_form *f, pn_model *m, pn_a
 	return 1;
 }
 
+typedef struct apply_to {
+	const pn_check_form *f;
+	pn_model *m;
+	pn_arena *a;
+	pn_weight_check *out;
+} apply_to;
+
+/* A pn_memo_use callback: entry_apply's, 0 when there is no entry. */
+static int apply_found(const void *e, void *ud)
+{
+	apply_to *to = ud;
+	return e ? entry_apply(e, to->f, to->m, to->a, to->out) : 0;
+}
+
 static int memo_get(pn_weight_memo *memo, const pn_key *key, const pn_check_form *f, pn_model *m,
 		    pn_arena *a, pn_weight_check *out)
 {
-	pthread_mutex_lock(&memo->lock);
-	const uint64_t *slot = pn_keymap_find(&memo->index, key);
-	/* entries are never moved out from under a reader: e grows under the
-	 * lock, and the copy is made under it */
-	int rc = slot ? entry_apply(&memo->e[*slot - 1], f, m, a, out) : 0;
-	pthread_mutex_unlock(&memo->lock);
-	return rc;
+	apply_to to = {f, m, a, out};
+	return pn_memo_use(&memo->m, key, apply_found, &to);
 }
 
 int pn_weight_memo_get(pn_weight_memo *memo, const pn_key *key, pn_model *m, pn_arena *a,
@@ -293,35 +296,7 @@ static int memo_put(pn_weight_memo *memo, const pn_key *key, const pn_check_form
 	entry e;
 	if (entry_make(&e, m, f, wc))
 		return -1;
-	size_t eb = entry_bytes(&e);
-	pthread_mutex_lock(&memo->lock);
-	int added = 0, rc = 0;
-	if (memo->bytes + eb > MEMO_BYTES) {   /* full: this one is checked anew each time */
-		pthread_mutex_unlock(&memo->lock);
-		entry_free(&e);
-		return 0;
-	}
-	if (memo->n == memo->cap) {
-		size_t cap = memo->cap ? 2 * memo->cap : 16;
-		entry *ne = realloc(memo->e, sizeof(entry) * cap);
-		rc = ne ? 0 : -1;
-		if (ne) {
-			memo->e = ne;
-			memo->cap = cap;
-		}
-	}
-	uint64_t *slot = rc ? NULL : pn_keymap_put(&memo->index, key, &added);
-	if (slot && added) {
-		memo->e[memo->n] = e;
-		*slot = ++memo->n;
-		memo->bytes += eb;
-	} else {
-		/* another worker remembered the same result first, or no memory */
-		entry_free(&e);
-		rc = slot ? 0 : -1;
-	}
-	pthread_mutex_unlock(&memo->lock);
-	return rc;
+	return pn_memo_put(&memo->m, key, &e, entry_bytes(&e));
 }
 
 int pn_weight_memo_put(pn_weight_memo *memo, const pn_key *key, const pn_model *m,
