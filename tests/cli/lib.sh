@@ -38,6 +38,35 @@ key_of() {
 # two stores byte for byte.
 dump() { mdb_dump -a "$1" > "$2" || fail "mdb_dump $1"; }
 
+# same_apart STAGE REUSED DIR ORDER...: a shortcut a run takes for the
+# copies of a model (a memo, a book) must not change the store.  Moves
+# DIR's model folders aside, then brings them back one a run into the store
+# "$TEST_TMP/apart" (`passnet -j 1 STAGE DIR`, in ORDER), where each is
+# the one new model and none may say REUSED (nothing to reuse from), then runs all of them on 2 threads
+# into "$TEST_TMP/two"; both stores must be the bytes of "$TEST_TMP/one",
+# the caller's run of all of them on 1 thread.
+same_apart() {
+	stage=$1 reused=$2 dir=$3
+	shift 3
+	mv "$dir" "$TEST_TMP/all"
+	mkdir "$dir"
+	for d in "$@"; do
+		cp -r "$TEST_TMP/all/$d" "$dir/"
+		pn --db "$TEST_TMP/apart" -j 1 "$stage" "$dir"
+		[ "$status" -eq 0 ] || fail "$stage with $d: $out"
+		expect_contains "$out" "1 new models" "$d: one new model"
+		case $out in *"$reused"*) fail "a run of one new model said '$reused': $out" ;; esac
+	done
+	pn --db "$TEST_TMP/two" -j 2 "$stage" "$dir"
+	[ "$status" -eq 0 ] || fail "$stage -j 2: $out"
+	dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
+	dump "$TEST_TMP/apart" "$TEST_TMP/apart.dump"
+	dump "$TEST_TMP/two" "$TEST_TMP/two.dump"
+	cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/apart.dump" ||
+		fail "'$reused' gives another store than each model in a run of its own"
+	cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/two.dump" || fail "the store differs between 1 and 2 threads"
+}
+
 # Sets CORPUS, the corpus of models/<name>/ folders and zoo/ archives the
 # test reads: $PASSNET_CORPUS when set (`make test-corpus` points it at
 # the team's 71-model test corpus), else the fixture corpus

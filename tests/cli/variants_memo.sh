@@ -61,19 +61,5 @@ done
 	fail "the fine-tune has other variants than its model: $variants"
 
 # each model new in a run of its own, the fine-tune first: nothing reused
-mv "$m" "$TEST_TMP/all"
-mkdir "$m"
-for d in b_finetune a_model c_renamed; do
-	cp -r "$TEST_TMP/all/$d" "$m/"
-	pn --db "$TEST_TMP/apart" -j 1 extract "$m"
-	[ "$status" -eq 0 ] || fail "extract with $d: $out"
-	case $out in *"variants reused"*) fail "a run of one new model reused variants: $out" ;; esac
-done
-pn --db "$TEST_TMP/two" -j 2 extract "$m"
-[ "$status" -eq 0 ] || fail "extract -j 2: $out"
-dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
-dump "$TEST_TMP/apart" "$TEST_TMP/apart.dump"
-dump "$TEST_TMP/two" "$TEST_TMP/two.dump"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/apart.dump" || fail "reused variants give another store than choices apart"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/two.dump" || fail "the store differs between 1 and 2 threads"
+same_apart extract "variants reused" "$m" b_finetune a_model c_renamed
 echo "variants_memo: ok"

@@ -93,19 +93,5 @@ done
 
 # each model new in a run of its own, the cuts first: nothing to answer
 # from, the same store
-mv "$m" "$TEST_TMP/all"
-mkdir "$m"
-for d in $(ls "$TEST_TMP/all" | sort -r); do
-	cp -r "$TEST_TMP/all/$d" "$m/"
-	pn --db "$TEST_TMP/apart" -j 1 build "$m"
-	[ "$status" -eq 0 ] || fail "build with $d: $out"
-	case $out in *"answered by another"*) fail "a run of one new model was answered: $out" ;; esac
-done
-pn --db "$TEST_TMP/two" -j 2 build "$m"
-[ "$status" -eq 0 ] || fail "build -j 2: $out"
-dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
-dump "$TEST_TMP/apart" "$TEST_TMP/apart.dump"
-dump "$TEST_TMP/two" "$TEST_TMP/two.dump"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/apart.dump" || fail "answered checks give another store than checks apart"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/two.dump" || fail "the store differs between 1 and 2 threads"
+same_apart build "answered by another" "$m" $(ls "$m" | sort -r)
 echo "weights_book: ok"

@@ -139,22 +139,7 @@ expect_contains "$out" "; 10 weight checks reused (the same file less who made i
 
 # each copy new in a run of its own, in another order (the source fills up
 # one copy a run): nothing to reuse, the same store
-mv "$m" "$TEST_TMP/all"
-mkdir "$m"
-for d in $(ls "$TEST_TMP/all" | sort -r); do
-	cp -r "$TEST_TMP/all/$d" "$m/"
-	pn --db "$TEST_TMP/apart" -j 1 build "$m"
-	[ "$status" -eq 0 ] || fail "build with $d: $out"
-	expect_contains "$out" "1 new models" "$d: one new model"
-	case $out in *"checks reused"*) fail "a run of one new model reused a check: $out" ;; esac
-done
-pn --db "$TEST_TMP/two" -j 2 build "$m"
-[ "$status" -eq 0 ] || fail "build -j 2: $out"
-dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
-dump "$TEST_TMP/apart" "$TEST_TMP/apart.dump"
-dump "$TEST_TMP/two" "$TEST_TMP/two.dump"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/apart.dump" || fail "reused checks give another store than checks apart"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/two.dump" || fail "the store differs between 1 and 2 threads"
+same_apart build "checks reused" "$m" $(ls "$m" | sort -r)
 
 # and the reused check is the check: the corrected model says so on each copy
 for i in 0 1 2; do

@@ -69,19 +69,5 @@ expect_contains "$out" "outputs finite and normal: yes" "d_spelled4: the blind c
 case $out in *"one sample"*) fail "a model spelling its batch ran one sample: $out" ;; esac
 
 # each model new in a run of its own, the batch-4 model first
-mv "$m" "$TEST_TMP/all"
-mkdir "$m"
-for d in b_batch4 a_batch1 c_batch8_renamed d_spelled4; do
-	cp -r "$TEST_TMP/all/$d" "$m/"
-	pn --db "$TEST_TMP/apart" -j 1 build "$m"
-	[ "$status" -eq 0 ] || fail "build with $d: $out"
-	case $out in *"weight checks reused"*) fail "a run of one new model reused a check: $out" ;; esac
-done
-pn --db "$TEST_TMP/two" -j 2 build "$m"
-[ "$status" -eq 0 ] || fail "build -j 2: $out"
-dump "$TEST_TMP/one" "$TEST_TMP/one.dump"
-dump "$TEST_TMP/apart" "$TEST_TMP/apart.dump"
-dump "$TEST_TMP/two" "$TEST_TMP/two.dump"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/apart.dump" || fail "reused checks give another store than checks apart"
-cmp -s "$TEST_TMP/one.dump" "$TEST_TMP/two.dump" || fail "the store differs between 1 and 2 threads"
+same_apart build "weight checks reused" "$m" b_batch4 a_batch1 c_batch8_renamed d_spelled4
 echo "weights_one_sample: ok"
