@@ -1312,8 +1312,10 @@ int pn_generalize_one(pn_model *m, int64_t *batch, char *why)
 {
 	pn_graph *g = m->graph;
 	int64_t b = pn_fixed_batch(g);
-	if (b < 2)
-		return pn_fail(why, "no fixed batch above 1 at dim 0 of the inputs"), NO;
+	if (b < 2) {
+		pn_fail(why, "no fixed batch above 1 at dim 0 of the inputs");
+		return NO;
+	}
 	for (int i = 0; i < g->n_inputs; i++)
 		if (g->values[g->inputs[i]].type.rank >= 2)
 			g->values[g->inputs[i]].type.dims[0] = 1;

@@ -332,11 +332,11 @@ static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
 		return -1;
 	pn_coarsen_weights(c->m->graph, full);
 	gen_ctx g = {c, copy, ud};
-	int independent = check_independence(&g, why);
-	if (independent)
-		rc = independent < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
+	int refused = check_independence(&g, why);
+	if (refused)
+		rc = refused < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
 	const int64_t *ladder = pn_variant_ladder[PN_DK_BATCH];
-	for (int s = 0; !independent && s < PN_VARIANT_SLOTS && c->out->n < c->max; s++)
+	for (int s = 0; !refused && s < PN_VARIANT_SLOTS && c->out->n < c->max; s++)
 		if (ladder[s] != base && batch_variant(&g, ladder[s])) {
 			rc = -1;
 			break;
