@@ -386,7 +386,7 @@ TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 TSAN_CFLAGS := -O1 -g $(TSAN_FLAGS) $(BASE_CFLAGS) -Wno-unknown-warning-option -Wno-error
 TSAN_LIB_OBJ := $(patsubst build/obj/%,$(TSAN)/obj/%,$(LIB_OBJ))
 TSAN_UNITS ?= test_store test_sources test_gemm test_conv test_pool test_layout test_math \
-              test_resize test_calibrate
+              test_resize test_calibrate test_memo
 TSAN_UNIT_BIN := $(addprefix $(TSAN)/tests/,$(TSAN_UNITS))
 # and passnet itself on the CLI tests that run models and builds on 2 threads
 TSAN_CLI  ?= exec_threads dedup_determinism
