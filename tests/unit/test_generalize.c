@@ -53,28 +53,41 @@ static Onnx__TensorProto *weights(builder *b, const char *name, int rank, const 
 	return tensor_of(b, name, rank, dims, v);
 }
 
-/* (1) Conv -> Relu -> GlobalAveragePool -> Reshape [1,-1] -> Gemm. */
-static pn_model *classifier(void)
+/* Conv -> Relu -> GlobalAveragePool -> head -> Gemm at a fixed batch, its
+ * output declared [batch, 5]; the head is a Reshape to T = [batch, -1]
+ * (the batch spelled in a constant) or a Flatten (nothing spells it). */
+enum head { RESHAPE, FLATTEN };
+static pn_model *classifier_at(int64_t batch, enum head head)
 {
 	builder b;
 	start(&b);
-	int64_t x[] = {1, 3, 8, 8}, w[] = {4, 3, 3, 3}, fc[] = {5, 4}, bias[] = {5}, two[] = {2};
-	int64_t target[] = {1, -1};
+	int64_t x[] = {batch, 3, 8, 8}, w[] = {4, 3, 3, 3}, fc[] = {5, 4}, bias[] = {5}, two[] = {2};
+	int64_t target[] = {batch, -1}, y[] = {batch, 5};
 	b.inputs[b.nin++] = vinfo(&b, "X", 4, x);
 	b.inits[b.ni++] = weights(&b, "W", 4, w);
 	b.inits[b.ni++] = weights(&b, "FC", 2, fc);
 	b.inits[b.ni++] = weights(&b, "FB", 1, bias);
-	b.inits[b.ni++] = tensor_i64(&b, "T", 1, two, target);
 	node(&b, "Conv", "X,W", "C");
 	node(&b, "Relu", "C", "R");
 	node(&b, "GlobalAveragePool", "R", "P");
-	node(&b, "Reshape", "P,T", "F");
+	if (head == RESHAPE) {
+		b.inits[b.ni++] = tensor_i64(&b, "T", 1, two, target);
+		node(&b, "Reshape", "P,T", "F");
+	} else {
+		node(&b, "Flatten", "P", "F");
+	}
 	Onnx__NodeProto *g = node(&b, "Gemm", "F,FC,FB", "Y");
 	attr_int(&b, g, "transB", 1);
-	b.outputs[b.nout++] = vout(&b, "Y");
+	b.outputs[b.nout++] = vinfo(&b, "Y", 2, y);
 	pn_model *m = load(&b);
 	pn_arena_free(&b.a);
 	return m;
+}
+
+/* (1) Conv -> Relu -> GlobalAveragePool -> Reshape [1,-1] -> Gemm. */
+static pn_model *classifier(void)
+{
+	return classifier_at(1, RESHAPE);
 }
 
 static const pn_tensor *data_of(const pn_model *m, const char *name)
@@ -279,30 +292,6 @@ static void test_5_deterministic(void **state)
 	pn_model_free(b);
 }
 
-/* Conv -> Relu -> GlobalAveragePool -> Flatten -> Gemm at a fixed batch:
- * nothing in it spells the batch out. */
-static pn_model *flat_classifier(int64_t batch)
-{
-	builder b;
-	start(&b);
-	int64_t x[] = {batch, 3, 8, 8}, w[] = {4, 3, 3, 3}, fc[] = {5, 4}, bias[] = {5};
-	int64_t y[] = {batch, 5};
-	b.inputs[b.nin++] = vinfo(&b, "X", 4, x);
-	b.inits[b.ni++] = weights(&b, "W", 4, w);
-	b.inits[b.ni++] = weights(&b, "FC", 2, fc);
-	b.inits[b.ni++] = weights(&b, "FB", 1, bias);
-	node(&b, "Conv", "X,W", "C");
-	node(&b, "Relu", "C", "R");
-	node(&b, "GlobalAveragePool", "R", "P");
-	node(&b, "Flatten", "P", "F");
-	Onnx__NodeProto *g = node(&b, "Gemm", "F,FC,FB", "Y");
-	attr_int(&b, g, "transB", 1);
-	b.outputs[b.nout++] = vinfo(&b, "Y", 2, y);
-	pn_model *m = load(&b);
-	pn_arena_free(&b.a);
-	return m;
-}
-
 static void assert_types_equal(const pn_graph *a, const pn_graph *b)
 {
 	assert_int_equal(a->n_values, b->n_values);
@@ -322,7 +311,7 @@ static void test_6_one_sample(void **state)
 	(void)state;
 	char why[PN_ERRLEN] = "";
 	int64_t batch = 0;
-	pn_model *m = flat_classifier(4), *one = flat_classifier(4), *seed = flat_classifier(1);
+	pn_model *m = classifier_at(4, FLATTEN), *one = classifier_at(4, FLATTEN), *seed = classifier_at(1, FLATTEN);
 	assert_int_equal(pn_fixed_batch(m->graph), 4);
 	assert_int_equal(pn_generalize_one(one, &batch, why), 0);
 	assert_int_equal(batch, 4);
