@@ -253,6 +253,16 @@ static int name_draws(const pn_graph *g, const int32_t *node_at, pn_check_form *
 	return rc;
 }
 
+/* The binding a key covers, then its end. */
+static void put_bind(pn_buf *b, const pn_dimbind *bind)
+{
+	for (int i = 0; bind && i < bind->n; i++) {
+		pn_buf_blob(b, bind->names[i], strlen(bind->names[i]));
+		pn_buf_svarint(b, bind->values[i]);
+	}
+	pn_buf_u8(b, 0xfe);
+}
+
 /* What the check reads of value v beside the form: its coarse statistics
  * or its bytes. */
 static void put_weight(pn_buf *b, const pn_value *v)
@@ -292,11 +302,7 @@ static int make_key(const pn_graph *g, const int32_t *node_at, const pn_key *for
 	pn_buf b = {0};
 	pn_buf_put(&b, tag, sizeof tag);
 	pn_buf_put(&b, form->b, sizeof form->b);
-	for (int i = 0; bind && i < bind->n; i++) {
-		pn_buf_blob(&b, bind->names[i], strlen(bind->names[i]));
-		pn_buf_svarint(&b, bind->values[i]);
-	}
-	pn_buf_u8(&b, 0xfe);
+	put_bind(&b, bind);
 	int32_t *metas = malloc(sizeof(int32_t) * ((size_t)g->n_values + 1));
 	uint8_t *seen = calloc((size_t)g->n_values + 1, 1);
 	int n = 0;
@@ -375,11 +381,7 @@ int pn_form_file_key(const pn_model *m, const pn_infer_result *r, const pn_dimbi
 		return nested < 0 ? -1 : 0;
 	pn_buf b = {0};
 	pn_buf_blob(&b, tag, strlen(tag));
-	for (int i = 0; bind && i < bind->n; i++) {
-		pn_buf_blob(&b, bind->names[i], strlen(bind->names[i]));
-		pn_buf_svarint(&b, bind->values[i]);
-	}
-	pn_buf_u8(&b, 0xfe);
+	put_bind(&b, bind);
 	for (int v = 0; v < g->n_values; v++) {
 		const pn_value *val = &g->values[v];
 		pn_buf_blob(&b, val->name, strlen(val->name));
