@@ -62,14 +62,14 @@ static void print_summary(const pn_extract_stats *s, int json)
 		printf("{\"files\":%llu,\"new\":%llu,\"known\":%llu,\"duplicates\":%llu,"
 		       "\"failed\":%llu,\"source_errors\":%llu,\"bytes\":%llu,\"variants\":%llu,"
 		       "\"warned\":%llu,\"checks_reused\":%llu,\"checks_booked\":%llu,"
-		       "\"variants_reused\":%llu,\"seconds\":%.3f}\n",
+		       "\"variants_reused\":%llu,\"independence_reused\":%llu,\"seconds\":%.3f}\n",
 		       (unsigned long long)s->files, (unsigned long long)s->new_models,
 		       (unsigned long long)s->known, (unsigned long long)s->duplicates,
 		       (unsigned long long)s->failed, (unsigned long long)s->source_errors,
 		       (unsigned long long)s->bytes, (unsigned long long)s->variants,
 		       (unsigned long long)s->warned, (unsigned long long)s->checks_reused,
 		       (unsigned long long)s->checks_booked, (unsigned long long)s->variants_reused,
-		       s->seconds);
+		       (unsigned long long)s->independence_reused, s->seconds);
 		return;
 	}
 	printf("extract: %llu model files: %llu new models, %llu already stored, %llu duplicates, "
@@ -91,6 +91,10 @@ static void print_summary(const pn_extract_stats *s, int json)
 		printf("; %llu models' shape variants reused (a copy of the same file key chose "
 		       "them this run)",
 		       (unsigned long long)s->variants_reused);
+	if (s->independence_reused)
+		printf("; %llu batch independence checks reused (a renamed or reordered copy "
+		       "was checked this run)",
+		       (unsigned long long)s->independence_reused);
 	pn_warning_clause(stdout, (int64_t)s->warned, "model", NULL);
 	printf("\n");
 }

@@ -15,6 +15,7 @@
 #include "common/keymap.h"
 #include "extract/value_keys.h"
 #include "extract/weight_scale.h"
+#include "runtime/inputs.h"
 
 /* 1 when a graph nested in g holds a weight kept as statistics (its draw
  * would be seeded by its file's name), -1 when out of memory: the weights
@@ -279,6 +280,15 @@ static void put_weight(pn_buf *b, const pn_value *v)
 	}
 }
 
+/* What graph input v's draw reads of its name: its meaning (a mask by
+ * name; runtime/inputs.h), which the form does not hold. */
+static void put_meaning(pn_buf *b, const pn_graph *g, int v)
+{
+	for (int i = 0; i < g->n_inputs; i++)
+		if (g->inputs[i] == v)
+			pn_buf_u8(b, (uint8_t)pn_input_meaning(g, i));
+}
+
 /* Emits value v once: its canonical name and what the check reads of it. */
 static void put_value(pn_buf *b, const pn_graph *g, int v, const pn_check_form *f, uint8_t *seen,
 		      int32_t *metas, int *n)
@@ -288,6 +298,8 @@ static void put_value(pn_buf *b, const pn_graph *g, int v, const pn_check_form *
 	seen[v] = 1;
 	pn_buf_blob(b, f->draw[v], strlen(f->draw[v]));
 	put_weight(b, &g->values[v]);
+	if (g->values[v].role == PN_ROLE_INPUT)
+		put_meaning(b, g, v);
 	if (g->values[v].meta)
 		metas[(*n)++] = v;
 }
@@ -296,11 +308,10 @@ static void put_value(pn_buf *b, const pn_graph *g, int v, const pn_check_form *
  * beside the form, in canonical order (node by node: its inputs not seen
  * yet, then its outputs kept as statistics, Constant nodes' among them). */
 static int make_key(const pn_graph *g, const int32_t *node_at, const pn_key *form,
-		    const pn_dimbind *bind, pn_check_form *f)
+		    const pn_dimbind *bind, const char *tag, pn_check_form *f)
 {
-	static const char tag[] = "passnet blind check 1";
 	pn_buf b = {0};
-	pn_buf_put(&b, tag, sizeof tag);
+	pn_buf_put(&b, tag, strlen(tag) + 1);
 	pn_buf_put(&b, form->b, sizeof form->b);
 	put_bind(&b, bind);
 	int32_t *metas = malloc(sizeof(int32_t) * ((size_t)g->n_values + 1));
@@ -330,9 +341,18 @@ static int make_key(const pn_graph *g, const int32_t *node_at, const pn_key *for
 int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
 		       pn_check_form *f)
 {
+	memset(f, 0, sizeof *f);
+	if (!pn_weights_absent(m->graph))
+		return 0;
+	return pn_run_form_make(m, r, bind, "passnet blind check 1", f);
+}
+
+int pn_run_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+		     const char *tag, pn_check_form *f)
+{
 	const pn_graph *g = m->graph;
 	memset(f, 0, sizeof *f);
-	if (!pn_weights_absent(g) || g->n_nodes == 0)
+	if (g->n_nodes == 0)
 		return 0;
 	int nested = nested_metas(g);
 	if (nested)
@@ -356,7 +376,7 @@ int pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dim
 	if (!rc)
 		rc = name_draws(g, node_at, f);
 	if (!rc)
-		rc = make_key(g, node_at, &form, bind, f);
+		rc = make_key(g, node_at, &form, bind, tag, f);
 	free(all);
 	free(node_at);
 	if (rc)

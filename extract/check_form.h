@@ -27,8 +27,10 @@
  * The check runs with those names as its draws' streams (pn_graph.draw_name),
  * so its result is a function of the key below, which covers all it reads:
  * the form (ops, attributes, the constants kept by value, every type at the
- * binding), the binding, and each weight's bytes or coarse statistics in
- * canonical order.  Renamed and reordered copies then have one key and one
+ * binding), the binding, each weight's bytes or coarse statistics in
+ * canonical order, and what a graph input's draw reads of its name (its
+ * meaning: an integer input named as a mask holds 0 and 1;
+ * runtime/inputs.h).  Renamed and reordered copies then have one key and one
  * result, whichever comes first (extract/weight_memo.h keeps it).
  *
  * Coarse statistics: a blind run asks whether the outputs stay finite and
@@ -66,6 +68,13 @@ typedef struct pn_check_form {
  * *f, 0 when m is not eligible (f empty), -1 when out of memory. */
 int  pn_check_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
 			pn_check_form *f);
+/* The same form for any model with nodes, its key tagged by what it keys
+ * (tag), for other runs that draw every weight from its coarse statistics
+ * (variants.c's batch independence check): a model with real weights is
+ * eligible too, since such runs never read the file's bytes.  Same return
+ * convention. */
+int  pn_run_form_make(const pn_model *m, const pn_infer_result *r, const pn_dimbind *bind,
+		      const char *tag, pn_check_form *f);
 void pn_check_form_free(pn_check_form *f);
 
 /* A key of all that pn_check_form_make reads of m (typed by r under bind),

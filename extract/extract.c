@@ -194,6 +194,8 @@ static int commit_ok(extractor *x, item *it)
 		x->stats->checks_booked++;
 	if (!have && it->result.variants_reused)
 		x->stats->variants_reused++;
+	if (!have && it->result.independence_reused)
+		x->stats->independence_reused++;
 	x->ok++;
 	if (pn_error_del(x->w, &it->place, "extract", x->err))
 		return -1;

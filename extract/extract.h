@@ -48,6 +48,8 @@ typedef struct pn_extract_stats {
 				   (value_keys.h) */
 	uint64_t variants_reused; /* models whose generalized variants a same file key's
 				     choice gave (variant_memo.h) */
+	uint64_t independence_reused; /* models whose batch independence verdict a
+					 copy of the same form gave (variant_memo.h) */
 	double seconds;
 } pn_extract_stats;
 

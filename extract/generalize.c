@@ -1459,7 +1459,7 @@ static void indep_free(indep *x)
 }
 
 static int run_all(indep *x, const pn_model *base, const pn_model *gen, uint64_t seed, double rtol,
-		   double atol, char *why)
+		   double atol, const pn_indep_memory *memory, char *why)
 {
 	pn_exec_opts eo = {.seed = seed, .threads = 1};
 	pn_session *sg = NULL, *sb = NULL;
@@ -1469,6 +1469,8 @@ static int run_all(indep *x, const pn_model *base, const pn_model *gen, uint64_t
 	size_t bytes = one > SIZE_MAX / copies ? SIZE_MAX : one * copies;
 	if (pn_run_too_big(bytes, why))
 		return NO;    /* unchecked, so not generalized */
+	if (memory && memory->known(memory->ud))
+		return OK;    /* its form ran before: the same runs, the same verdict */
 	size_t counted = pn_run_gate_enter(bytes);
 	int rc = make_inputs(x, base, seed, why);
 	if (!rc && (pn_session_new(gen->graph, &eo, &sg, why) ||
@@ -1489,11 +1491,13 @@ static int run_all(indep *x, const pn_model *base, const pn_model *gen, uint64_t
 	pn_session_free(sg);
 	pn_session_free(sb);
 	pn_run_gate_leave(counted);
+	if (rc == OK && memory && memory->learn(memory->ud))
+		rc = pn_fail(why, "out of memory");
 	return rc;
 }
 
 int pn_batch_independent(const pn_model *base, const pn_model *gen, int64_t batch, uint64_t seed,
-			 double rtol, double atol, char *why)
+			 double rtol, double atol, const pn_indep_memory *memory, char *why)
 {
 	if (batch < 2)
 		return pn_fail(why, "batch %lld: independence needs at least 2 samples", (long long)batch);
@@ -1524,7 +1528,7 @@ int pn_batch_independent(const pn_model *base, const pn_model *gen, int64_t batc
 		if (!(x.samples[s] = calloc((size_t)x.n_in + 1, sizeof(pn_tensor *))))
 			rc = pn_fail(why, "out of memory");
 	if (!rc)
-		rc = run_all(&x, base, gen, seed, rtol, atol, why);
+		rc = run_all(&x, base, gen, seed, rtol, atol, memory, why);
 	indep_free(&x);
 	return rc;
 }

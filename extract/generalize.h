@@ -62,6 +62,18 @@ int64_t pn_fixed_batch(const pn_graph *g);
  * rewritten and should be dropped. */
 int pn_generalize_one(pn_model *m, int64_t *batch, char *why);
 
+/* What a caller remembers of pn_batch_independent's verdicts (NULL:
+ * nothing).  After the checks that run nothing (the plan, the runs' size),
+ * known(ud) 1 says that base was found independent before, by the same
+ * runs (variants.c: its canonical form, drawn by canonical names), and the
+ * runs are skipped; learn(ud) is told of each independent verdict the runs
+ * give (0, or -1 when out of memory). */
+typedef struct pn_indep_memory {
+	int (*known)(void *ud);
+	int (*learn)(void *ud);
+	void *ud;
+} pn_indep_memory;
+
 /* Batch independence: runs `gen` (base generalized to batch >= 2) once on
  * `batch` samples, each seeded from seed and its index, and `base` (at its
  * own batch 1) on each sample alone, weights regenerated with the same
@@ -72,6 +84,6 @@ int pn_generalize_one(pn_model *m, int64_t *batch, char *why);
  * names the output, the sample and the largest difference); -1: could not
  * run (why). */
 int pn_batch_independent(const pn_model *base, const pn_model *gen, int64_t batch, uint64_t seed,
-			 double rtol, double atol, char *why);
+			 double rtol, double atol, const pn_indep_memory *memory, char *why);
 
 #endif

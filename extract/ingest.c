@@ -556,10 +556,11 @@ static int choose_variants(ctx *c, const pn_binding *chosen, const pn_infer_resu
 			    pn_form_file_key(c->m, r, NULL, tag, &key) : 0;
 	int found = keyed > 0 ? pn_variant_memo_get(c->variant_memo, &key, c->a, vs) : keyed;
 	c->out->variants_reused = found > 0;
-	if (!found && (pn_variants_choose(c->m, chosen, c->max_variants, copy_model, c, c->a, vs,
-					  c->err) ||
+	pn_variant_src src = {.copy = copy_model, .copy_ud = c, .r = r, .memo = c->variant_memo};
+	if (!found && (pn_variants_choose(c->m, chosen, c->max_variants, &src, c->a, vs, c->err) ||
 		       (keyed > 0 && pn_variant_memo_put(c->variant_memo, &key, vs))))
 		found = -1;
+	c->out->independence_reused = src.independence_reused;
 	return found < 0 ? -1 : 0;
 }
 

@@ -37,6 +37,7 @@ typedef struct pn_ingest {
 	int check_reused;      /* its weight check came from the run's memo */
 	int check_booked;      /* its blind check's outputs came from the run's book */
 	int variants_reused;   /* its variants came from the run's variant memo */
+	int independence_reused;   /* its batch independence verdict did */
 } pn_ingest;
 
 /* What extract makes of each model. */

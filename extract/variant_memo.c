@@ -10,6 +10,7 @@
 #include "common/memo.h"
 
 #define MEMO_BYTES ((size_t)16 << 20)
+#define VERDICT_BYTES ((size_t)1 << 20)
 
 /* One remembered choice: strings malloc'd. */
 typedef struct entry {
@@ -20,7 +21,13 @@ typedef struct entry {
 
 struct pn_variant_memo {
 	pn_memo m;            /* of entry */
+	pn_memo independent;  /* of char: forms found batch independent */
 };
+
+static void verdict_free(void *p)
+{
+	(void)p;   /* a verdict owns nothing */
+}
 
 static void entry_free(void *p)
 {
@@ -38,7 +45,14 @@ static void entry_free(void *p)
 pn_variant_memo *pn_variant_memo_new(void)
 {
 	pn_variant_memo *memo = calloc(1, sizeof *memo);
-	if (memo && pn_memo_init(&memo->m, sizeof(entry), MEMO_BYTES, entry_free)) {
+	if (!memo)
+		return NULL;
+	if (pn_memo_init(&memo->m, sizeof(entry), MEMO_BYTES, entry_free)) {
+		free(memo);
+		return NULL;
+	}
+	if (pn_memo_init(&memo->independent, 1, VERDICT_BYTES, verdict_free)) {
+		pn_memo_destroy(&memo->m);
 		free(memo);
 		return NULL;
 	}
@@ -50,6 +64,7 @@ void pn_variant_memo_free(pn_variant_memo *memo)
 	if (!memo)
 		return;
 	pn_memo_destroy(&memo->m);
+	pn_memo_destroy(&memo->independent);
 	free(memo);
 }
 
@@ -126,4 +141,22 @@ int pn_variant_memo_put(pn_variant_memo *memo, const pn_key *key, const pn_varia
 	if (entry_make(&e, v, &bytes))
 		return -1;
 	return pn_memo_put(&memo->m, key, &e, bytes);
+}
+
+/* A pn_memo_use callback: 1 when the form is there. */
+static int present(const void *e, void *ud)
+{
+	(void)ud;
+	return e != NULL;
+}
+
+int pn_variant_memo_independent(pn_variant_memo *memo, const pn_key *form)
+{
+	return pn_memo_use(&memo->independent, form, present, NULL);
+}
+
+int pn_variant_memo_learn_independent(pn_variant_memo *memo, const pn_key *form)
+{
+	char verdict = 1;
+	return pn_memo_put(&memo->independent, form, &verdict, sizeof(pn_key) + 1);
 }

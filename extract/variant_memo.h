@@ -35,4 +35,16 @@ int pn_variant_memo_get(pn_variant_memo *memo, const pn_key *key, pn_arena *a, p
  * unchanged). */
 int pn_variant_memo_put(pn_variant_memo *memo, const pn_key *key, const pn_variants *v);
 
+/* Batch independence verdicts (generalize.h), by the key of the model's
+ * canonical form for that check (check_form.h, pn_run_form_make): the
+ * check draws its inputs and weights by canonical names from coarse
+ * statistics, so renamed and reordered copies of a model (its re-exports)
+ * run the same numbers and a form found independent once is independent
+ * for each of them.  Only that verdict is kept: a refusal names the
+ * file's values, so each copy that is refused finds it out itself.
+ * pn_variant_memo_independent: 1 when form is remembered, else 0;
+ * pn_variant_memo_learn_independent: 0, or -1 when out of memory. */
+int pn_variant_memo_independent(pn_variant_memo *memo, const pn_key *form);
+int pn_variant_memo_learn_independent(pn_variant_memo *memo, const pn_key *form);
+
 #endif

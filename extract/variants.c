@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "extract/check_form.h"
 #include "extract/generalize.h"
+#include "extract/variant_memo.h"
 #include "runtime/cost.h"
 #include "runtime/infer.h"
 
@@ -256,14 +257,13 @@ static int symbolic_variants(vctx *c)
 
 typedef struct gen_ctx {
 	vctx *c;
-	pn_model_copy_fn copy;
-	void *ud;
+	pn_variant_src *src;
 } gen_ctx;
 
 /* A fresh copy generalized to `batch`; NULL (why set) when that fails. */
 static pn_model *generalized(gen_ctx *g, int64_t batch, char *why)
 {
-	pn_model *m = g->copy(g->ud, why);
+	pn_model *m = g->src->copy(g->src->copy_ud, why);
 	if (m && pn_generalize_batch(m, batch, why)) {
 		pn_model_free(m);
 		return NULL;
@@ -271,6 +271,57 @@ static pn_model *generalized(gen_ctx *g, int64_t batch, char *why)
 	if (m)
 		pn_coarsen_weights(m->graph, NULL);   /* as the base's: generalized_variants */
 	return m;
+}
+
+/* The independence check's form (pn_run_form_make) of the base, whose
+ * value numbers the batch-2 copy m2 shares: 1, 0 when there is none (the
+ * runs draw by the file's names, and nothing is remembered), -1. */
+static int check_form(gen_ctx *g, const pn_model *m2, pn_check_form *f)
+{
+	const pn_model *m = g->c->m;
+	memset(f, 0, sizeof *f);
+	if (!g->src->r || m2->graph->n_values != m->graph->n_values)
+		return 0;
+	return pn_run_form_make(m, g->src->r, NULL, "passnet batch independence 1", f);
+}
+
+typedef struct known_form {
+	gen_ctx *g;
+	const pn_key *key;
+} known_form;
+
+static int known(void *ud)
+{
+	known_form *k = ud;
+	int found = pn_variant_memo_independent(k->g->src->memo, k->key);
+	k->g->src->independence_reused = found;
+	return found;
+}
+
+static int learn(void *ud)
+{
+	known_form *k = ud;
+	return pn_variant_memo_learn_independent(k->g->src->memo, k->key);
+}
+
+/* pn_batch_independent of the base and m2, drawn by the canonical names
+ * of the base's form when it has one, its verdict kept in the run's memo. */
+static int independent(gen_ctx *g, pn_model *m2, char *why)
+{
+	pn_check_form f;
+	int formed = check_form(g, m2, &f);
+	if (formed < 0)
+		return pn_fail(why, "out of memory");
+	pn_graph *base = g->c->m->graph;
+	if (formed)
+		base->draw_name = m2->graph->draw_name = (const char *const *)f.draw;
+	known_form k = {g, &f.key};
+	pn_indep_memory memory = {known, learn, &k};
+	int rc = pn_batch_independent(g->c->m, m2, 2, 1, PN_GENERALIZE_RTOL, PN_GENERALIZE_ATOL,
+				      formed && g->src->memo ? &memory : NULL, why);
+	base->draw_name = m2->graph->draw_name = NULL;
+	pn_check_form_free(&f);
+	return rc;
 }
 
 /* The batch-2 check: 0 independent, 1 not (why), -1 error. */
@@ -293,7 +344,7 @@ static int check_independence(gen_ctx *g, char *why)
 		pn_model_free(m2);
 		return rc < 0 ? -1 : 1;
 	}
-	rc = pn_batch_independent(g->c->m, m2, 2, 1, PN_GENERALIZE_RTOL, PN_GENERALIZE_ATOL, why);
+	rc = independent(g, m2, why);
 	pn_model_free(m2);
 	return rc < 0 ? 1 : rc;
 }
@@ -320,7 +371,7 @@ static int batch_variant(gen_ctx *g, int64_t batch)
  * the copies' alike, so that what is chosen is a function of the model's
  * file key, which copies of it below those statistics share
  * (variant_memo.h). */
-static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
+static int generalized_variants(vctx *c, pn_variant_src *src)
 {
 	char why[PN_ERRLEN] = "";
 	int64_t base = 0;
@@ -331,7 +382,7 @@ static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
 	if (!full)
 		return -1;
 	pn_coarsen_weights(c->m->graph, full);
-	gen_ctx g = {c, copy, ud};
+	gen_ctx g = {c, src};
 	int refused = check_independence(&g, why);
 	if (refused)
 		rc = refused < 0 ? -1 : add_note(c, "no variants: batch not generalized: %s", why);
@@ -346,8 +397,8 @@ static int generalized_variants(vctx *c, pn_model_copy_fn copy, void *ud)
 	return rc;
 }
 
-int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
-		       void *copy_ud, pn_arena *a, pn_variants *out, char *err)
+int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_variant_src *src,
+		       pn_arena *a, pn_variants *out, char *err)
 {
 	memset(out, 0, sizeof *out);
 	if (max <= 0)
@@ -357,8 +408,8 @@ int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_model_copy_
 	int rc;
 	if (b->how)
 		rc = symbolic_variants(&c);
-	else if (copy)
-		rc = generalized_variants(&c, copy, copy_ud);
+	else if (src->copy)
+		rc = generalized_variants(&c, src);
 	else
 		rc = 0;
 	return rc ? pn_fail(err, "out of memory") : 0;

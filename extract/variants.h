@@ -37,7 +37,10 @@
  * batch's runs (its independence check and each variant's run) draw every
  * weight from its coarse statistics (check_form.h), so what is chosen is a
  * function of the model's file key, and the copies of a model in one run
- * (its fine-tunes) share one choice (variant_memo.h).
+ * (its fine-tunes) share one choice (variant_memo.h).  The independence
+ * check, the costliest of those runs, draws by the canonical names of the
+ * model's form (check_form.h, pn_run_form_make) as well, so that renamed
+ * and reordered copies (its re-exports) share its verdict too.
  */
 #ifndef PN_VARIANTS_H
 #define PN_VARIANTS_H
@@ -46,6 +49,7 @@
 
 #include "common/arena.h"
 #include "extract/binding.h"
+#include "runtime/infer.h"
 #include "schemas/ir.h"
 
 #define PN_VARIANTS_DEFAULT 9
@@ -92,12 +96,21 @@ typedef struct pn_variants {
  * place); returns NULL and sets err on failure. */
 typedef pn_model *(*pn_model_copy_fn)(void *ud, char *err);
 
+/* What choosing reads besides the model and its binding. */
+typedef struct pn_variant_src {
+	pn_model_copy_fn copy;          /* fresh copies of m; NULL: no generalization */
+	void *copy_ud;
+	const pn_infer_result *r;       /* m's inference at its binding; NULL: none */
+	struct pn_variant_memo *memo;   /* the run's verdicts (variant_memo.h); NULL */
+	int independence_reused;        /* out: the batch independence verdict was
+					 * the memo's */
+} pn_variant_src;
+
 /* Chooses and validates up to max variants of m, whose base binding is b.
- * copy (may be NULL: no generalization) makes fresh copies of m.
  * Everything is allocated in a; m's weight statistics are as they were
  * after (a generalized batch's runs draw from their coarse form
  * meanwhile).  -1 only when out of memory. */
-int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_model_copy_fn copy,
-		       void *copy_ud, pn_arena *a, pn_variants *out, char *err);
+int pn_variants_choose(pn_model *m, const pn_binding *b, int max, pn_variant_src *src,
+		       pn_arena *a, pn_variants *out, char *err);
 
 #endif

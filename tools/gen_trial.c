@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		int rc = -1;
 		if (m && g && (rc = pn_generalize_plan(m, &base, why)) == 0 &&
 		    (rc = pn_generalize_batch(g, 2, why)) == 0 &&
-		    (rc = pn_batch_independent(m, g, 2, 7, 1e-4, 1e-5, why)) == 0)
+		    (rc = pn_batch_independent(m, g, 2, 7, 1e-4, 1e-5, NULL, why)) == 0)
 			verdict = "ok", ok++;
 		else if (rc == 1)
 			verdict = "cannot";

@@ -2,8 +2,10 @@
 # that share its file key (extract/variant_memo.h): a fine-tune whose
 # weights moved below their coarse statistics takes the model's variants
 # and notes; a renamed copy has another key and chooses its own, the same
-# ones.  The store is the same bytes when each model is new in a run of its
-# own (the fine-tune first), and on 2 threads.
+# ones, but takes the model's batch independence verdict, which is kept by
+# the canonical form (variant_memo.h).  The store is the same bytes when
+# each model is new in a run of its own (the fine-tune first), and on 2
+# threads.
 . "$ROOT/tests/cli/lib.sh"
 m="$TEST_TMP/models"
 "$PY" - "$m" <<'PYEOF' || fail "making the models"
@@ -50,6 +52,8 @@ pn --db "$TEST_TMP/one" -j 1 extract "$m"
 [ "$status" -eq 0 ] || fail "extract: $out"
 expect_contains "$out" "3 new models" "three models"
 expect_contains "$out" "; 1 models' shape variants reused" "the fine-tune took the model's variants"
+expect_contains "$out" "; 1 batch independence checks reused" \
+	"the renamed copy took the model's independence verdict"
 pn --db "$TEST_TMP/one" ls --variants
 variants=$out
 for d in a_model b_finetune c_renamed; do
@@ -61,5 +65,5 @@ done
 	fail "the fine-tune has other variants than its model: $variants"
 
 # each model new in a run of its own, the fine-tune first: nothing reused
-same_apart extract "variants reused" "$m" b_finetune a_model c_renamed
+same_apart extract "reused" "$m" b_finetune c_renamed a_model
 echo "variants_memo: ok"

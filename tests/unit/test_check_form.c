@@ -10,6 +10,12 @@
  *   3. What the check reads gives another file key and another form: a
  *      present weight's coarse statistics, an attribute, an input's type.
  *   4. A model with every weight present has no file key (nor a form).
+ *   5. Its run form (pn_run_form_make, for runs that draw every weight)
+ *      exists, keyed by its tag, and a renamed copy has that key too.
+ *   6. An integer input's name decides what its draw holds (a "mask" holds
+ *      0 and 1, token ids index the table): the forms of a model and of
+ *      its copy with the input named as a mask have two keys; a copy with
+ *      another name of the same meaning has the model's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -126,6 +132,58 @@ static void test_4_nothing_absent(void **state)
 	pn_model_free(m);
 }
 
+static pn_key run_form_key(const pn_model *m, const char *tag)
+{
+	pn_infer_result r;
+	char err[PN_ERRLEN];
+	if (pn_infer_graph(m->graph, NULL, NULL, &r, err))
+		fail_msg("infer: %s", err);
+	pn_check_form f;
+	assert_int_equal(pn_run_form_make(m, &r, NULL, tag, &f), 1);
+	pn_key k = f.key;
+	pn_check_form_free(&f);
+	pn_infer_result_free(&r);
+	return k;
+}
+
+static void test_5_run_form(void **state)
+{
+	(void)state;
+	pn_model *m = net("c", 1.0f, 0.1f, 6, 0), *r = net("renamed", 1.0f, 0.1f, 6, 0);
+	pn_key a = run_form_key(m, "one"), b = run_form_key(m, "two"), c = run_form_key(r, "one");
+	assert_false(same(&a, &b));
+	assert_true(same(&a, &c));
+	pn_model_free(m);
+	pn_model_free(r);
+}
+
+/* ids (int64 [1, 4], named `ids`) -> Gather(emb [10, 8]) -> y. */
+static pn_model *lookup(const char *ids)
+{
+	builder b;
+	builder_init(&b);
+	int64_t xd[] = {1, 4}, ed[] = {10, 8};
+	b.inputs[b.nin++] = vinfo_t(&b, ids, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 2, xd);
+	b.inits[b.ni++] = tensor(&b, "emb", 2, ed);
+	node(&b, "Gather", pn_arena_printf(&b.a, "emb,%s", ids), "y");
+	b.outputs[b.nout++] = vout(&b, "y");
+	pn_model *m = load_with(&b, 1);
+	pn_arena_free(&b.a);
+	return m;
+}
+
+static void test_6_input_meaning(void **state)
+{
+	(void)state;
+	pn_model *ids = lookup("ids"), *tokens = lookup("tokens"), *mask = lookup("mask");
+	pn_key a = run_form_key(ids, "t"), b = run_form_key(tokens, "t"), c = run_form_key(mask, "t");
+	assert_true(same(&a, &b));
+	assert_false(same(&a, &c));
+	pn_model_free(ids);
+	pn_model_free(tokens);
+	pn_model_free(mask);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +191,8 @@ int main(void)
 		cmocka_unit_test(test_2_renamed),
 		cmocka_unit_test(test_3_what_the_check_reads),
 		cmocka_unit_test(test_4_nothing_absent),
+		cmocka_unit_test(test_5_run_form),
+		cmocka_unit_test(test_6_input_meaning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,24 @@ static const pn_tensor *data_of(const pn_model *m, const char *name)
 	return m->graph->values[v].data;
 }
 
+/* A caller's memory of verdicts (pn_indep_memory) that counts its calls. */
+typedef struct memory {
+	int knows, asked, learned;
+} memory;
+
+static int mem_known(void *ud)
+{
+	memory *m = ud;
+	m->asked++;
+	return m->knows;
+}
+
+static int mem_learn(void *ud)
+{
+	((memory *)ud)->learned++;
+	return 0;
+}
+
 static void test_1_classifier_to_batch_4(void **state)
 {
 	(void)state;
@@ -120,7 +138,13 @@ static void test_1_classifier_to_batch_4(void **state)
 	assert_int_equal(y->dims[1], 5);
 	pn_infer_result_free(&r);
 
-	assert_int_equal(pn_batch_independent(m, g, 4, 11, 1e-5, 1e-6, why), 0);
+	assert_int_equal(pn_batch_independent(m, g, 4, 11, 1e-5, 1e-6, NULL, why), 0);
+	/* a caller's memory is asked, then told of the verdict the runs give */
+	memory seen = {0};
+	pn_indep_memory mem = {mem_known, mem_learn, &seen};
+	assert_int_equal(pn_batch_independent(m, g, 4, 11, 1e-5, 1e-6, &mem, why), 0);
+	assert_int_equal(seen.asked, 1);
+	assert_int_equal(seen.learned, 1);
 	pn_model_free(m);
 	pn_model_free(g);
 }
@@ -166,7 +190,7 @@ static void test_2_baked_reshape_target(void **state)
 	assert_int_equal(r.v[g->graph->outputs[0]].type.dims[0], 3);
 	assert_int_equal(r.v[g->graph->outputs[0]].type.dims[1], 64);
 	pn_infer_result_free(&r);
-	assert_int_equal(pn_batch_independent(m, g, 3, 5, 1e-6, 1e-7, why), 0);
+	assert_int_equal(pn_batch_independent(m, g, 3, 5, 1e-6, 1e-7, NULL, why), 0);
 	pn_model_free(m);
 	pn_model_free(g);
 }
@@ -219,8 +243,18 @@ static void test_3_mixing_samples(void **state)
 	/* a generalization that mixes samples, handed to the check: sample i of
 	 * the batch-2 run is relu(X_i - mean), its batch-1 run relu(X_i - X_i) */
 	pn_model *one = uncentred(), *mixed = centred(2);
-	assert_int_equal(pn_batch_independent(one, mixed, 2, 3, 1e-5, 1e-6, why), 1);
+	assert_int_equal(pn_batch_independent(one, mixed, 2, 3, 1e-5, 1e-6, NULL, why), 1);
 	assert_non_null(strstr(why, "output 'Y' sample"));
+	/* a refusal is not learned; a memory that knows the form skips the
+	 * runs, so its word is the verdict */
+	memory unknown = {0}, known = {.knows = 1};
+	pn_indep_memory mem = {mem_known, mem_learn, &unknown};
+	assert_int_equal(pn_batch_independent(one, mixed, 2, 3, 1e-5, 1e-6, &mem, why), 1);
+	assert_int_equal(unknown.asked, 1);
+	assert_int_equal(unknown.learned, 0);
+	mem.ud = &known;
+	assert_int_equal(pn_batch_independent(one, mixed, 2, 3, 1e-5, 1e-6, &mem, why), 0);
+	assert_int_equal(known.learned, 0);
 	pn_model_free(one);
 	pn_model_free(mixed);
 }
