@@ -389,7 +389,7 @@ TSAN_UNITS ?= test_store test_sources test_gemm test_conv test_pool test_layout 
               test_resize test_calibrate test_memo
 TSAN_UNIT_BIN := $(addprefix $(TSAN)/tests/,$(TSAN_UNITS))
 # and passnet itself on the CLI tests that run models and builds on 2 threads
-TSAN_CLI  ?= exec_threads dedup_determinism
+TSAN_CLI  ?= exec_threads dedup_determinism extract_determinism
 # Reached only through the pattern rule below: kept, not deleted as intermediates.
 .SECONDARY: $(TSAN_LIB_OBJ)
 

@@ -10,7 +10,9 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/assert.h"
 #include "common/digest.h"
 #include "common/err.h"
 #include "common/shard.h"
@@ -22,8 +24,11 @@
 #include "store/records.h"
 #include "store/tables.h"
 
-#define BATCH_UNITS 64
-#define BATCH_BYTES ((size_t)256 << 20)
+/* units read ahead of their commit: at most this many, holding this much */
+#define WINDOW_UNITS 128
+#define WINDOW_BYTES ((size_t)256 << 20)
+/* commits between two returns of free memory to the system */
+#define TRIM_EVERY 64
 
 enum unit_fate { FATE_DECODE, FATE_KNOWN, FATE_DUPLICATE };
 
@@ -32,6 +37,7 @@ typedef struct item {
 	pn_key model, place;
 	int fate;
 	int stored_status;     /* FATE_KNOWN, FATE_DUPLICATE: status of the stored model */
+	int done;              /* result is ready (set by the thread that claimed it) */
 	pn_ingest result;
 } item;
 
@@ -40,9 +46,10 @@ typedef struct extractor {
 	pn_writer *w;
 	const pn_source_spec *src;
 	int threads;
-	item items[BATCH_UNITS];
-	int n;
-	size_t bytes;
+	item items[WINDOW_UNITS];   /* the window: unit k in items[k % WINDOW_UNITS] */
+	uint64_t read, claimed, committed;   /* units so far */
+	int finished;              /* the walk is over: the team's decoders stop */
+	size_t bytes;              /* of the units read and not committed */
 	pn_extract_stats *stats;
 	const pn_ingest_opts *ingest;
 	const pn_shard *shard;   /* the model files this run takes */
@@ -224,47 +231,112 @@ static int commit(extractor *x, item *it)
 	return commit_ok(x, it);
 }
 
-static void decode_batch(extractor *x)
+/* --- the window of units in flight ------------------------------------------------ */
+
+/*
+ * The walker's thread (thread 0 of pn_extract's team, which owns the
+ * writer) reads units into a ring, screens each and commits them in read
+ * order; every thread of the team claims the next unit read and not yet
+ * claimed and decodes it.  So reading, decoding and committing overlap,
+ * and no thread waits at the end of a batch for the slowest model of it:
+ * thread 0 decodes too while the window is full.  Commits stay in read
+ * order, so the store does not depend on which thread decoded what.
+ *
+ * A unit's slot is written by thread 0 before `read` passes it, by its
+ * claimer before its `done`, and reused only after its commit.
+ */
+
+static void idle_wait(void)
 {
-	int n = x->n;
-	#pragma omp parallel for schedule(dynamic, 1) num_threads(x->threads)
-	for (int i = 0; i < n; i++) {
-		item *it = &x->items[i];
-		if (it->fate != FATE_DECODE)
-			continue;
+	struct timespec ts = {0, 50 * 1000};   /* a model takes milliseconds at least */
+	nanosleep(&ts, NULL);
+}
+
+/* Any thread: claims the next unit read and not yet claimed and decodes
+ * it (no store access).  1, or 0 when every unit read is claimed. */
+static int claim_and_decode(extractor *x)
+{
+	uint64_t k = __atomic_load_n(&x->claimed, __ATOMIC_ACQUIRE);
+	do {
+		if (k >= __atomic_load_n(&x->read, __ATOMIC_ACQUIRE))
+			return 0;
+	} while (!__atomic_compare_exchange_n(&x->claimed, &k, k + 1, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	item *it = &x->items[k % WINDOW_UNITS];
+	if (it->fate == FATE_DECODE) {
 		pn_fileio io = {folder_read, folder_list, it->u->folder};
 		pn_ingest_model(it->u->bytes, it->u->len, &io, it->u->source, it->u->path,
 				x->ingest, &it->result);
 	}
+	__atomic_store_n(&it->done, 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
-static int flush_batch(extractor *x)
+/* Threads 1..n-1 of the team, until the walk is over. */
+static void decode_units(extractor *x)
 {
-	for (int i = 0; i < x->n; i++)
-		x->items[i].fate = screen(x, &x->items[i]);
-	decode_batch(x);
-	int rc = 0;
-	for (int i = 0; i < x->n; i++) {
-		item *it = &x->items[i];
-		if (!rc && commit(x, it))
-			rc = -1;
-		if (it->fate == FATE_DECODE)
-			x->stats->bytes += it->u->len;
-		pn_ingest_clear(&it->result);
-		pn_unit_free(it->u);
+	for (;;) {
+		if (claim_and_decode(x))
+			continue;
+		if (__atomic_load_n(&x->finished, __ATOMIC_ACQUIRE))
+			return;
+		idle_wait();
 	}
-	x->n = 0;
-	x->bytes = 0;
-	/* The checks' runs free large and small blocks in every worker's malloc
-	 * arena; without handing the free pages back after each batch, the
-	 * process kept the sum of each arena's worst batch: 2.4 GB at 3,000
-	 * hub models against 1.6 GB with it (docs/benchmarks.md, Scale). */
-	malloc_trim(0);
-	if (rc)
-		x->failed_hard = 1;
-	return rc;
 }
 
+static void release_item(extractor *x, item *it)
+{
+	if (it->fate == FATE_DECODE)
+		x->stats->bytes += it->u->len;
+	x->bytes -= it->u->len;
+	pn_ingest_clear(&it->result);
+	pn_unit_free(it->u);
+	it->u = NULL;
+}
+
+/* Thread 0: commits the units decoded, in read order, up to the first one
+ * still being decoded.  0, or -1 when the store failed (the run stops; the
+ * units after it are released uncommitted). */
+static int commit_ready(extractor *x)
+{
+	while (x->committed < x->read) {
+		item *it = &x->items[x->committed % WINDOW_UNITS];
+		if (!__atomic_load_n(&it->done, __ATOMIC_ACQUIRE))
+			return 0;
+		int rc = x->failed_hard ? 0 : commit(x, it);
+		release_item(x, it);
+		x->committed++;
+		/* The checks' runs free large and small blocks in every
+		 * worker's malloc arena; without handing the free pages back
+		 * every so often, the process kept the sum of each arena's worst
+		 * batch: 2.4 GB at 3,000 hub models against 1.6 GB with it
+		 * (docs/benchmarks.md, Scale). */
+		if (x->committed % TRIM_EVERY == 0)
+			malloc_trim(0);
+		if (rc) {
+			x->failed_hard = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Thread 0: commits while the window is full, decoding meanwhile; with
+ * `all`, until every unit read is committed. */
+static int make_room(extractor *x, int all)
+{
+	for (;;) {
+		int rc = commit_ready(x);
+		uint64_t held = x->read - x->committed;
+		if (rc || held == 0 ||
+		    (!all && held < WINDOW_UNITS && x->bytes < WINDOW_BYTES))
+			return rc;
+		if (!claim_and_decode(x))
+			idle_wait();   /* the others decode what is left */
+	}
+}
+
+/* Thread 0, from the walker: the unit joins the window, screened. */
 static int on_unit(void *ud, pn_unit *u)
 {
 	extractor *x = ud;
@@ -275,15 +347,23 @@ static int on_unit(void *ud, pn_unit *u)
 			return 0;
 		}
 	}
-	x->items[x->n++] = (item){.u = u};
+	if (x->failed_hard || make_room(x, 0)) {
+		pn_unit_free(u);
+		return -1;
+	}
+	item *it = &x->items[x->read % WINDOW_UNITS];
+	PN_ASSERT(!it->u);
+	*it = (item){.u = u};
 	x->bytes += u->len;
 	x->stats->files++;
+	/* a unit holding the bytes of one still in flight is decoded too: the
+	 * commit keeps the least place, as for two places read together */
+	it->fate = screen(x, it);
+	__atomic_store_n(&x->read, x->read + 1, __ATOMIC_RELEASE);
 	char note[64];
 	snprintf(note, sizeof note, "%llu new", (unsigned long long)x->stats->new_models);
 	pn_progress_step(&x->progress, x->stats->files, note);
-	if (x->n == BATCH_UNITS || x->bytes >= BATCH_BYTES)
-		return flush_batch(x) ? -1 : 0;
-	return 0;
+	return commit_ready(x);
 }
 
 static void on_error(void *ud, const char *source, const char *path, const char *msg)
@@ -371,8 +451,7 @@ static int extract_source(extractor *x)
 		rc = pn_source_walk_fetched(x->src->name, f->disk, f->display, &cb, werr);
 	else
 		rc = pn_source_walk(x->src->name, x->src->location, &cb, werr);
-	if (!x->failed_hard && x->n)
-		flush_batch(x);
+	make_room(x, 1);   /* the source's record counts every unit */
 	if (x->failed_hard)
 		return -1;
 	if (rc < 0) {
@@ -407,9 +486,19 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 	double t0 = pn_now();
 	int rc = pn_writer_open(st, &x->w, 0, err);
 	pn_progress_start(&x->progress, "extract", 0);
-	for (int i = 0; !rc && i < n_src; i++) {
-		x->src = &src[i];
-		rc = extract_source(x);
+	/* the walker and every commit on this thread (the writer's), the
+	 * units decoded by the whole team (the window above) */
+	#pragma omp parallel num_threads(x->threads)
+	{
+		if (omp_get_thread_num() == 0) {
+			for (int i = 0; !rc && i < n_src; i++) {
+				x->src = &src[i];
+				rc = extract_source(x);
+			}
+			__atomic_store_n(&x->finished, 1, __ATOMIC_RELEASE);
+		} else {
+			decode_units(x);
+		}
 	}
 	pn_progress_end(&x->progress);
 	if (x->w) {

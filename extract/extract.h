@@ -3,9 +3,12 @@
  *
  * For every model file a source yields, the model key (XXH3-128 of its
  * bytes) is compared with what model_paths remembers for that place; only
- * new or changed files are decoded.  Decoding runs on all threads in
- * batches; results are committed by this thread alone, in walk order, with
- * one batched writer.  Every record is keyed by content or place and holds
+ * new or changed files are decoded.  This thread reads the files into a
+ * window of at most 128 units (256 MiB) and commits them, in walk order,
+ * with one batched writer; every thread, this one too while the window is
+ * full, takes the next unit read and decodes it, so reading, decoding and
+ * committing overlap and no thread waits for the slowest model of a
+ * batch (extract.c).  Every record is keyed by content or place and holds
  * no time, so the store ends the same whatever the thread count or the
  * order of the sources.
  */
