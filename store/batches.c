@@ -1,5 +1,17 @@
 /*
  * batches.c - the work/commit pipeline behind partition and dedup (batches.h).
+ *
+ * A ring of jobs: the calling thread (thread 0 of the team, which owns the
+ * writer) loads jobs a batch at a time, up to two batches ahead of the
+ * commits, and commits them in job order; every thread of the team, the
+ * calling one too when it has nothing to load or commit, claims the next
+ * job loaded and not yet claimed and works on it.  So no thread waits at
+ * a batch's end for its slowest job, and the store's contents never depend
+ * on the thread count.
+ *
+ * A ring slot is written by the calling thread before `published` passes
+ * it and read by its claimer only; it is written again only after its job
+ * is committed, which its claimer's `done` comes before.
  */
 #include "store/batches.h"
 
@@ -8,6 +20,18 @@
 
 #include <omp.h>
 #include <stdlib.h>
+#include <time.h>
+
+typedef struct ring {
+	const pn_batch_ops *ops;
+	void *ud;
+	int n_jobs, batch, cap;   /* cap: four batches */
+	int *seq;                 /* claim order: entry k in seq[k % cap] */
+	unsigned char *done;      /* per job: worked on (or never to be) */
+	int published;            /* entries loaded and claimable (atomic) */
+	int claimed;              /* entries claimed (atomic) */
+	int finished;             /* the run is over: the others leave (atomic) */
+} ring;
 
 static int batch_len(int first, int n_jobs, int batch)
 {
@@ -16,82 +40,142 @@ static int batch_len(int first, int n_jobs, int batch)
 	return n_jobs - first < batch ? n_jobs - first : batch;
 }
 
-static int commit_batch(pn_writer *w, int first, int n, const pn_batch_ops *ops, void *ud,
-			char *err)
+static void idle_wait(void)
 {
-	/* a job's records commit together (pn_writer_hold) */
-	for (int i = first; i < first + n; i++) {
-		PN_ASSERT(i >= 0);
-		pn_writer_hold(w);
-		int rc = ops->commit(ud, w, i, err);
-		char rerr[PN_ERRLEN];   /* a failed commit's own message comes first */
-		if (pn_writer_release(w, rc ? rerr : err) || rc)
-			return -1;
-	}
-	return 0;
+	struct timespec ts = {0, 50 * 1000};   /* a job takes milliseconds */
+	nanosleep(&ts, NULL);
 }
 
-typedef struct start {
-	int job;
-	size_t cost;
-} start;
-
-/* The order to start batch [first, first+n) in: costliest first, ties in
- * job order (the order of commits never changes: only when work starts). */
-static void start_order(start *order, int first, int n, const pn_batch_ops *ops, void *ud)
+/* Any thread: claims the next entry loaded and works on its job.  1, or 0
+ * when every entry loaded is claimed. */
+static int claim_and_work(ring *r)
 {
-	for (int k = 0; k < n; k++) {
-		start s = {first + k, ops->cost ? ops->cost(ud, first + k) : 0};
-		int m = k;   /* insertion: batches are tens of jobs */
-		for (; m > 0 && order[m - 1].cost < s.cost; m--)
-			order[m] = order[m - 1];
-		order[m] = s;
+	int k = __atomic_load_n(&r->claimed, __ATOMIC_ACQUIRE);
+	do {
+		if (k >= __atomic_load_n(&r->published, __ATOMIC_ACQUIRE))
+			return 0;
+	} while (!__atomic_compare_exchange_n(&r->claimed, &k, k + 1, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	int job = r->seq[k % r->cap];
+	r->ops->work(r->ud, job);
+	__atomic_store_n(&r->done[job], 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Threads 1..n-1, until the calling thread is done. */
+static void work_jobs(ring *r)
+{
+	for (;;) {
+		if (claim_and_work(r))
+			continue;
+		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE))
+			return;
+		idle_wait();
 	}
+}
+
+/* Entries [first, first+n) (batch [first, first+n) loaded): its jobs in
+ * the order to start them, costliest first, ties in job order, so that the
+ * one the others wait for at the end of a run is a cheap one. */
+static void start_order(ring *r, int first, int n)
+{
+	size_t *cost = r->ops->cost ? malloc(sizeof(size_t) * (size_t)n) : NULL;
+	for (int k = 0; k < n; k++) {
+		int job = first + k;
+		size_t c = cost ? r->ops->cost(r->ud, job) : 0;
+		int m = k;   /* insertion: batches are tens of jobs */
+		for (; m > 0 && cost && cost[m - 1] < c; m--) {
+			cost[m] = cost[m - 1];
+			r->seq[(first + m) % r->cap] = r->seq[(first + m - 1) % r->cap];
+		}
+		if (cost)
+			cost[m] = c;
+		r->seq[(first + m) % r->cap] = job;
+	}
+	free(cost);
+}
+
+/* Stops the claims: the entries nobody claimed yet are never worked on. */
+static void stop_claims(ring *r)
+{
+	int end = __atomic_load_n(&r->published, __ATOMIC_ACQUIRE);
+	int k = __atomic_exchange_n(&r->claimed, end, __ATOMIC_ACQ_REL);
+	for (; k < end; k++)
+		r->done[r->seq[k % r->cap]] = 1;
+}
+
+static int commit_job(ring *r, pn_writer *w, int job, char *err)
+{
+	/* a job's records commit together (pn_writer_hold) */
+	pn_writer_hold(w);
+	int rc = r->ops->commit(r->ud, w, job, err);
+	char rerr[PN_ERRLEN];   /* a failed commit's own message comes first */
+	return pn_writer_release(w, rc ? rerr : err) || rc ? -1 : 0;
+}
+
+/* The calling thread: loads, commits in job order, and works when it has
+ * nothing else to do.  A failed load stops the loading (the jobs loaded
+ * are still committed); a failed commit stops the commits and the claims,
+ * and every job loaded is then released as soon as nobody works on it. */
+static int run_ring(ring *r, pn_writer *w, pn_progress *prog, char *err)
+{
+	int loaded = 0, committed = 0, rc = 0, broken = 0;
+	while (committed < loaded || (!rc && loaded < r->n_jobs)) {
+		int n = rc ? 0 : batch_len(loaded, r->n_jobs, r->batch);
+		if (n && loaded - committed <= r->cap - r->batch) {
+			if (r->ops->load(r->ud, loaded, n, err)) {
+				for (int i = loaded; i < loaded + n; i++)
+					r->ops->release(r->ud, i);
+				rc = -1;
+				continue;
+			}
+			start_order(r, loaded, n);
+			loaded += n;
+			__atomic_store_n(&r->published, loaded, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (committed < loaded && __atomic_load_n(&r->done[committed], __ATOMIC_ACQUIRE)) {
+			char cerr[PN_ERRLEN];   /* the first failure's message is kept */
+			if (!broken && commit_job(r, w, committed, rc ? cerr : err)) {
+				rc = -1;
+				broken = 1;
+				stop_claims(r);
+			}
+			r->ops->release(r->ud, committed++);
+			pn_progress_step(prog, (uint64_t)committed, NULL);
+			continue;
+		}
+		if (!claim_and_work(r))
+			idle_wait();   /* the others work on what is left */
+	}
+	PN_ASSERT(committed == loaded && (rc || loaded == r->n_jobs));
+	return rc;
 }
 
 int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_batch_ops *ops,
 		   void *ud, pn_progress *prog, char *err)
 {
-	int nt = pn_stage_threads(threads);
-	int prev = 0, prev_n = 0, rc = 0;
-	start *order = malloc(sizeof(start) * (size_t)(batch > 0 ? batch : 1));
-	if (!order)
+	PN_ASSERT(batch > 0 && n_jobs >= 0);
+	ring r = {.ops = ops, .ud = ud, .n_jobs = n_jobs, .batch = batch, .cap = 4 * batch};
+	r.seq = malloc(sizeof(int) * (size_t)r.cap);
+	r.done = calloc((size_t)n_jobs + 1, 1);
+	if (!r.seq || !r.done) {
+		free(r.seq);
+		free(r.done);
 		return pn_fail(err, "out of memory");
-	for (int b = 0; !rc && (b < n_jobs || prev_n); b += batch) {
-		int n = batch_len(b, n_jobs, batch);
-		if (n && ops->load(ud, b, n, err)) {
-			for (int i = b; i < b + n; i++)
-				ops->release(ud, i);
-			rc = -1;
-			n = 0;
-		}
-		start_order(order, b, n, ops, ud);
-		int crc = 0;
-		/* batch b-1 commits while batch b works: each job once, in order */
-		PN_ASSERT(!prev_n || prev + prev_n == (b < n_jobs ? b : n_jobs));
-		/* master: the writer belongs to this thread; the others run the
-		 * tasks, and every thread helps at the region's closing barrier */
-		#pragma omp parallel num_threads(nt)
-		#pragma omp master
-		{
-			for (int k = 0; k < n; k++) {
-				int i = order[k].job;
-				#pragma omp task firstprivate(i)
-				ops->work(ud, i);
-			}
-			if (prev_n)
-				crc = commit_batch(w, prev, prev_n, ops, ud, err);
-		}
-		if (crc)
-			rc = -1;
-		for (int i = prev; i < prev + prev_n; i++)
-			ops->release(ud, i);
-		pn_progress_step(prog, (uint64_t)(b + n), NULL);
-		prev = b;
-		prev_n = n;
 	}
-	for (int i = prev; i < prev + prev_n; i++)   /* a stopped run's last batch */
-		ops->release(ud, i);
-	free(order);
+	int rc = 0;
+	/* thread 0 is the calling thread: the writer belongs to it */
+	#pragma omp parallel num_threads(pn_stage_threads(threads))
+	{
+		if (omp_get_thread_num() == 0) {
+			rc = run_ring(&r, w, prog, err);
+			__atomic_store_n(&r.finished, 1, __ATOMIC_RELEASE);
+		} else {
+			work_jobs(&r);
+		}
+	}
+	free(r.seq);
+	free(r.done);
 	return rc;
 }

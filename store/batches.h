@@ -4,9 +4,12 @@
  *
  * The partition and dedup stages have the same shape: a list of jobs (one
  * per model), work that any thread may do, and results that only the thread
- * owning the LMDB writer may put.  pn_run_batches pipelines them: while the
- * other threads work on batch b, the calling thread commits batch b-1, in job
- * order, so the store's contents never depend on the thread count.
+ * owning the LMDB writer may put.  pn_run_batches pipelines them: the
+ * calling thread loads jobs a batch at a time, up to four batches ahead,
+ * and commits them in job order, so the store's contents never depend on
+ * the thread count; every thread, the calling one when it has nothing to
+ * load or commit, takes the next job loaded and works on it, so no thread
+ * waits at a batch's end (batches.c).
  */
 #ifndef PN_STORE_BATCHES_H
 #define PN_STORE_BATCHES_H
@@ -26,7 +29,7 @@ typedef struct pn_batch_ops {
 	void (*release)(void *ud, int i);
 	/* Optional, calling thread, after load: job i's rough cost (its
 	 * record's bytes).  A batch's costliest jobs start first, so that the
-	 * one the others wait for at the batch's end is a cheap one. */
+	 * one the others wait for at the run's end is a cheap one. */
 	size_t (*cost)(void *ud, int i);
 } pn_batch_ops;
 
