@@ -10,9 +10,9 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/assert.h"
+#include "common/claim.h"
 #include "common/digest.h"
 #include "common/err.h"
 #include "common/shard.h"
@@ -47,7 +47,7 @@ typedef struct extractor {
 	const pn_source_spec *src;
 	int threads;
 	item items[WINDOW_UNITS];   /* the window: unit k in items[k % WINDOW_UNITS] */
-	uint64_t read, claimed, committed;   /* units so far */
+	int64_t read, claimed, committed;   /* units so far (common/claim.h) */
 	int finished;              /* the walk is over: the team's decoders stop */
 	size_t bytes;              /* of the units read and not committed */
 	pn_extract_stats *stats;
@@ -246,22 +246,13 @@ static int commit(extractor *x, item *it)
  * claimer before its `done`, and reused only after its commit.
  */
 
-static void idle_wait(void)
-{
-	struct timespec ts = {0, 50 * 1000};   /* a model takes milliseconds at least */
-	nanosleep(&ts, NULL);
-}
-
 /* Any thread: claims the next unit read and not yet claimed and decodes
  * it (no store access).  1, or 0 when every unit read is claimed. */
 static int claim_and_decode(extractor *x)
 {
-	uint64_t k = __atomic_load_n(&x->claimed, __ATOMIC_ACQUIRE);
-	do {
-		if (k >= __atomic_load_n(&x->read, __ATOMIC_ACQUIRE))
-			return 0;
-	} while (!__atomic_compare_exchange_n(&x->claimed, &k, k + 1, 0, __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
+	int64_t k = pn_claim_next(&x->claimed, &x->read);
+	if (k < 0)
+		return 0;
 	item *it = &x->items[k % WINDOW_UNITS];
 	if (it->fate == FATE_DECODE) {
 		pn_fileio io = {folder_read, folder_list, it->u->folder};
@@ -280,7 +271,7 @@ static void decode_units(extractor *x)
 			continue;
 		if (__atomic_load_n(&x->finished, __ATOMIC_ACQUIRE))
 			return;
-		idle_wait();
+		pn_idle_wait();
 	}
 }
 
@@ -327,12 +318,12 @@ static int make_room(extractor *x, int all)
 {
 	for (;;) {
 		int rc = commit_ready(x);
-		uint64_t held = x->read - x->committed;
+		int64_t held = x->read - x->committed;
 		if (rc || held == 0 ||
 		    (!all && held < WINDOW_UNITS && x->bytes < WINDOW_BYTES))
 			return rc;
 		if (!claim_and_decode(x))
-			idle_wait();   /* the others decode what is left */
+			pn_idle_wait();   /* the others decode what is left */
 	}
 }
 

@@ -15,12 +15,12 @@
  */
 #include "store/batches.h"
 
-#include "common/err.h"
 #include "common/assert.h"
+#include "common/claim.h"
+#include "common/err.h"
 
 #include <omp.h>
 #include <stdlib.h>
-#include <time.h>
 
 typedef struct ring {
 	const pn_batch_ops *ops;
@@ -28,8 +28,8 @@ typedef struct ring {
 	int n_jobs, batch, cap;   /* cap: four batches */
 	int *seq;                 /* claim order: entry k in seq[k % cap] */
 	unsigned char *done;      /* per job: worked on (or never to be) */
-	int published;            /* entries loaded and claimable (atomic) */
-	int claimed;              /* entries claimed (atomic) */
+	int64_t published;        /* entries loaded and claimable (common/claim.h) */
+	int64_t claimed;          /* entries claimed */
 	int finished;             /* the run is over: the others leave (atomic) */
 } ring;
 
@@ -40,22 +40,13 @@ static int batch_len(int first, int n_jobs, int batch)
 	return n_jobs - first < batch ? n_jobs - first : batch;
 }
 
-static void idle_wait(void)
-{
-	struct timespec ts = {0, 50 * 1000};   /* a job takes milliseconds */
-	nanosleep(&ts, NULL);
-}
-
 /* Any thread: claims the next entry loaded and works on its job.  1, or 0
  * when every entry loaded is claimed. */
 static int claim_and_work(ring *r)
 {
-	int k = __atomic_load_n(&r->claimed, __ATOMIC_ACQUIRE);
-	do {
-		if (k >= __atomic_load_n(&r->published, __ATOMIC_ACQUIRE))
-			return 0;
-	} while (!__atomic_compare_exchange_n(&r->claimed, &k, k + 1, 0, __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
+	int64_t k = pn_claim_next(&r->claimed, &r->published);
+	if (k < 0)
+		return 0;
 	int job = r->seq[k % r->cap];
 	r->ops->work(r->ud, job);
 	__atomic_store_n(&r->done[job], 1, __ATOMIC_RELEASE);
@@ -70,7 +61,7 @@ static void work_jobs(ring *r)
 			continue;
 		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE))
 			return;
-		idle_wait();
+		pn_idle_wait();
 	}
 }
 
@@ -98,8 +89,8 @@ static void start_order(ring *r, int first, int n)
 /* Stops the claims: the entries nobody claimed yet are never worked on. */
 static void stop_claims(ring *r)
 {
-	int end = __atomic_load_n(&r->published, __ATOMIC_ACQUIRE);
-	int k = __atomic_exchange_n(&r->claimed, end, __ATOMIC_ACQ_REL);
+	int64_t end = __atomic_load_n(&r->published, __ATOMIC_ACQUIRE);
+	int64_t k = __atomic_exchange_n(&r->claimed, end, __ATOMIC_ACQ_REL);
 	for (; k < end; k++)
 		r->done[r->seq[k % r->cap]] = 1;
 }
@@ -131,7 +122,7 @@ static int run_ring(ring *r, pn_writer *w, pn_progress *prog, char *err)
 			}
 			start_order(r, loaded, n);
 			loaded += n;
-			__atomic_store_n(&r->published, loaded, __ATOMIC_RELEASE);
+			__atomic_store_n(&r->published, (int64_t)loaded, __ATOMIC_RELEASE);
 			continue;
 		}
 		if (committed < loaded && __atomic_load_n(&r->done[committed], __ATOMIC_ACQUIRE)) {
@@ -146,7 +137,7 @@ static int run_ring(ring *r, pn_writer *w, pn_progress *prog, char *err)
 			continue;
 		}
 		if (!claim_and_work(r))
-			idle_wait();   /* the others work on what is left */
+			pn_idle_wait();   /* the others work on what is left */
 	}
 	PN_ASSERT(committed == loaded && (rc || loaded == r->n_jobs));
 	return rc;
