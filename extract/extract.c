@@ -313,15 +313,17 @@ static int commit_ready(extractor *x)
 }
 
 /* Thread 0: commits while the window is full, decoding meanwhile; with
- * `all`, until every unit read is committed. */
+ * `all`, until every unit read is committed (or, after a failure,
+ * released). */
 static int make_room(extractor *x, int all)
 {
+	int rc = 0;
 	for (;;) {
-		int rc = commit_ready(x);
+		rc |= commit_ready(x);
 		int64_t held = x->read - x->committed;
-		if (rc || held == 0 ||
-		    (!all && held < WINDOW_UNITS && x->bytes < WINDOW_BYTES))
-			return rc;
+		if (held == 0 ||
+		    (!all && (rc || (held < WINDOW_UNITS && x->bytes < WINDOW_BYTES))))
+			return rc ? -1 : 0;
 		if (!claim_and_decode(x))
 			pn_idle_wait();   /* the others decode what is left */
 	}
