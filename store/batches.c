@@ -2,7 +2,7 @@
  * batches.c - the work/commit pipeline behind partition and dedup (batches.h).
  *
  * A ring of jobs: the calling thread (thread 0 of the team, which owns the
- * writer) loads jobs a batch at a time, up to two batches ahead of the
+ * writer) loads jobs a batch at a time, up to four batches ahead of the
  * commits, and commits them in job order; every thread of the team, the
  * calling one too when it has nothing to load or commit, claims the next
  * job loaded and not yet claimed and works on it.  So no thread waits at
