@@ -34,4 +34,18 @@ static inline void pn_idle_wait(void)
 	nanosleep(&ts, NULL);
 }
 
+/* A team member's loop: take(ud) (1 when it claimed and did an entry, 0
+ * when there was none) until there is none and *finished is set (by the
+ * publishing thread, after its last entry). */
+static inline void pn_claim_until_finished(int (*take)(void *ud), void *ud, const int *finished)
+{
+	for (;;) {
+		if (take(ud))
+			continue;
+		if (__atomic_load_n(finished, __ATOMIC_ACQUIRE))
+			return;
+		pn_idle_wait();
+	}
+}
+
 #endif

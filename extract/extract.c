@@ -248,8 +248,9 @@ static int commit(extractor *x, item *it)
 
 /* Any thread: claims the next unit read and not yet claimed and decodes
  * it (no store access).  1, or 0 when every unit read is claimed. */
-static int claim_and_decode(extractor *x)
+static int claim_and_decode(void *ud)
 {
+	extractor *x = ud;
 	int64_t k = pn_claim_next(&x->claimed, &x->read);
 	if (k < 0)
 		return 0;
@@ -261,18 +262,6 @@ static int claim_and_decode(extractor *x)
 	}
 	__atomic_store_n(&it->done, 1, __ATOMIC_RELEASE);
 	return 1;
-}
-
-/* Threads 1..n-1 of the team, until the walk is over. */
-static void decode_units(extractor *x)
-{
-	for (;;) {
-		if (claim_and_decode(x))
-			continue;
-		if (__atomic_load_n(&x->finished, __ATOMIC_ACQUIRE))
-			return;
-		pn_idle_wait();
-	}
 }
 
 static void release_item(extractor *x, item *it)
@@ -490,7 +479,7 @@ int pn_extract(pn_store *st, const pn_source_spec *src, int n_src, int threads,
 			}
 			__atomic_store_n(&x->finished, 1, __ATOMIC_RELEASE);
 		} else {
-			decode_units(x);
+			pn_claim_until_finished(claim_and_decode, x, &x->finished);
 		}
 	}
 	pn_progress_end(&x->progress);

@@ -42,8 +42,9 @@ static int batch_len(int first, int n_jobs, int batch)
 
 /* Any thread: claims the next entry loaded and works on its job.  1, or 0
  * when every entry loaded is claimed. */
-static int claim_and_work(ring *r)
+static int claim_and_work(void *ud)
 {
+	ring *r = ud;
 	int64_t k = pn_claim_next(&r->claimed, &r->published);
 	if (k < 0)
 		return 0;
@@ -51,18 +52,6 @@ static int claim_and_work(ring *r)
 	r->ops->work(r->ud, job);
 	__atomic_store_n(&r->done[job], 1, __ATOMIC_RELEASE);
 	return 1;
-}
-
-/* Threads 1..n-1, until the calling thread is done. */
-static void work_jobs(ring *r)
-{
-	for (;;) {
-		if (claim_and_work(r))
-			continue;
-		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE))
-			return;
-		pn_idle_wait();
-	}
 }
 
 /* Entries [first, first+n) (batch [first, first+n) loaded): its jobs in
@@ -163,7 +152,7 @@ int pn_run_batches(pn_writer *w, int n_jobs, int batch, int threads, const pn_ba
 			rc = run_ring(&r, w, prog, err);
 			__atomic_store_n(&r.finished, 1, __ATOMIC_RELEASE);
 		} else {
-			work_jobs(&r);
+			pn_claim_until_finished(claim_and_work, &r, &r.finished);
 		}
 	}
 	free(r.seq);
