@@ -6,6 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What entry e owns, freed (an entry of plain values owns nothing). */
+static void free_owned(const pn_memo *m, void *e)
+{
+	if (m->free_entry)
+		m->free_entry(e);
+}
+
 int pn_memo_init(pn_memo *m, size_t entry_size, size_t budget, void (*free_entry)(void *e))
 {
 	memset(m, 0, sizeof *m);
@@ -18,7 +25,7 @@ int pn_memo_init(pn_memo *m, size_t entry_size, size_t budget, void (*free_entry
 void pn_memo_destroy(pn_memo *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		m->free_entry(m->e + i * m->size);
+		free_owned(m, m->e + i * m->size);
 	free(m->e);
 	pn_keymap_free(&m->index);
 	pthread_mutex_destroy(&m->lock);
@@ -54,7 +61,7 @@ int pn_memo_put(pn_memo *m, const pn_key *key, void *e, size_t bytes)
 	int added = 0, rc = 0;
 	if (m->bytes + bytes > m->budget) {   /* full: this one is computed anew each time */
 		pthread_mutex_unlock(&m->lock);
-		m->free_entry(e);
+		free_owned(m, e);
 		return 0;
 	}
 	uint64_t *slot = grow(m) ? NULL : pn_keymap_put(&m->index, key, &added);
@@ -64,7 +71,7 @@ int pn_memo_put(pn_memo *m, const pn_key *key, void *e, size_t bytes)
 		m->bytes += bytes;
 	} else {
 		/* another worker remembered the same result first, or no memory */
-		m->free_entry(e);
+		free_owned(m, e);
 		rc = slot ? 0 : -1;
 	}
 	pthread_mutex_unlock(&m->lock);

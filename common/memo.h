@@ -8,7 +8,8 @@
  * depend on which copy came first, so a full memo keeps the first ones
  * (on a hub, the popular models) and the rest are computed anew.
  * Entries are fixed-size structs copied in by value; the memo frees what
- * they own through the caller's free function.
+ * they own through the caller's free function (NULL when entries are
+ * plain values that own nothing).
  */
 #ifndef PN_MEMO_H
 #define PN_MEMO_H

@@ -24,11 +24,6 @@ struct pn_variant_memo {
 	pn_memo independent;  /* of char: forms found batch independent */
 };
 
-static void verdict_free(void *p)
-{
-	(void)p;   /* a verdict owns nothing */
-}
-
 static void entry_free(void *p)
 {
 	entry *e = p;
@@ -51,7 +46,7 @@ pn_variant_memo *pn_variant_memo_new(void)
 		free(memo);
 		return NULL;
 	}
-	if (pn_memo_init(&memo->independent, 1, VERDICT_BYTES, verdict_free)) {
+	if (pn_memo_init(&memo->independent, 1, VERDICT_BYTES, NULL)) {
 		pn_memo_destroy(&memo->m);
 		free(memo);
 		return NULL;
