@@ -209,14 +209,11 @@ static int check_occurrence(void *ud, pn_bytes key, pn_bytes val, const Passnet_
 	} else {
 		if (pn_get(d->t, PN_T_SUBGRAPHS, key.data, 16, &v) != 0)
 			problem(d, "occurrence of missing subgraph %s", hex);
-		uint8_t ck[64];
-		size_t kl = pn_candidate_key(ck, st, o->strategy, o->candidate);
-		Passnet__Candidate *c;
-		pn_candidates_get(d->t, ck, kl, &c);
-		if (!c || !c->has_subgraph || c->subgraph.len != 16 || memcmp(c->subgraph.data, key.data, 16))
+		pn_key h;
+		if (pn_candidate_hash(d->t, st, o->strategy, o->candidate, &h) ||
+		    memcmp(h.b, key.data, 16))
 			problem(d, "occurrence of %s names candidate %u of %s, which does not hash to it",
 				hex, o->candidate, o->strategy);
-		pn_candidates_free(c);
 	}
 	return 0;
 }
@@ -235,6 +232,16 @@ static int check_candidate(void *ud, pn_bytes key, pn_bytes val, const Passnet__
 		problem(d, "a candidate of structure %s does not decode", hex);
 	} else if (c->has_subgraph && pn_get(d->t, PN_T_SUBGRAPHS, c->subgraph.data, 16, &v) != 0) {
 		problem(d, "a candidate of structure %s hashes to a missing subgraph", hex);
+	} else if (c->n_entries != c->count) {
+		problem(d, "the %s list of structure %s counts %u candidates and holds %zu", c->strategy,
+			hex, c->count, c->n_entries);
+	}
+	for (size_t i = 0; c && i < c->n_entries; i++) {
+		const Passnet__CandidateEntry *e = c->entries[i];
+		if (e->has_subgraph && (e->subgraph.len != 16 ||
+					pn_get(d->t, PN_T_SUBGRAPHS, e->subgraph.data, 16, &v) != 0))
+			problem(d, "candidate %zu of %s of structure %s hashes to a missing subgraph", i,
+				c->strategy, hex);
 	}
 	return 0;
 }

@@ -262,25 +262,19 @@ static int store_subgraph(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c,
 	return -2;
 }
 
-int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
-		     pn_dd_seen *seen, pn_stage_stats *stats, char *err)
+int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, pn_dd_seen *seen,
+		     pn_stage_stats *stats, char *err)
 {
 	if (!c->ok)
-		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
-							      c->placed, c->n, NULL, 0, err)
-				    : 0;
+		return 0;
 	int rc = store_subgraph(w, j, c, seen, stats, err);
 	if (rc == -2) {
 		char hex[33], msg[PN_ERRLEN];
 		pn_key_hex(&c->form.hash, hex);
 		snprintf(msg, sizeof msg, "hash collision: two different computations hash to %s", hex);
 		pn_error_line("dedup: %s", msg);
-		if (pn_error_put(w, &c->form.hash, "dedup", "", hex, msg, err))
-			return -1;
 		/* the candidate stays unhashed, as the dedup stage leaves it */
-		return unhashed_too ? pn_candidate_record_put(w, j->structure, c->strategy, c->index,
-							      c->placed, c->n, NULL, 0, err)
-				    : 0;
+		return pn_error_put(w, &c->form.hash, "dedup", "", hex, msg, err) ? -1 : 0;
 	}
 	if (rc < 0)
 		return -1;
@@ -293,8 +287,7 @@ int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
 		return -1;
 	stats->approximate += c->form.approximate != 0;
 	stats->candidates++;
-	return pn_candidate_record_put(w, j->structure, c->strategy, c->index, c->placed, c->n,
-				       &c->form.hash, c->form.approximate, err);
+	return 1;
 }
 
 void pn_dd_job_free(pn_dd_job *j)

@@ -69,11 +69,12 @@ typedef struct pn_dd_seen pn_dd_seen;
 pn_dd_seen *pn_dd_seen_new(void);   /* NULL: out of memory, no shortcut */
 void pn_dd_seen_free(pn_dd_seen *s);
 
-/* Commits cut c of j: its subgraph (once per hash), its occurrence and its
- * hashed candidate record; a cut without a form leaves its candidate as it
- * is when unhashed_too is 0, else puts it unhashed.  seen may be NULL. */
-int  pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, int unhashed_too,
-		      pn_dd_seen *seen, pn_stage_stats *stats, char *err);
+/* Commits cut c of j: its subgraph (once per hash) and its occurrence.
+ * 1: it is hashed (c->form.hash; the caller records that in its candidate),
+ * 0: it stays unhashed (no form, or a hash collision), -1: error.  seen may
+ * be NULL. */
+int  pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, pn_dd_seen *seen,
+		      pn_stage_stats *stats, char *err);
 void pn_dd_job_free(pn_dd_job *j);
 
 /* One exact-form cache per thread (canon/form.h), or none when

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/assert.h"
 #include "common/err.h"
 #include "common/util.h"
 #include "dedup/blocks.h"
@@ -32,6 +33,9 @@ typedef struct mjob {
 	int other_shard;       /* left to another shard's run */
 	void *record;
 	size_t len;
+	/* the lists with unhashed entries, rewritten with their hashes once
+	 * committed (NULL: none of that strategy) */
+	Passnet__Candidate *list[PN_N_STRATEGIES];
 } mjob;
 
 typedef struct dplan {
@@ -44,8 +48,77 @@ typedef struct dplan {
 	const pn_shard *shard;
 } dplan;
 
+/* The job of the structure key k starts, the plan being in key order. */
+static mjob *job_of(dplan *p, const uint8_t *k)
+{
+	if (!p->n || memcmp(p->jobs[p->n - 1].d.structure, k, 16)) {
+		if (p->n == p->cap) {
+			int cap = p->cap ? p->cap * 2 : 64;
+			mjob *jobs = realloc(p->jobs, sizeof(mjob) * (size_t)cap);
+			if (!jobs)
+				return NULL;
+			p->jobs = jobs;
+			p->cap = cap;
+		}
+		memset(&p->jobs[p->n], 0, sizeof(mjob));
+		memcpy(p->jobs[p->n].d.structure, k, 16);
+		p->n++;
+	}
+	return &p->jobs[p->n - 1];
+}
+
+/* An unhashed candidate of job j: its canonical positions, whose nodes in
+ * the model are found once a model is read. */
+static int add_cut(dplan *p, mjob *j, int s, uint32_t idx, const uint32_t *placed, size_t n)
+{
+	pn_dd_cut *cd = pn_dd_add_cut(&j->d);
+	int32_t *nodes = malloc(sizeof(int32_t) * (2 * n + 1));
+	if (!cd || !nodes) {
+		free(nodes);
+		return -1;
+	}
+	cd->strategy = pn_strategies[s].name;
+	cd->index = idx;
+	cd->nodes = nodes;
+	cd->placed = nodes + n;
+	cd->owns_nodes = 1;
+	cd->n = (int)n;
+	for (size_t i = 0; i < n; i++) {   /* out of range: left unhashed */
+		nodes[i] = -1;
+		nodes[n + i] = placed[i] > INT32_MAX ? -1 : (int32_t)placed[i];
+	}
+	p->cands++;
+	return 0;
+}
+
+/* The unhashed entries of a (structure, strategy) list; the job keeps the
+ * list to put it back with their hashes. */
+static int plan_list(dplan *p, const uint8_t *k, int s, Passnet__Candidate *c)
+{
+	size_t unhashed = 0;
+	for (size_t i = 0; i < c->n_entries; i++)
+		unhashed += !c->entries[i]->has_subgraph;
+	if (!unhashed) {
+		pn_candidates_free(c);
+		return 0;
+	}
+	mjob *j = job_of(p, k);
+	if (!j) {
+		pn_candidates_free(c);
+		return -1;
+	}
+	PN_ASSERT(!j->list[s]);   /* one list per (structure, strategy) key */
+	j->list[s] = c;
+	for (size_t i = 0; i < c->n_entries; i++)
+		if (!c->entries[i]->has_subgraph &&
+		    add_cut(p, j, s, (uint32_t)i, c->entries[i]->nodes, c->entries[i]->n_nodes))
+			return -1;
+	return 0;
+}
+
 /* Collects candidates without a subgraph hash, grouped by structure (the
- * key prefix, so one pass sees each structure's candidates together). */
+ * key prefix, so one pass sees each structure's candidates together): the
+ * lists' unhashed entries and the kept blocks' unhashed records. */
 static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 {
 	dplan *p = ud;
@@ -54,47 +127,20 @@ static int plan_candidate(void *ud, pn_bytes key, pn_bytes val)
 	const uint8_t *k = key.data;
 	uint32_t idx = (uint32_t)k[key.len - 4] << 24 | (uint32_t)k[key.len - 3] << 16 |
 		       (uint32_t)k[key.len - 2] << 8 | k[key.len - 1];
-	if (idx == PN_CANDIDATE_DONE)
-		return 0;
 	Passnet__Candidate *c = pn_candidates_unpack(val);
 	if (!c)
 		return 0;
 	int s = pn_strategy_index(c->strategy);   /* NULL: -1 */
-	if (c->has_subgraph || s < 0) {
+	if (s < 0 || (idx != PN_CANDIDATE_DONE && (idx < PN_BLOCK_INDEX0 || c->has_subgraph))) {
 		pn_candidates_free(c);
 		return 0;
 	}
-	const char *strategy = pn_strategies[s].name;   /* outlives c */
-	if (!p->n || memcmp(p->jobs[p->n - 1].d.structure, k, 16)) {
-		if (p->n == p->cap) {
-			p->cap = p->cap ? p->cap * 2 : 64;
-			p->jobs = realloc(p->jobs, sizeof(mjob) * (size_t)p->cap);
-		}
-		memset(&p->jobs[p->n], 0, sizeof(mjob));
-		memcpy(p->jobs[p->n].d.structure, k, 16);
-		p->n++;
-	}
-	pn_dd_cut *cd = pn_dd_add_cut(&p->jobs[p->n - 1].d);
-	/* the model's nodes (found once a model is read), then the positions */
-	int32_t *nodes = malloc(sizeof(int32_t) * (2 * c->n_nodes + 1));
-	if (!cd || !nodes) {
-		free(nodes);
-		pn_candidates_free(c);
-		return -1;
-	}
-	cd->strategy = strategy;
-	cd->index = idx;
-	cd->nodes = nodes;
-	cd->placed = nodes + c->n_nodes;
-	cd->owns_nodes = 1;
-	cd->n = (int)c->n_nodes;
-	for (size_t i = 0; i < c->n_nodes; i++) {   /* out of range: left unhashed */
-		nodes[i] = -1;
-		nodes[c->n_nodes + i] = c->nodes[i] > INT32_MAX ? -1 : (int32_t)c->nodes[i];
-	}
+	if (idx == PN_CANDIDATE_DONE)
+		return plan_list(p, k, s, c);
+	mjob *j = job_of(p, k);
+	int rc = j ? add_cut(p, j, s, idx, c->nodes, c->n_nodes) : -1;
 	pn_candidates_free(c);
-	p->cands++;
-	return 0;
+	return rc;
 }
 
 static void dedup_model(mjob *j, pn_form_cache *cache)
@@ -111,6 +157,43 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 	pn_model_free(m);
 }
 
+/* Job j's lists back, each entry hashed now with its hash. */
+static int put_lists(pn_writer *w, mjob *j, const uint8_t *hashed, char *err)
+{
+	for (int i = 0; i < j->d.n; i++) {
+		pn_dd_cut *c = &j->d.c[i];
+		int s = pn_strategy_index(c->strategy);
+		Passnet__Candidate *l = c->index < PN_BLOCK_INDEX0 ? j->list[s] : NULL;
+		if (!hashed[i] || !l)
+			continue;
+		PN_ASSERT(c->index < l->n_entries && !l->entries[c->index]->has_subgraph);
+		Passnet__CandidateEntry *e = l->entries[c->index];
+		/* borrowed until the list is freed: put_lists takes it back */
+		e->has_subgraph = 1;
+		e->subgraph.data = c->form.hash.b;
+		e->subgraph.len = 16;
+		e->has_approximate = e->approximate = c->form.approximate != 0;
+	}
+	int rc = 0;
+	for (int s = 0; s < PN_N_STRATEGIES && !rc; s++)
+		if (j->list[s]) {
+			uint8_t key[PN_CANDIDATE_KEY_MAX];
+			size_t kl = pn_candidate_key(key, j->d.structure, pn_strategies[s].name,
+						     PN_CANDIDATE_DONE);
+			rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &j->list[s]->base, err);
+		}
+	for (int i = 0; i < j->d.n; i++) {
+		pn_dd_cut *c = &j->d.c[i];
+		int s = pn_strategy_index(c->strategy);
+		Passnet__Candidate *l = c->index < PN_BLOCK_INDEX0 ? j->list[s] : NULL;
+		if (hashed[i] && l) {
+			l->entries[c->index]->has_subgraph = 0;
+			l->entries[c->index]->subgraph.data = NULL;
+		}
+	}
+	return rc;
+}
+
 static int commit_job(pn_writer *w, mjob *j, pn_dd_seen *seen, pn_stage_stats *stats,
 		      char *err)
 {
@@ -122,16 +205,33 @@ static int commit_job(pn_writer *w, mjob *j, pn_dd_seen *seen, pn_stage_stats *s
 	}
 	stats->structures++;
 	stats->models++;
-	for (int i = 0; i < j->d.n; i++)
-		if (pn_dd_commit_cut(w, &j->d, &j->d.c[i], 0, seen, stats, err))
-			return -1;
-	return 0;
+	uint8_t *hashed = calloc((size_t)j->d.n + 1, 1);
+	if (!hashed)
+		return pn_fail(err, "out of memory");
+	int rc = 0;
+	for (int i = 0; i < j->d.n && !rc; i++) {
+		pn_dd_cut *c = &j->d.c[i];
+		int got = pn_dd_commit_cut(w, &j->d, c, seen, stats, err);
+		hashed[i] = got == 1;
+		rc = got < 0;
+		/* a kept block's own record gets its hash; list entries, below */
+		if (got == 1 && c->index >= PN_BLOCK_INDEX0)
+			rc = pn_candidate_record_put(w, j->d.structure, c->strategy, c->index,
+						     c->placed, c->n, &c->form.hash,
+						     c->form.approximate, err);
+	}
+	if (!rc)
+		rc = put_lists(w, j, hashed, err);
+	free(hashed);
+	return rc ? -1 : 0;
 }
 
 static void free_job(mjob *j)
 {
 	pn_dd_job_free(&j->d);
 	free(j->record);
+	for (int s = 0; s < PN_N_STRATEGIES; s++)
+		pn_candidates_free(j->list[s]);
 	memset(j, 0, sizeof(*j));
 }
 

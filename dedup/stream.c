@@ -82,23 +82,28 @@ static void work(void *ud, int i)
 
 /* --- committing ------------------------------------------------------------------------ */
 
-/* A candidate with its hash when dedup's half worked, else as partition
- * alone writes it. */
-static int put_cut(void *ud, pn_writer *w, const pn_part_job *j, int s, int k, char *err)
+/* A candidate's subgraph and occurrence when dedup's half worked; its
+ * list entry says whether it did. */
+static int put_cut(void *ud, pn_writer *w, const pn_part_job *j, int s, int k, pn_cand_entry *e,
+		   char *err)
 {
 	stream *sm = ud;
 	int i = (int)(j - sm->plan.jobs);
 	PN_ASSERT(i >= 0 && i < sm->plan.n);
 	pn_dd_job *d = &sm->dd[i];
 	if (d->failed)
-		return pn_candidate_record_put(w, j->structure.b, pn_strategies[s].name, (uint32_t)k,
-					       j->placed[s].nodes[k], j->placed[s].len[k], NULL, 0,
-					       err);
+		return 0;
 	pn_dd_cut *c = &d->c[sm->first_cut[i][s] + k];
 	/* list_cuts listed them in the order pn_part_commit puts them */
 	PN_ASSERT(sm->first_cut[i][s] + k < d->n && c->index == (uint32_t)k &&
 		  c->strategy == pn_strategies[s].name);
-	return pn_dd_commit_cut(w, d, c, 1, sm->seen, sm->hashed, err);
+	int rc = pn_dd_commit_cut(w, d, c, sm->seen, sm->hashed, err);
+	if (rc == 1) {
+		e->hashed = 1;
+		e->subgraph = c->form.hash;
+		e->approximate = c->form.approximate != 0;
+	}
+	return rc < 0 ? -1 : 0;
 }
 
 static int commit(void *ud, pn_writer *w, int i, char *err)

@@ -189,13 +189,10 @@ typedef struct cuts {
 	const pn_alias *alias;   /* the model's: positions -> its nodes (others skipped) */
 } cuts;
 
-static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Candidate *c)
+/* One hashed candidate at canonical positions pos: its nodes in the model. */
+static void collect_one(cuts *cs, const uint8_t hash[16], const uint32_t *pos, size_t n)
 {
-	(void)val;
-	cuts *cs = ud;
-	if (key.len < 21 || !c)
-		return 0;
-	int ok = c->has_subgraph && c->subgraph.len == 16 && c->n_nodes > 0;
+	int ok = n > 0;
 	if (ok && cs->n == cs->cap) {
 		cs->cap = cs->cap ? cs->cap * 2 : 256;
 		cut *grown = realloc(cs->c, sizeof(cut) * (size_t)cs->cap);
@@ -203,18 +200,34 @@ static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Cand
 		cs->c = grown ? grown : cs->c;
 	}
 	cut *x = ok ? &cs->c[cs->n] : NULL;
-	if (x && (x->nodes = malloc(sizeof(int32_t) * c->n_nodes))) {
-		if (pn_alias_nodes(cs->alias, c->nodes, c->n_nodes, x->nodes)) {
+	if (x && (x->nodes = malloc(sizeof(int32_t) * n))) {
+		if (pn_alias_nodes(cs->alias, pos, n, x->nodes)) {
 			free(x->nodes);   /* a position out of range: skipped */
-			return 0;
+			return;
 		}
-		memcpy(x->hash, c->subgraph.data, 16);
-		x->n = (int)c->n_nodes;
+		memcpy(x->hash, hash, 16);
+		x->n = (int)n;
 		x->in = NULL;
 		x->n_in = 0;
 		x->w = NULL;
 		x->n_w = 0;
 		cs->n++;
+	}
+}
+
+/* A (structure, strategy) list's hashed entries, or a kept block's record. */
+static int collect_cut(void *ud, pn_bytes key, pn_bytes val, const Passnet__Candidate *c)
+{
+	(void)val;
+	cuts *cs = ud;
+	if (key.len < 21 || !c)
+		return 0;
+	if (c->has_subgraph && c->subgraph.len == 16)
+		collect_one(cs, c->subgraph.data, c->nodes, c->n_nodes);
+	for (size_t i = 0; i < c->n_entries; i++) {
+		const Passnet__CandidateEntry *e = c->entries[i];
+		if (e->has_subgraph && e->subgraph.len == 16)
+			collect_one(cs, e->subgraph.data, e->nodes, e->n_nodes);
 	}
 	return 0;
 }

@@ -469,7 +469,8 @@ int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const cha
 	c.has_version = 1;
 	c.version = PN_SCHEMA_VERSION;
 	c.strategy = (char *)strategy;
-	PN_ASSERT(idx != PN_CANDIDATE_DONE);   /* put_done's */
+	/* only a kept block has a record of its own; the rest are lists */
+	PN_ASSERT(idx >= PN_BLOCK_INDEX0 && idx != PN_CANDIDATE_DONE);
 	uint32_t *nv = malloc(sizeof(uint32_t) * (size_t)(n + 1));
 	if (!nv)
 		return pn_fail(err, "out of memory");
@@ -515,28 +516,147 @@ static int put_blocks(pn_writer *w, const pn_part_job *j, char *err)
 	return 0;
 }
 
-/* The done marker of (j's structure, strategy s) over its n candidates;
- * typical's says its blocks are listed too. */
-static int put_done(pn_writer *w, const pn_part_job *j, int s, int n, char *err)
+int pn_candidate_list_put(pn_writer *w, const uint8_t structure[16], const char *strategy,
+			  const pn_cand_entry *e, int n, int blocks, char *err)
 {
+	size_t nodes = 0;
+	for (int k = 0; k < n; k++)
+		nodes += (size_t)e[k].n;
+	/* one block: the entries, their pointers, then every entry's nodes */
+	size_t size = (sizeof(Passnet__CandidateEntry) + sizeof(void *)) * (size_t)n +
+		      sizeof(uint32_t) * nodes + 1;
+	uint8_t *blk = malloc(size);
+	if (!blk)
+		return pn_fail(err, "out of memory");
+	Passnet__CandidateEntry *ent = (Passnet__CandidateEntry *)blk;
+	Passnet__CandidateEntry **ptr = (Passnet__CandidateEntry **)(ent + n);
+	uint32_t *nv = (uint32_t *)(ptr + n);
+	for (int k = 0; k < n; k++) {
+		passnet__candidate_entry__init(&ent[k]);
+		ent[k].n_nodes = (size_t)e[k].n;
+		ent[k].nodes = nv;
+		for (int i = 0; i < e[k].n; i++)
+			*nv++ = (uint32_t)e[k].nodes[i];
+		if (e[k].hashed) {
+			ent[k].has_subgraph = 1;
+			ent[k].subgraph.data = (uint8_t *)e[k].subgraph.b;
+			ent[k].subgraph.len = 16;
+		}
+		ent[k].has_approximate = ent[k].approximate = e[k].hashed && e[k].approximate;
+		ptr[k] = &ent[k];
+	}
 	Passnet__Candidate c;
 	passnet__candidate__init(&c);
 	c.has_version = 1;
 	c.version = PN_SCHEMA_VERSION;
-	c.strategy = (char *)pn_strategies[s].name;
+	c.strategy = (char *)strategy;
 	c.has_count = 1;
 	c.count = (uint32_t)n;
-	c.has_blocks = c.blocks = s == PN_STRATEGY_typical;
+	c.has_blocks = c.blocks = blocks != 0;
+	c.n_entries = (size_t)n;
+	c.entries = ptr;
 	uint8_t key[PN_CANDIDATE_KEY_MAX];
-	size_t kl = pn_candidate_key(key, j->structure.b, c.strategy, PN_CANDIDATE_DONE);
-	return pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
+	size_t kl = pn_candidate_key(key, structure, strategy, PN_CANDIDATE_DONE);
+	int rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &c.base, err);
+	free(blk);
+	return rc;
 }
 
-static int put_unhashed(void *ud, pn_writer *w, const pn_part_job *j, int s, int i, char *err)
+/* --- reading a candidate's hash ------------------------------------------------------ */
+
+#define CANDIDATE_SUBGRAPH 6   /* Passnet__Candidate.subgraph */
+#define CANDIDATE_ENTRIES 10   /* Passnet__Candidate.entries */
+#define ENTRY_SUBGRAPH 2       /* Passnet__CandidateEntry.subgraph */
+
+typedef struct hash_walk {
+	uint32_t field, skip;      /* the field sought, and how many of it to pass */
+	const uint8_t *body, *next;
+} hash_walk;
+
+static int find_field(void *ud, uint64_t field, int wire, const uint8_t *start,
+		      const uint8_t *body, const uint8_t *next)
 {
-	(void)ud;
-	return pn_candidate_record_put(w, j->structure.b, pn_strategies[s].name, (uint32_t)i,
-				       j->placed[s].nodes[i], j->placed[s].len[i], NULL, 0, err);
+	(void)wire, (void)start;
+	hash_walk *h = ud;
+	if (field != h->field || !body)
+		return 0;
+	if (h->skip) {
+		h->skip--;
+		return 0;
+	}
+	h->body = body;
+	h->next = next;
+	return 1;
+}
+
+/* The body of the skip-th field `field` of rec: 1, 0 when there is none,
+ * -1 when rec is malformed. */
+static int nth_field(const uint8_t *rec, size_t len, uint32_t field, uint32_t skip,
+		     pn_bytes *out)
+{
+	hash_walk h = {field, skip, NULL, NULL};
+	int got = pn_walk_fields(rec, len, find_field, &h);
+	if (!got)
+		return -1;
+	if (got == 2)
+		return 0;
+	*out = (pn_bytes){h.body, (size_t)(h.next - h.body)};
+	return 1;
+}
+
+int pn_candidate_hash(pn_rtxn *t, const uint8_t structure[16], const char *strategy,
+		      uint32_t index, pn_key *out)
+{
+	int own = index >= PN_BLOCK_INDEX0;
+	uint8_t key[PN_CANDIDATE_KEY_MAX];
+	size_t kl = pn_candidate_key(key, structure, strategy, own ? index : PN_CANDIDATE_DONE);
+	pn_bytes rec, hash;
+	if (pn_get(t, PN_T_CANDIDATES, key, kl, &rec) != 0)
+		return 1;
+	/* a list: the entry's bytes, walked without unpacking the list */
+	if (!own) {
+		int got = nth_field(rec.data, rec.len, CANDIDATE_ENTRIES, index, &rec);
+		if (got <= 0)
+			return got ? -1 : 1;
+	}
+	int got = nth_field(rec.data, rec.len, own ? CANDIDATE_SUBGRAPH : ENTRY_SUBGRAPH, 0, &hash);
+	if (got <= 0 || hash.len != 16)
+		return got < 0 || (got && hash.len != 16) ? -1 : 1;
+	memcpy(out->b, hash.data, 16);
+	return 0;
+}
+
+/* partition alone: nothing besides the list, which leaves every entry
+ * unhashed for the dedup stage */
+static int put_unhashed(void *ud, pn_writer *w, const pn_part_job *j, int s, int i,
+			pn_cand_entry *e, char *err)
+{
+	(void)ud, (void)w, (void)j, (void)s, (void)i, (void)e, (void)err;
+	return 0;
+}
+
+/* Job j's candidates of strategy s through put, then their list. */
+static int put_strategy(pn_writer *w, const pn_part_job *j, int s, pn_cand_put_fn put, void *ud,
+			char *err)
+{
+	const pn_cuts *c = &j->placed[s];
+	pn_cand_entry *e = calloc((size_t)c->n + 1, sizeof(*e));
+	if (!e)
+		return pn_fail(err, "out of memory");
+	int rc = 0;
+	for (int k = 0; k < c->n && !rc; k++) {
+		e[k].nodes = c->nodes[k];
+		e[k].n = c->len[k];
+		rc = put(ud, w, j, s, k, &e[k], err);
+	}
+	if (!rc && s == PN_STRATEGY_typical)
+		rc = put_blocks(w, j, err);
+	/* the list last: a kill before it redoes this (structure, strategy) */
+	if (!rc)
+		rc = pn_candidate_list_put(w, j->structure.b, pn_strategies[s].name, e, c->n,
+					   s == PN_STRATEGY_typical, err);
+	free(e);
+	return rc;
 }
 
 int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
@@ -570,17 +690,10 @@ int pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats
 	for (int s = 0; s < PN_N_STRATEGIES; s++) {
 		if (!(j->todo >> s & 1))
 			continue;
-		pn_cuts *c = &j->placed[s];
-		for (int k = 0; k < c->n; k++)
-			if (put(ud, w, j, s, k, err))
-				return -1;
-		stats->candidates += (uint64_t)c->n;
-		stats->per_strategy[s] += (uint64_t)c->n;
-		if (s == PN_STRATEGY_typical && put_blocks(w, j, err))
+		if (put_strategy(w, j, s, put, ud, err))
 			return -1;
-		/* the marker last: a kill before it redoes this (model, strategy) */
-		if (put_done(w, j, s, c->n, err))
-			return -1;
+		stats->candidates += (uint64_t)j->placed[s].n;
+		stats->per_strategy[s] += (uint64_t)j->placed[s].n;
 	}
 	/* listed last: a model listed under its structure is done */
 	return j->link ? pn_put_dup(w, PN_T_STRUCTURES, j->structure.b, 16, j->key, 16, err) : 0;

@@ -131,22 +131,43 @@ int  pn_part_cut(pn_part_plan *p, pn_part_job *j, const pn_model *m, const Passn
  * batch last ("batch=B (generalized)"); NULL when it binds nothing.  Part of
  * the structure key, and of every occurrence (dedup/forms.h). */
 char *pn_part_binding_text(const pn_model *m, const Passnet__Model *rec);
-/* Puts job j's candidate `index` of strategy s (pn_strategies[s]). */
+/* One candidate of a (structure, strategy) list (schemas/passnet.proto,
+ * Candidate.entries). */
+typedef struct pn_cand_entry {
+	const int32_t *nodes;   /* canonical positions, ascending */
+	int n;
+	int hashed;             /* subgraph is its canonical hash */
+	pn_key subgraph;
+	int approximate;        /* the canonical search hit its budget */
+} pn_cand_entry;
+/* Puts what job j's candidate `index` of strategy s (pn_strategies[s])
+ * stores besides its list entry e (nodes filled in, unhashed), and says in
+ * e whether it was hashed. */
 typedef int (*pn_cand_put_fn)(void *ud, pn_writer *w, const pn_part_job *j, int s, int index,
-			      char *err);
-/* Commits job i: the alias it resolved, its candidates through put (whose
- * records list j->placed), the done markers, its listing under its
- * structure (or its error). */
+			      pn_cand_entry *e, char *err);
+/* Commits job i: the alias it resolved, its candidates through put, each
+ * (structure, strategy) list (j->placed's, in one record), its listing
+ * under its structure (or its error). */
 int  pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
 		    pn_cand_put_fn put, void *ud, char *err);
 void pn_part_job_free(pn_part_job *j);
 
-/* A candidate record: its nodes, and once dedup has run, its subgraph hash
- * (NULL: none yet) and whether the canonical search hit its budget.  (The
- * done markers are pn_part_commit's.) */
+/* The list record of (structure, strategy): its n candidates, in index
+ * order; blocks marks typical's list as having its corpus blocks listed. */
+int pn_candidate_list_put(pn_writer *w, const uint8_t structure[16], const char *strategy,
+			  const pn_cand_entry *e, int n, int blocks, char *err);
+/* A record of its own, for a corpus block kept as a typical candidate
+ * (index PN_BLOCK_INDEX0 + its block index): its nodes, and once dedup has
+ * run, its subgraph hash (NULL: none yet) and whether the canonical search
+ * hit its budget. */
 int pn_candidate_record_put(pn_writer *w, const uint8_t structure[16], const char *strategy,
 			    uint32_t idx, const int32_t *nodes, int n, const pn_key *subgraph,
 			    int approximate, char *err);
+
+/* Candidate `index` of (structure, strategy)'s hash into out: 0, or 1 when
+ * it is not stored or not hashed, -1 when its record does not decode. */
+int pn_candidate_hash(pn_rtxn *t, const uint8_t structure[16], const char *strategy,
+		      uint32_t index, pn_key *out);
 
 /* Whether the candidates table may hold candidates without a subgraph hash:
  * partition marks it before its first commit, dedup clears the mark once

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CANDIDATE_SUBGRAPH_FIELD 6   /* Passnet__Candidate.subgraph */
 #define MODEL_SOURCE_FIELD 2         /* Passnet__Model.source */
 #define MODEL_PATH_FIELD 3           /* Passnet__Model.path */
 #define RANGES_DONE_KEY_LEN 17       /* model key + "R" (passnet.proto: ranges) */
@@ -224,41 +223,35 @@ static decision decide_model(pn_bytes cur, pn_bytes in)
 	return least_bytes(cur, in);
 }
 
-typedef struct stripper {
-	pn_buf *out;
-	int had_hash;
-} stripper;
+static int pack_into(pn_buf *out, const ProtobufCMessage *msg);
 
-static int keep_unhashed(void *ud, uint64_t field, int wire, const uint8_t *start,
-			 const uint8_t *body, const uint8_t *next)
+/* The candidate record without its subgraph hashes (its own, a kept
+ * block's, and every list entry's) into out: how many it had, or -1 when
+ * malformed or out of memory. */
+static int strip_hashes(pn_bytes rec, pn_buf *out)
 {
-	(void)wire;
-	(void)body;
-	stripper *s = ud;
-	if (field == CANDIDATE_SUBGRAPH_FIELD)
-		s->had_hash = 1;
-	else
-		pn_buf_put(s->out, start, (size_t)(next - start));
-	return 0;
-}
-
-/* The candidate without its subgraph hash into out: 1 if it had one, 0 if
- * not, -1 when malformed or out of memory. */
-static int strip_hash(pn_bytes rec, pn_buf *out)
-{
-	out->n = 0;
-	stripper s = {out, 0};
-	if (pn_walk_fields(rec.data, rec.len, keep_unhashed, &s) != 2 || out->oom)
+	Passnet__Candidate *c = pn_candidates_unpack(rec);
+	if (!c)
 		return -1;
-	return s.had_hash;
+	int had = c->has_subgraph;
+	c->has_subgraph = c->has_approximate = 0;
+	for (size_t i = 0; i < c->n_entries; i++) {
+		had += c->entries[i]->has_subgraph;
+		c->entries[i]->has_subgraph = c->entries[i]->has_approximate = 0;
+	}
+	/* the pointers stay, for the free: unset fields are not packed */
+	int rc = pack_into(out, &c->base);
+	pn_candidates_free(c);
+	return rc ? -1 : had;
 }
 
-/* candidates: dedup fills in the hash, so a shard that ran dedup and one
- * that did not agree once the hash is set.  Ordered by the record without
- * its hash, then with a hash before without, then by bytes. */
+/* candidates: dedup fills in the hashes, so a shard that ran dedup and one
+ * that did not agree once the hashes are set.  Ordered by the record
+ * without its hashes, then the one with more hashes first (dedup hashes a
+ * list's entries together), then by bytes. */
 static decision decide_candidate(merger *m, pn_bytes cur, pn_bytes in)
 {
-	int hc = strip_hash(cur, &m->a), hi = strip_hash(in, &m->b);
+	int hc = strip_hashes(cur, &m->a), hi = strip_hashes(in, &m->b);
 	if (hc < 0 || hi < 0)
 		return least_bytes(cur, in);
 	pn_bytes sc = {m->a.p, m->a.n}, si = {m->b.p, m->b.n};
@@ -266,7 +259,7 @@ static decision decide_candidate(merger *m, pn_bytes cur, pn_bytes in)
 	if (c)
 		return (decision){.take_in = c < 0, .in_won = c < 0, .conflict = 1};
 	if (hc != hi)
-		return (decision){.take_in = hi};
+		return (decision){.take_in = hi > hc};
 	return least_bytes(cur, in);
 }
 

@@ -42,8 +42,10 @@
  * main graph is kept apart, in the graphs table (store/records.h).  4: the
  * structure key is the canonical form of the whole graph, reached through
  * the aliases table, and candidates list canonical positions.  5: the
- * graphs table holds each graph packed (a zstd frame, store/records.h). */
-#define PN_SCHEMA_VERSION 5
+ * graphs table holds each graph packed (a zstd frame, store/records.h).
+ * 6: a (structure, strategy) pair's candidates are one list record
+ * (schemas/passnet.proto, Candidate.entries), not a record each. */
+#define PN_SCHEMA_VERSION 6
 
 enum pn_table {
 	PN_T_META,

@@ -22,6 +22,23 @@ want=$(mdb_stat -a "$db" | awk '
 	END { print n + 0 }')
 echo "mdb_stat: $want entries in the tables doctor checks"
 expect_eq "${n:-0}" "$want" "records checked"
+# the candidates table holds one list per (structure, strategy), and a
+# record of its own only for a kept corpus block (index 0x40000000 + i):
+# 5 lists (every strategy) for every structure, not a record per candidate
+mdb_dump -s candidates "$db" | awk '
+	/^HEADER=END/ { body = 1; next }
+	!body || /^DATA=END/ { next }
+	++line % 2 == 1 {
+		s[substr($1, 1, 32)] = 1
+		idx = substr($1, length($1) - 7)
+		if (idx == "ffffffff") lists++
+		else if (idx < "40000000") loose++
+	}
+	END {
+		for (k in s) n++
+		printf "%d structures, %d lists, %d candidates outside a list\n", n, lists, loose
+		exit !(n > 0 && lists == 5 * n && loose == 0)
+	}' || fail "the candidates table is not one list per (structure, strategy)"
 subgraphs=$(mdb_stat -s subgraphs "$db" | sed -n 's/^  Entries: //p')
 [ "${subgraphs:-0}" -ge 1000 ] || fail "only ${subgraphs:-0} subgraphs stored"
 pn --db "$db" --json stats

@@ -694,6 +694,82 @@ static void test10_ranges_join(void **state)
 	assert_same_store(f, "ab", "ba");
 }
 
+/* --- 11. candidate lists: the list with more hashes wins; other nodes: a conflict --- */
+
+/* A list of n sole candidates at nodes[i], the first `hashed` with a hash
+ * ("hash-" then the candidate's letter). */
+static void put_list(struct fx *f, pn_writer *w, const char *key, const uint32_t *nodes, int n,
+		     int hashed)
+{
+	Passnet__CandidateEntry e[4], *ep[4];
+	char hash[4][8];
+	assert_true(n <= 4);
+	for (int i = 0; i < n; i++) {
+		passnet__candidate_entry__init(&e[i]);
+		e[i].n_nodes = 1;
+		e[i].nodes = (uint32_t *)&nodes[i];
+		snprintf(hash[i], sizeof hash[i], "hash-%c", 'a' + i);
+		if (i < hashed) {
+			e[i].has_subgraph = 1;
+			e[i].subgraph.data = (uint8_t *)hash[i];
+			e[i].subgraph.len = 6;
+		}
+		ep[i] = &e[i];
+	}
+	Passnet__Candidate c = PASSNET__CANDIDATE__INIT;
+	c.has_version = 1;
+	c.version = PN_SCHEMA_VERSION;
+	c.strategy = "sole";
+	c.has_count = 1;
+	c.count = (uint32_t)n;
+	c.n_entries = (size_t)n;
+	c.entries = ep;
+	put_msg(f, w, PN_T_CANDIDATES, key, &c.base);
+}
+
+static void lists_a(struct fx *f, pn_writer *w)
+{
+	put_list(f, w, "list-1", (const uint32_t[]){1, 2, 3}, 3, 0);   /* partition alone */
+	put_list(f, w, "list-2", (const uint32_t[]){1, 2}, 2, 2);
+}
+
+static void lists_b(struct fx *f, pn_writer *w)
+{
+	put_list(f, w, "list-1", (const uint32_t[]){1, 2, 3}, 3, 3);   /* deduped */
+	put_list(f, w, "list-2", (const uint32_t[]){1, 7}, 2, 2);      /* cut otherwise */
+}
+
+static void test11_candidate_lists(void **state)
+{
+	struct fx *f = *state;
+	make_store(f, "a", lists_a);
+	make_store(f, "b", lists_b);
+	pn_merge_stats st = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
+	assert_int_equal(st.table[PN_T_CANDIDATES].resolved, 1);
+	assert_int_equal(st.table[PN_T_CANDIDATES].conflicts, 1);
+	st = merge_into(f, "ba", (const char *[]){"b", "a"}, 2);
+	assert_int_equal(st.table[PN_T_CANDIDATES].resolved, 1);
+	assert_int_equal(st.table[PN_T_CANDIDATES].conflicts, 1);
+	assert_same_store(f, "ab", "ba");
+	size_t n;
+	uint8_t *v = get(f, "ab", PN_T_CANDIDATES, "list-1", &n);
+	Passnet__Candidate *c = passnet__candidate__unpack(NULL, n, v);
+	assert_non_null(c);
+	assert_int_equal(c->n_entries, 3);
+	for (int i = 0; i < 3; i++) {   /* the deduped list, every entry hashed */
+		assert_true(c->entries[i]->has_subgraph);
+		assert_int_equal(c->entries[i]->nodes[0], i + 1);
+	}
+	passnet__candidate__free_unpacked(c, NULL);
+	free(v);
+	v = get(f, "ab", PN_T_CANDIDATES, "list-2", &n);
+	c = passnet__candidate__unpack(NULL, n, v);
+	assert_non_null(c);
+	assert_int_equal(c->entries[1]->nodes[0], 2);   /* the least list without hashes */
+	passnet__candidate__free_unpacked(c, NULL);
+	free(v);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -708,6 +784,7 @@ int main(void)
 		T(test8_order_independent),
 		T(test9_refused),
 		T(test10_ranges_join),
+		T(test11_candidate_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
