@@ -785,9 +785,21 @@ static int fill_exact(pn_form *out, const pn_graph *g, const int32_t *nodes, int
 {
 	out->hash = pn_key_of(out->bytes, out->len);
 	out->n_nodes = n;
-	out->ops = calloc((size_t)n + 1, sizeof(char *));
-	for (int i = 0; out->ops && i < n; i++)
-		out->ops[i] = strdup(g->nodes[nodes[co->node_order[i]]].op_type);
+	/* one block, the pointers then the strings: a cut's form is made and
+	 * freed per candidate, so its op names are one malloc, not n */
+	size_t chars = 0;
+	for (int i = 0; i < n; i++)
+		chars += strlen(g->nodes[nodes[co->node_order[i]]].op_type) + 1;
+	out->ops = malloc(sizeof(char *) * ((size_t)n + 1) + chars);
+	char *at = out->ops ? (char *)(out->ops + n + 1) : NULL;
+	for (int i = 0; out->ops && i < n; i++) {
+		const char *op = g->nodes[nodes[co->node_order[i]]].op_type;
+		size_t len = strlen(op) + 1;
+		out->ops[i] = memcpy(at, op, len);
+		at += len;
+	}
+	if (out->ops)
+		out->ops[n] = NULL;
 	return !out->ops || count_boundary(out, b, co) ? -1 : 0;
 }
 
@@ -963,9 +975,7 @@ int pn_node_colours(const pn_graph *g, const pn_infer_result *r, const uint8_t *
 
 void pn_form_free(pn_form *f)
 {
-	for (int i = 0; f->ops && i < f->n_nodes; i++)
-		free(f->ops[i]);
-	free(f->bytes);
+	free(f->bytes);   /* ops is one block with its strings (fill_exact) */
 	free(f->ops);
 	free(f->input_values);
 	memset(f, 0, sizeof(*f));

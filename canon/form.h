@@ -25,7 +25,8 @@ typedef struct pn_form {
 	pn_key hash;           /* XXH3-128 of bytes */
 	pn_key pattern;        /* XXH3-128 of the pattern form */
 	int n_nodes;
-	char **ops;            /* op types in canonical order (malloc'd) */
+	char **ops;            /* op types in canonical order, NULL-ended: one malloc'd
+				  block with its strings */
 	int n_inputs, n_outputs, n_consts;
 	int32_t *input_values; /* the model's value behind each input of the decoded
 				  subgraph, in its order (malloc'd, n_inputs) */
