@@ -209,11 +209,17 @@ static int check_occurrence(void *ud, pn_bytes key, pn_bytes val, const Passnet_
 	} else {
 		if (pn_get(d->t, PN_T_SUBGRAPHS, key.data, 16, &v) != 0)
 			problem(d, "occurrence of missing subgraph %s", hex);
-		pn_key h;
-		if (pn_candidate_hash(d->t, st, o->strategy, o->candidate, &h) ||
-		    memcmp(h.b, key.data, 16))
-			problem(d, "occurrence of %s names candidate %u of %s, which does not hash to it",
-				hex, o->candidate, o->strategy);
+		if (!o->n_candidates)
+			problem(d, "an occurrence of %s lists no candidate", hex);
+		for (size_t i = 0; i < o->n_candidates; i++) {
+			pn_key h;
+			if (i && o->candidates[i] <= o->candidates[i - 1])
+				problem(d, "an occurrence of %s lists its candidates out of order", hex);
+			if (pn_candidate_hash(d->t, st, o->strategy, o->candidates[i], &h) ||
+			    memcmp(h.b, key.data, 16))
+				problem(d, "occurrence of %s names candidate %u of %s, which does not hash to it",
+					hex, o->candidates[i], o->strategy);
+		}
 	}
 	return 0;
 }

@@ -157,7 +157,10 @@ static void pack_subgraph(pn_buf *b, pn_dd_cut *c)
 	pack_into(b, &s.base, &c->sub_off, &c->sub_len);
 }
 
-static void pack_occurrence(pn_buf *b, const pn_dd_job *j, pn_dd_cut *c)
+/* The occurrence values of a group (its candidates idx, ascending), as
+ * few as fit a dupsort value (at most 511 bytes), each a 2-byte length then
+ * the value, appended to b. */
+static void pack_occurrences(pn_buf *b, const pn_dd_job *j, pn_dd_cut *c, uint32_t *idx, int n)
 {
 	Passnet__Occurrence o;
 	passnet__occurrence__init(&o);
@@ -167,24 +170,85 @@ static void pack_occurrence(pn_buf *b, const pn_dd_job *j, pn_dd_cut *c)
 	o.structure.data = (uint8_t *)j->structure;
 	o.structure.len = 16;
 	o.strategy = (char *)c->strategy;
-	o.has_candidate = 1;
-	o.candidate = c->index;
 	o.binding = j->binding;
-	/* an occurrence is a dupsort value: at most 511 bytes */
-	c->occ_too_large = passnet__occurrence__get_packed_size(&o) > 512;
-	if (!c->occ_too_large)
-		pack_into(b, &o.base, &c->occ_off, &c->occ_len);
+	c->occ_off = b->n;
+	for (int at = 0; at < n;) {
+		/* as many candidates as fit: a varint takes at most 5 bytes */
+		o.candidates = idx + at;
+		o.n_candidates = 1;
+		if (passnet__occurrence__get_packed_size(&o) > 511) {
+			c->occ_too_large = 1;
+			return;
+		}
+		while (at + (int)o.n_candidates < n &&
+		       passnet__occurrence__get_packed_size(&o) + 5 + 1 <= 511)
+			o.n_candidates++;
+		size_t len = passnet__occurrence__get_packed_size(&o);
+		uint8_t v[512];
+		protobuf_c_message_pack(&o.base, v);
+		uint8_t hdr[2] = {(uint8_t)(len >> 8), (uint8_t)len};
+		pn_buf_put(b, hdr, 2);
+		pn_buf_put(b, v, len);
+		at += (int)o.n_candidates;
+	}
+	c->occ_len = b->n - c->occ_off;
+}
+
+/* Orders a job's cuts by group (strategy, canonical bytes), then index. */
+static int group_cmp(const void *a, const void *b)
+{
+	const pn_dd_cut *x = *(pn_dd_cut *const *)a, *y = *(pn_dd_cut *const *)b;
+	int c = strcmp(x->strategy, y->strategy);
+	if (!c)
+		c = memcmp(x->form.hash.b, y->form.hash.b, 16);
+	if (!c)
+		c = (x->form.len > y->form.len) - (x->form.len < y->form.len);
+	if (!c)
+		c = memcmp(x->form.bytes, y->form.bytes, x->form.len);
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A kept block is a group of its own: the corpus keeps blocks run by run,
+ * and a block's occurrence must not depend on which others were kept with
+ * it. */
+static int same_group(const pn_dd_cut *x, const pn_dd_cut *y)
+{
+	return x->strategy == y->strategy && x->index < PN_BLOCK_INDEX0 &&
+	       y->index < PN_BLOCK_INDEX0 && x->form.len == y->form.len &&
+	       !memcmp(x->form.hash.b, y->form.hash.b, 16) &&
+	       !memcmp(x->form.bytes, y->form.bytes, x->form.len);
 }
 
 static void pack_records(pn_dd_job *j)
 {
-	for (int i = 0; i < j->n; i++) {
-		pn_dd_cut *c = &j->c[i];
-		if (!c->ok)
-			continue;
-		pack_subgraph(&j->packed, c);
-		pack_occurrence(&j->packed, j, c);
+	pn_dd_cut **order = malloc(sizeof(*order) * ((size_t)j->n + 1));
+	uint32_t *idx = malloc(sizeof(uint32_t) * ((size_t)j->n + 1));
+	int n = 0;
+	for (int i = 0; order && i < j->n; i++)
+		if (j->c[i].ok)
+			order[n++] = &j->c[i];
+	if (!order || !idx) {
+		j->packed.oom = 1;
+		n = 0;
 	}
+	qsort(order, (size_t)n, sizeof(*order), group_cmp);
+	for (int g = 0; g < n;) {
+		int end = g + 1;
+		while (end < n && same_group(order[g], order[end]))
+			end++;
+		pn_dd_cut *lead = order[g];
+		for (int k = g; k < end; k++) {
+			order[k]->leader = (int)(lead - j->c);
+			idx[k - g] = order[k]->index;
+		}
+		lead->members = end - g;
+		lead->committed = -1;
+		pack_subgraph(&j->packed, lead);
+		pack_occurrences(&j->packed, j, lead, idx, end - g);
+		g = end;
+	}
+	free(order);
+	free(idx);
 	if (j->packed.oom) {
 		j->failed = 1;
 		pn_fail(j->err, "out of memory");
@@ -262,31 +326,54 @@ static int store_subgraph(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c,
 	return -2;
 }
 
+/* The group's occurrence values (pack_occurrences) into the table. */
+static int put_occurrences(pn_writer *w, const pn_dd_job *j, const pn_dd_cut *c, char *err)
+{
+	const uint8_t *p = j->packed.p + c->occ_off, *end = p + c->occ_len;
+	PN_ASSERT(c->occ_len && c->occ_off + c->occ_len <= j->packed.n);
+	while (p < end) {
+		size_t len = (size_t)p[0] << 8 | p[1];
+		PN_ASSERT(len && p + 2 + len <= end);
+		if (pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, p + 2, len, err))
+			return -1;
+		p += 2 + len;
+	}
+	return 0;
+}
+
 int pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, pn_dd_seen *seen,
 		     pn_stage_stats *stats, char *err)
 {
 	if (!c->ok)
 		return 0;
+	PN_ASSERT(c->leader >= 0 && c->leader < j->n);
+	const pn_dd_cut *lead = &j->c[c->leader];
+	if (lead != c) {
+		/* its leader, of a lesser index, was committed first */
+		PN_ASSERT(lead->committed >= 0 && lead->index < c->index);
+		return lead->committed;
+	}
+	c->committed = 0;
 	int rc = store_subgraph(w, j, c, seen, stats, err);
 	if (rc == -2) {
 		char hex[33], msg[PN_ERRLEN];
 		pn_key_hex(&c->form.hash, hex);
 		snprintf(msg, sizeof msg, "hash collision: two different computations hash to %s", hex);
 		pn_error_line("dedup: %s", msg);
-		/* the candidate stays unhashed, as the dedup stage leaves it */
+		/* the group stays unhashed, as the dedup stage leaves it */
 		return pn_error_put(w, &c->form.hash, "dedup", "", hex, msg, err) ? -1 : 0;
 	}
 	if (rc < 0)
 		return -1;
 	if (c->occ_too_large)
 		return pn_fail(err, "occurrence record too large");
-	/* the worker packed both records of every cut with a form */
-	PN_ASSERT(c->sub_len && c->occ_len && c->occ_off + c->occ_len <= j->packed.n);
-	if (pn_put_dup(w, PN_T_OCCURRENCES, c->form.hash.b, 16, j->packed.p + c->occ_off,
-		       c->occ_len, err))
+	/* the worker packed the records of every group */
+	PN_ASSERT(c->sub_len && c->members > 0);
+	if (put_occurrences(w, j, c, err))
 		return -1;
-	stats->approximate += c->form.approximate != 0;
-	stats->candidates++;
+	stats->approximate += c->form.approximate ? (uint64_t)c->members : 0;
+	stats->candidates += (uint64_t)c->members;
+	c->committed = 1;
 	return 1;
 }
 

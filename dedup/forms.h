@@ -32,8 +32,15 @@ typedef struct pn_dd_cut {
 	pn_form form;
 	int ok;                /* form computed: the cut is stored */
 	double flops, bytes_unfused;   /* the cut's work (runtime/cost.h), for exec's order */
-	/* the subgraph and occurrence records, packed by the worker into the
-	 * structure's `packed` buffer (offsets: the buffer moves as it grows) */
+	/* A group: the job's cuts of one strategy with the same canonical bytes
+	 * (a kept block is a group of its own).  It is stored through its
+	 * leader, the one of least index: the worker packs the subgraph record
+	 * and the occurrence values (each a 2-byte length, then the value) for
+	 * it alone, into the structure's `packed` buffer (offsets: the buffer
+	 * moves as it grows). */
+	int leader;            /* index of its group's leader among the job's cuts */
+	int members;           /* the leader's: its group's size */
+	int committed;         /* the leader's: -1 not yet, else pn_dd_commit_cut's 1 or 0 */
 	size_t sub_off, sub_len, occ_off, occ_len;
 	int occ_too_large;
 } pn_dd_cut;
@@ -69,10 +76,11 @@ typedef struct pn_dd_seen pn_dd_seen;
 pn_dd_seen *pn_dd_seen_new(void);   /* NULL: out of memory, no shortcut */
 void pn_dd_seen_free(pn_dd_seen *s);
 
-/* Commits cut c of j: its subgraph (once per hash) and its occurrence.
- * 1: it is hashed (c->form.hash; the caller records that in its candidate),
- * 0: it stays unhashed (no form, or a hash collision), -1: error.  seen may
- * be NULL. */
+/* Commits cut c of j: a group's leader puts its subgraph (once per hash)
+ * and its occurrences; the others take its outcome, so a group's cuts are
+ * committed leader first (in index order).  1: it is hashed (c->form.hash;
+ * the caller records that in its candidate), 0: it stays unhashed (no form,
+ * or a hash collision), -1: error.  seen may be NULL. */
 int  pn_dd_commit_cut(pn_writer *w, pn_dd_job *j, pn_dd_cut *c, pn_dd_seen *seen,
 		      pn_stage_stats *stats, char *err);
 void pn_dd_job_free(pn_dd_job *j);

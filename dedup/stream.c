@@ -207,7 +207,7 @@ int pn_stream_stage(pn_store *st, unsigned strategies, int threads, const pn_sha
 		memset(&chunk_prog, 0, sizeof(chunk_prog));   /* inactive: prog counts */
 		rc = pn_run_batches(w, sm.plan.n, BATCH_MODELS, threads, &stream_ops, &sm,
 				    &chunk_prog, err);
-		/* the next chunk's plan reads the done markers this one wrote */
+		/* the next chunk's plan reads the lists this one wrote */
 		if (!rc)
 			rc = pn_writer_flush(w, err);
 		pn_store_drop_pages(st);   /* resident memory: one chunk's pages */

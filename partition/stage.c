@@ -165,7 +165,7 @@ static int seen_record(pn_keymap *seen, const pn_key *k, int job)
 	return 0;
 }
 
-static int done_marker(pn_rtxn *t, const uint8_t *structure, int s)
+static int has_list(pn_rtxn *t, const uint8_t *structure, int s)
 {
 	uint8_t key[PN_CANDIDATE_KEY_MAX];
 	size_t kl = pn_candidate_key(key, structure, pn_strategies[s].name, PN_CANDIDATE_DONE);
@@ -181,12 +181,12 @@ static int done_marker(pn_rtxn *t, const uint8_t *structure, int s)
 	return done;
 }
 
-/* The strategies of `wanted` that structure has no done marker for. */
+/* The strategies of `wanted` that structure has no list for. */
 static unsigned not_done(pn_rtxn *t, const uint8_t *structure, unsigned wanted)
 {
 	unsigned todo = 0;
 	for (int i = 0; i < PN_N_STRATEGIES; i++)
-		if ((wanted >> i & 1) && !done_marker(t, structure, i))
+		if ((wanted >> i & 1) && !has_list(t, structure, i))
 			todo |= 1u << i;
 	return todo;
 }

@@ -2,9 +2,10 @@
  * stage.h - the partition stage over the store (and the counts it and the
  * dedup stage, dedup/dedup.h, report).
  *
- * For every stored model whose structure (store/structures.h) has no done
- * marker yet for a requested strategy, cut the model and store its
- * candidates under the structure; list every model under its structure.  Models are decoded
+ * For every stored model whose structure (store/structures.h) has no list
+ * yet for a requested strategy, cut the model and store its candidates
+ * under the structure, one list per strategy; list every model under its
+ * structure.  Models are decoded
  * in parallel, in batches, and committed from one thread in key order; only
  * what is missing is done, so a killed run resumes.
  */
@@ -44,7 +45,8 @@ int pn_partition_stage(pn_store *st, unsigned strategies, int threads, const pn_
 		       pn_stage_stats *stats, char *err);
 
 /* Keys of the candidates table: structure, strategy name, 0, index (big
- * endian), at most PN_CANDIDATE_KEY_MAX bytes. */
+ * endian), at most PN_CANDIDATE_KEY_MAX bytes; index PN_CANDIDATE_DONE
+ * holds the (structure, strategy) list, PN_BLOCK_INDEX0 + i a kept block. */
 #define PN_CANDIDATE_KEY_MAX 64
 size_t pn_candidate_key(uint8_t *key, const uint8_t structure[16], const char *strategy,
 			uint32_t index);
@@ -66,7 +68,7 @@ void pn_block_key(uint8_t key[PN_BLOCK_KEY_LEN], const pn_key *hash, const uint8
  * first model of a record key in the plan is its cutter: it resolves the
  * record key's alias when the store has none (a canonical labelling of the
  * whole graph, store/structures.h) and cuts the structure with the
- * strategies it has no done marker for and no other job of the run has
+ * strategies it has no list for and no other job of the run has
  * claimed (todo).  Every model, that one too, is then listed under its
  * structure, unless it is already. */
 typedef struct pn_part_job {
@@ -98,7 +100,7 @@ typedef struct pn_claims pn_claims;
 typedef struct pn_part_plan {
 	unsigned wanted;          /* strategies asked for (a mask, never 0) */
 	const pn_shard *shard;    /* the record keys this run works on (NULL: all) */
-	pn_store *st;             /* read by the workers (done markers) */
+	pn_store *st;             /* read by the workers (the lists) */
 	pn_claims *claims;
 	pn_rtxn *t;               /* while planning */
 	pn_part_job *jobs;

@@ -44,7 +44,8 @@
  * the aliases table, and candidates list canonical positions.  5: the
  * graphs table holds each graph packed (a zstd frame, store/records.h).
  * 6: a (structure, strategy) pair's candidates are one list record
- * (schemas/passnet.proto, Candidate.entries), not a record each. */
+ * (schemas/passnet.proto, Candidate.entries), not a record each, and an
+ * occurrence lists the pair's candidates with its hash (Occurrence.candidates). */
 #define PN_SCHEMA_VERSION 6
 
 enum pn_table {

@@ -154,6 +154,9 @@ static int on_occ_model(void *ud, const uint8_t model[16])
 	return w->fn(w->ud, w->hash, w->o, model);
 }
 
+/* A value lists the candidates of one (structure, strategy) pair with the
+ * hash (schemas/passnet.proto): fn sees one place at a time, its
+ * candidate set in a view of the value. */
 static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 {
 	occ_walk *w = ud;
@@ -163,9 +166,17 @@ static int on_occurrence(void *ud, pn_bytes key, pn_bytes val)
 	const uint8_t *s = pn_occurrence_structure(o);
 	int rc = 0;
 	if (s) {
+		Passnet__Occurrence place = *o;
+		size_t n = o->n_candidates ? o->n_candidates : 1;
 		w->hash = key.data;
-		w->o = o;
-		rc = pn_structure_models(w->t, s, on_occ_model, w);
+		w->o = &place;
+		for (size_t i = 0; i < n && !rc; i++) {
+			if (o->n_candidates) {
+				place.has_candidate = 1;
+				place.candidate = o->candidates[i];
+			}
+			rc = pn_structure_models(w->t, s, on_occ_model, w);
+		}
 	}
 	if (o)
 		pn_occurrences_free(o);

@@ -23,8 +23,9 @@
  * key, and a record key already aliased costs a lookup.
  *
  * Queries about models go through here: pn_foreach_occurrence gives one call
- * per (occurrence, model of its structure), which is what an occurrence was
- * before structures were shared, so counts and lists answer the same.
+ * per (place, model of its structure), which is what an occurrence was
+ * before structures were shared and an occurrence listed a structure's
+ * places of one strategy, so counts and lists answer the same.
  */
 #ifndef PN_STRUCTURES_H
 #define PN_STRUCTURES_H
@@ -76,7 +77,8 @@ const uint8_t *pn_occurrence_structure(const Passnet__Occurrence *o);
 
 /* Calls fn once per (occurrence, model of its structure): for the
  * occurrences of subgraph `hash`, or of every subgraph when hash is NULL,
- * in key order, then each occurrence's models in key order.  fn returns
+ * in key order, each value's candidates in turn (o->candidate set to it),
+ * then each one's models in key order.  fn returns
  * non-zero to stop (that value is returned); -1 on a read error. */
 typedef int (*pn_occ_fn)(void *ud, const uint8_t hash[16], const Passnet__Occurrence *o,
 			 const uint8_t model[16]);
