@@ -157,23 +157,35 @@ static void dedup_model(mjob *j, pn_form_cache *cache)
 	pn_model_free(m);
 }
 
-/* Job j's lists back, each entry hashed now with its hash. */
-static int put_lists(pn_writer *w, mjob *j, const uint8_t *hashed, char *err)
+/* The list entry cut c came from (NULL: a kept block's own record). */
+static Passnet__CandidateEntry *entry_of(mjob *j, const pn_dd_cut *c)
+{
+	Passnet__Candidate *l =
+		c->index < PN_BLOCK_INDEX0 ? j->list[pn_strategy_index(c->strategy)] : NULL;
+	PN_ASSERT(!l || c->index < l->n_entries);   /* plan_list's cuts */
+	return l ? l->entries[c->index] : NULL;
+}
+
+/* Lends each hashed cut's hash to its list entry (on), or takes it back
+ * before the lists are freed (!on). */
+static void lend_hashes(mjob *j, const uint8_t *hashed, int on)
 {
 	for (int i = 0; i < j->d.n; i++) {
 		pn_dd_cut *c = &j->d.c[i];
-		int s = pn_strategy_index(c->strategy);
-		Passnet__Candidate *l = c->index < PN_BLOCK_INDEX0 ? j->list[s] : NULL;
-		if (!hashed[i] || !l)
+		Passnet__CandidateEntry *e = hashed[i] ? entry_of(j, c) : NULL;
+		if (!e)
 			continue;
-		PN_ASSERT(c->index < l->n_entries && !l->entries[c->index]->has_subgraph);
-		Passnet__CandidateEntry *e = l->entries[c->index];
-		/* borrowed until the list is freed: put_lists takes it back */
-		e->has_subgraph = 1;
-		e->subgraph.data = c->form.hash.b;
-		e->subgraph.len = 16;
-		e->has_approximate = e->approximate = c->form.approximate != 0;
+		e->has_subgraph = on;
+		e->subgraph.data = on ? c->form.hash.b : NULL;
+		e->subgraph.len = on ? 16 : 0;
+		e->has_approximate = e->approximate = on && c->form.approximate;
 	}
+}
+
+/* Job j's lists back, each entry hashed now with its hash. */
+static int put_lists(pn_writer *w, mjob *j, const uint8_t *hashed, char *err)
+{
+	lend_hashes(j, hashed, 1);
 	int rc = 0;
 	for (int s = 0; s < PN_N_STRATEGIES && !rc; s++)
 		if (j->list[s]) {
@@ -182,15 +194,7 @@ static int put_lists(pn_writer *w, mjob *j, const uint8_t *hashed, char *err)
 						     PN_CANDIDATE_DONE);
 			rc = pn_put_msg(w, PN_T_CANDIDATES, key, kl, &j->list[s]->base, err);
 		}
-	for (int i = 0; i < j->d.n; i++) {
-		pn_dd_cut *c = &j->d.c[i];
-		int s = pn_strategy_index(c->strategy);
-		Passnet__Candidate *l = c->index < PN_BLOCK_INDEX0 ? j->list[s] : NULL;
-		if (hashed[i] && l) {
-			l->entries[c->index]->has_subgraph = 0;
-			l->entries[c->index]->subgraph.data = NULL;
-		}
-	}
+	lend_hashes(j, hashed, 0);
 	return rc;
 }
 
