@@ -620,8 +620,10 @@ int pn_candidate_hash(pn_rtxn *t, const uint8_t structure[16], const char *strat
 			return got ? -1 : 1;
 	}
 	int got = nth_field(rec.data, rec.len, own ? CANDIDATE_SUBGRAPH : ENTRY_SUBGRAPH, 0, &hash);
-	if (got <= 0 || hash.len != 16)
-		return got < 0 || (got && hash.len != 16) ? -1 : 1;
+	if (got <= 0)
+		return got ? -1 : 1;   /* malformed, or not hashed yet */
+	if (hash.len != 16)
+		return -1;
 	memcpy(out->b, hash.data, 16);
 	return 0;
 }
