@@ -355,18 +355,25 @@ static void mod_b(struct fx *f, pn_writer *w)
 	put_model(f, w, "model-2", "zoo", "c.onnx", "keras");
 }
 
+/* Merges a and b into "ab" and "ba": each order resolves and conflicts on
+ * table as many times, and the two stores are the same bytes. */
+static void merge_both_ways(struct fx *f, int table, int resolved, int conflicts)
+{
+	pn_merge_stats st = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
+	assert_int_equal(st.table[table].resolved, resolved);
+	assert_int_equal(st.table[table].conflicts, conflicts);
+	st = merge_into(f, "ba", (const char *[]){"b", "a"}, 2);
+	assert_int_equal(st.table[table].resolved, resolved);
+	assert_int_equal(st.table[table].conflicts, conflicts);
+	assert_same_store(f, "ab", "ba");
+}
+
 static void test3_models(void **state)
 {
 	struct fx *f = *state;
 	make_store(f, "a", mod_a);
 	make_store(f, "b", mod_b);
-	pn_merge_stats st = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
-	assert_int_equal(st.table[PN_T_MODELS].resolved, 1);
-	assert_int_equal(st.table[PN_T_MODELS].conflicts, 1);
-	st = merge_into(f, "ba", (const char *[]){"b", "a"}, 2);
-	assert_int_equal(st.table[PN_T_MODELS].resolved, 1);
-	assert_int_equal(st.table[PN_T_MODELS].conflicts, 1);
-	assert_same_store(f, "ab", "ba");
+	merge_both_ways(f, PN_T_MODELS, 1, 1);
 	size_t n;
 	uint8_t *v = get(f, "ab", PN_T_MODELS, "model-1", &n);
 	Passnet__Model *m = passnet__model__unpack(NULL, n, v);
@@ -744,13 +751,7 @@ static void test11_candidate_lists(void **state)
 	struct fx *f = *state;
 	make_store(f, "a", lists_a);
 	make_store(f, "b", lists_b);
-	pn_merge_stats st = merge_into(f, "ab", (const char *[]){"a", "b"}, 2);
-	assert_int_equal(st.table[PN_T_CANDIDATES].resolved, 1);
-	assert_int_equal(st.table[PN_T_CANDIDATES].conflicts, 1);
-	st = merge_into(f, "ba", (const char *[]){"b", "a"}, 2);
-	assert_int_equal(st.table[PN_T_CANDIDATES].resolved, 1);
-	assert_int_equal(st.table[PN_T_CANDIDATES].conflicts, 1);
-	assert_same_store(f, "ab", "ba");
+	merge_both_ways(f, PN_T_CANDIDATES, 1, 1);
 	size_t n;
 	uint8_t *v = get(f, "ab", PN_T_CANDIDATES, "list-1", &n);
 	Passnet__Candidate *c = passnet__candidate__unpack(NULL, n, v);
