@@ -194,17 +194,22 @@ static void pack_occurrences(pn_buf *b, const pn_dd_job *j, pn_dd_cut *c, uint32
 	c->occ_len = b->n - c->occ_off;
 }
 
-/* Orders a job's cuts by group (strategy, canonical bytes), then index. */
-static int group_cmp(const void *a, const void *b)
+/* Orders two cuts' forms: strategy, hash, then canonical bytes. */
+static int form_cmp(const pn_dd_cut *x, const pn_dd_cut *y)
 {
-	const pn_dd_cut *x = *(pn_dd_cut *const *)a, *y = *(pn_dd_cut *const *)b;
 	int c = strcmp(x->strategy, y->strategy);
 	if (!c)
 		c = memcmp(x->form.hash.b, y->form.hash.b, 16);
 	if (!c)
 		c = (x->form.len > y->form.len) - (x->form.len < y->form.len);
-	if (!c)
-		c = memcmp(x->form.bytes, y->form.bytes, x->form.len);
+	return c ? c : memcmp(x->form.bytes, y->form.bytes, x->form.len);
+}
+
+/* Orders a job's cuts by group (form_cmp), then index. */
+static int group_cmp(const void *a, const void *b)
+{
+	const pn_dd_cut *x = *(pn_dd_cut *const *)a, *y = *(pn_dd_cut *const *)b;
+	int c = form_cmp(x, y);
 	return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
@@ -213,10 +218,7 @@ static int group_cmp(const void *a, const void *b)
  * it. */
 static int same_group(const pn_dd_cut *x, const pn_dd_cut *y)
 {
-	return x->strategy == y->strategy && x->index < PN_BLOCK_INDEX0 &&
-	       y->index < PN_BLOCK_INDEX0 && x->form.len == y->form.len &&
-	       !memcmp(x->form.hash.b, y->form.hash.b, 16) &&
-	       !memcmp(x->form.bytes, y->form.bytes, x->form.len);
+	return x->index < PN_BLOCK_INDEX0 && y->index < PN_BLOCK_INDEX0 && !form_cmp(x, y);
 }
 
 static void pack_records(pn_dd_job *j)
