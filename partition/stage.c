@@ -628,16 +628,8 @@ int pn_candidate_hash(pn_rtxn *t, const uint8_t structure[16], const char *strat
 	return 0;
 }
 
-/* partition alone: nothing besides the list, which leaves every entry
- * unhashed for the dedup stage */
-static int put_unhashed(void *ud, pn_writer *w, const pn_part_job *j, int s, int i,
-			pn_cand_entry *e, char *err)
-{
-	(void)ud, (void)w, (void)j, (void)s, (void)i, (void)e, (void)err;
-	return 0;
-}
-
-/* Job j's candidates of strategy s through put, then their list. */
+/* Job j's candidates of strategy s through put (NULL: partition alone,
+ * which leaves every entry unhashed for the dedup stage), then their list. */
 static int put_strategy(pn_writer *w, const pn_part_job *j, int s, pn_cand_put_fn put, void *ud,
 			char *err)
 {
@@ -649,7 +641,7 @@ static int put_strategy(pn_writer *w, const pn_part_job *j, int s, pn_cand_put_f
 	for (int k = 0; k < c->n && !rc; k++) {
 		e[k].nodes = c->nodes[k];
 		e[k].n = c->len[k];
-		rc = put(ud, w, j, s, k, &e[k], err);
+		rc = put ? put(ud, w, j, s, k, &e[k], err) : 0;
 	}
 	if (!rc && s == PN_STRATEGY_typical)
 		rc = put_blocks(w, j, err);
@@ -737,7 +729,7 @@ static void pipe_work(void *ud, int i)
 static int pipe_commit(void *ud, pn_writer *w, int i, char *err)
 {
 	pipe *pp = ud;
-	return pn_part_commit(w, pp->p->jobs, i, pp->stats, put_unhashed, NULL, err);
+	return pn_part_commit(w, pp->p->jobs, i, pp->stats, NULL, NULL, err);
 }
 
 static void pipe_release(void *ud, int i)

@@ -147,7 +147,8 @@ typedef struct pn_cand_entry {
  * e whether it was hashed. */
 typedef int (*pn_cand_put_fn)(void *ud, pn_writer *w, const pn_part_job *j, int s, int index,
 			      pn_cand_entry *e, char *err);
-/* Commits job i: the alias it resolved, its candidates through put, each
+/* Commits job i: the alias it resolved, its candidates through put (NULL:
+ * nothing but the lists, every entry unhashed), each
  * (structure, strategy) list (j->placed's, in one record), its listing
  * under its structure (or its error). */
 int  pn_part_commit(pn_writer *w, pn_part_job *jobs, int i, pn_stage_stats *stats,
